@@ -1,0 +1,67 @@
+"""Input normalisation for arrays: torch tensors and lists in, checked NumPy arrays out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .errors import ValidationError
+
+__all__ = ["as_array", "as_ids", "check_id_range"]
+
+
+def as_array(x: Any) -> np.ndarray:
+    """Return ``x`` as a NumPy array; torch tensors are detached and moved to the CPU.
+
+    Example:
+        >>> as_array([1, 2]).tolist()
+        [1, 2]
+    """
+    if hasattr(x, "detach") and hasattr(x, "cpu"):
+        x = x.detach().cpu().numpy()
+    return np.asarray(x)
+
+
+def as_ids(x: Any, what: str) -> npt.NDArray[np.int64]:
+    """Return ``x`` as a contiguous 1-D int64 array (no copy when it already is one).
+
+    Raises:
+        ValidationError: ``x`` is not 1-D, not integral, or holds values beyond int64.
+
+    Example:
+        >>> as_ids(np.array([3, 1], dtype=np.int32), "seeds").dtype
+        dtype('int64')
+    """
+    arr = as_array(x)
+    if arr.ndim == 0:
+        arr = arr.reshape(1)
+    if arr.ndim != 1:
+        raise ValidationError(f"{what}: expected a 1-D array of IDs, got shape {arr.shape}",
+                              field=what)
+    if arr.dtype.kind == "b" or (arr.dtype.kind not in "iu" and arr.size > 0):
+        raise ValidationError(f"{what}: expected integer IDs, got dtype {arr.dtype}", field=what)
+    if arr.dtype == np.uint64 and arr.size and arr.max() > np.iinfo(np.int64).max:
+        raise ValidationError(f"{what}: ID {arr.max()} does not fit in int64", field=what)
+    return np.ascontiguousarray(arr, dtype=np.int64)
+
+
+def check_id_range(ids: npt.NDArray[np.int64], upper: int, what: str) -> None:
+    """Raise :class:`ValidationError` naming the first ID outside ``[0, upper)``.
+
+    Example:
+        >>> check_id_range(np.array([0, 5]), 3, "dst of ('_N', '_E', '_N')")
+        Traceback (most recent call last):
+        ...
+        graphshard.errors.ValidationError: dst of ('_N', '_E', '_N'): ID 5 at position 1 is out of range [0, 3)
+    """
+    if ids.size == 0:
+        return
+    lo, hi = ids.min(), ids.max()
+    if lo >= 0 and hi < upper:
+        return
+    pos = int(np.flatnonzero((ids < 0) | (ids >= upper))[0])
+    raise ValidationError(
+        f"{what}: ID {ids[pos]} at position {pos} is out of range [0, {upper})",
+        field=what, value=int(ids[pos]))

@@ -1,0 +1,38 @@
+"""Import optional dependencies with an error that says how to install them."""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+from .errors import MissingDependencyError
+
+#: package -> extra of ``pyproject.toml`` that installs it
+EXTRAS = {
+    "mtkahypar": "quality",
+    "kaminpar": "quality",
+    "matplotlib": "plot",
+    "ray": "ray",
+    "torch": "torch",
+    "networkx": "interop",
+    "dgl": "interop",
+    "torch_geometric": "interop",
+}
+
+
+def import_optional(package: str, feature: str) -> ModuleType:
+    """Import ``package`` or raise :class:`MissingDependencyError` naming ``feature``.
+
+    Example:
+        >>> import_optional("numpy", "arrays").__name__
+        'numpy'
+    """
+    try:
+        return importlib.import_module(package)
+    except ImportError as exc:
+        extra = EXTRAS.get(package.split(".")[0])
+        hint = f"pip install 'graphshard[{extra}]'" if extra else f"pip install {package}"
+        raise MissingDependencyError(
+            f"{feature} needs the optional package {package!r}, which is not installed: {hint}",
+            field=package,
+        ) from exc

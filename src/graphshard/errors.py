@@ -1,0 +1,72 @@
+"""Exception types raised by graphshard.
+
+Every error derives from :class:`GraphshardError`; specific errors also derive from the
+matching built-in so that ``except ValueError`` keeps working.  Errors carry the place
+they describe (``path``, ``line``, ``field``, ``value``) as attributes.
+
+Example:
+    >>> from graphshard.errors import FormatError
+    >>> err = FormatError("bad count", path="g.json", field="num_nodes")
+    >>> isinstance(err, ValueError), err.field
+    (True, 'num_nodes')
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "ConfigError",
+    "FormatError",
+    "GraphshardError",
+    "MissingDependencyError",
+    "PartitionNotFoundError",
+    "ValidationError",
+]
+
+
+class GraphshardError(Exception):
+    """Base class of all graphshard errors.
+
+    Args:
+        message: What went wrong, naming the place, the expectation and the finding.
+        path: File the error is about, if any.
+        line: 1-based line (or row/chunk) number in ``path``, if known.
+        field: Name of the field, key or parameter at fault, if any.
+        value: The offending value, if useful.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        line: int | None = None,
+        field: str | None = None,
+        value: Any = None,
+    ) -> None:
+        super().__init__(message)
+        self.path = None if path is None else str(path)
+        self.line = line
+        self.field = field
+        self.value = value
+
+
+class ValidationError(GraphshardError, ValueError):
+    """An argument or in-memory input is invalid (bad IDs, lengths, choices)."""
+
+
+class ConfigError(GraphshardError, ValueError):
+    """Options that cannot work together (for example ``reshuffle=False``)."""
+
+
+class FormatError(GraphshardError, ValueError):
+    """A file does not follow its format: malformed, wrong counts, wrong checksum."""
+
+
+class PartitionNotFoundError(GraphshardError, FileNotFoundError):
+    """A partition config or one of its files is missing."""
+
+
+class MissingDependencyError(GraphshardError, ImportError):
+    """An optional dependency needed by a feature is not installed."""

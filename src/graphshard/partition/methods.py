@@ -1,0 +1,128 @@
+"""Partition methods: a registry of name -> function, one signature for all.
+
+A method takes the undirected :class:`~graphshard.partition.adjacency.Adjacency` of the
+graph, the number of parts and :class:`MethodOptions`, and returns the part of every node
+(int64, homogeneous original order).  The CLI's ``--method`` choices and the docs are read
+from :data:`METHODS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._optional import import_optional
+from ..errors import ValidationError
+from ..typing import IdArray
+from .adjacency import Adjacency
+
+__all__ = ["METHODS", "Method", "MethodOptions", "register_method", "run_method"]
+
+
+@dataclass(frozen=True)
+class MethodOptions:
+    """Options every method receives.
+
+    Attributes:
+        imbalance: Allowed imbalance: max part weight <= (1 + imbalance) * average.
+        objtype: ``"cut"`` (edge cut) or ``"vol"`` (communication volume).
+        seed: Random seed; the same seed gives the same assignment.
+        threads: Threads a method may use (None: all cores).
+    """
+
+    imbalance: float = 0.03
+    objtype: str = "cut"
+    seed: int = 0
+    threads: int | None = None
+
+
+PartitionFn = Callable[[Adjacency, int, MethodOptions], IdArray]
+
+
+@dataclass(frozen=True)
+class Method:
+    """A registered method: its function, a one-line description and what it needs."""
+
+    name: str
+    fn: PartitionFn
+    description: str
+    uses_structure: bool = True
+    multi_constraint: bool = False
+    requires: str | None = None
+
+
+METHODS: dict[str, Method] = {}
+
+
+def register_method(name: str, description: str, *, uses_structure: bool = True,
+                    multi_constraint: bool = False, requires: str | None = None
+                    ) -> Callable[[PartitionFn], PartitionFn]:
+    """Decorator adding a function to :data:`METHODS` under ``name``."""
+    def wrap(fn: PartitionFn) -> PartitionFn:
+        METHODS[name] = Method(name, fn, description, uses_structure, multi_constraint, requires)
+        return fn
+    return wrap
+
+
+def run_method(adj: Adjacency, num_parts: int, method: str, options: MethodOptions) -> IdArray:
+    """Run ``method`` and check its output (length, range, dtype).
+
+    Example:
+        >>> from graphshard.partition.adjacency import symmetric_adjacency
+        >>> adj = symmetric_adjacency(np.array([0, 1, 2]), np.array([1, 2, 3]), 4)
+        >>> run_method(adj, 2, "hash", MethodOptions()).tolist()
+        [0, 1, 0, 1]
+    """
+    if method not in METHODS:
+        raise ValidationError(f"unknown partition method {method!r}; choose one of "
+                              f"{sorted(METHODS)}", field="part_method", value=method)
+    if options.objtype not in ("cut", "vol"):
+        raise ValidationError(f"objtype must be 'cut' or 'vol', got {options.objtype!r}",
+                              field="objtype", value=options.objtype)
+    if not 0 <= options.imbalance < 1:
+        raise ValidationError(f"imbalance must be in [0, 1), got {options.imbalance}",
+                              field="imbalance", value=options.imbalance)
+    if num_parts == 1:
+        return np.zeros(adj.num_nodes, dtype=np.int64)
+    parts = np.asarray(METHODS[method].fn(adj, num_parts, options), dtype=np.int64)
+    if parts.shape != (adj.num_nodes,) or (parts.size and (parts.min() < 0
+                                                          or parts.max() >= num_parts)):
+        raise RuntimeError(f"partition method {method!r} returned an invalid assignment")
+    return parts
+
+
+@register_method("random", "balanced random assignment (a seeded permutation, dealt out)",
+                 uses_structure=False)
+def _random(adj: Adjacency, num_parts: int, options: MethodOptions) -> IdArray:
+    rng = np.random.default_rng(options.seed)
+    parts = np.empty(adj.num_nodes, dtype=np.int64)
+    parts[rng.permutation(adj.num_nodes)] = np.arange(adj.num_nodes) % num_parts
+    return parts
+
+
+@register_method("hash", "Euler's rule: part = node ID % num_parts", uses_structure=False)
+def _hash(adj: Adjacency, num_parts: int, options: MethodOptions) -> IdArray:
+    return np.arange(adj.num_nodes, dtype=np.int64) % num_parts
+
+
+@register_method("metis", "METIS k-way (pymetis); multi-constraint balance, cut or volume",
+                 multi_constraint=True)
+def _metis(adj: Adjacency, num_parts: int, options: MethodOptions) -> IdArray:
+    pymetis = import_optional("pymetis", "part_method='metis'")
+    idx = pymetis.zero_copy_dtype()
+    opts = pymetis.Options(
+        ufactor=max(1, int(round(options.imbalance * 1000))),
+        seed=int(options.seed) % (2**31),
+        objtype=int(pymetis.ObjType.VOL if options.objtype == "vol" else pymetis.ObjType.CUT),
+    )
+    vweights = None
+    if adj.vertex_weights is not None:
+        vweights = np.ascontiguousarray(adj.vertex_weights, dtype=idx).reshape(-1)
+    result = pymetis.part_graph(
+        num_parts, xadj=adj.indptr.astype(idx, copy=False),
+        adjncy=adj.indices.astype(idx, copy=False), vweights=vweights,
+        eweights=adj.edge_weights.astype(idx, copy=False) if adj.num_entries else None,
+        options=opts, recursive=False)
+    return np.asarray(result.vertex_part, dtype=np.int64)
