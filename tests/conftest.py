@@ -12,7 +12,7 @@ _DEFAULT = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
-    """Folder of real graphs (``$GRAPHSHARD_SHARED_DATA`` or ``../shared/data``); skips if absent."""
+    """Real graphs: ``$GRAPHSHARD_SHARED_DATA`` or ``../shared/data``; skips if absent."""
     root = Path(os.environ.get("GRAPHSHARD_SHARED_DATA", _DEFAULT))
     if not root.is_dir():
         pytest.skip(f"shared data folder {root} is absent")
@@ -30,3 +30,64 @@ def shared_file(shared_data: Path):
         return path
 
     return get
+
+
+@pytest.fixture(scope="session")
+def cora(shared_file):
+    """Cora (gnn-benchmark npz): 2708 nodes, directed citation entries, features, labels."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    import graphshard as gs
+
+    z = np.load(shared_file("planetoid", "npz_shchur", "cora.npz"), allow_pickle=False)
+    adj = sp.csr_matrix((z["adj_data"], z["adj_indices"], z["adj_indptr"]),
+                        shape=tuple(z["adj_shape"])).tocoo()
+    feat = sp.csr_matrix((z["attr_data"], z["attr_indices"], z["attr_indptr"]),
+                         shape=tuple(z["attr_shape"])).toarray().astype(np.float32)
+    g = gs.graph((adj.row, adj.col), num_nodes=adj.shape[0])
+    g.ndata["feat"] = feat
+    g.ndata["label"] = z["labels"].astype(np.int64)
+    g.edata["weight"] = adj.data.astype(np.float32)
+    return g
+
+
+@pytest.fixture(scope="session")
+def acm(shared_file):
+    """HGB ACM as a heterograph: 4 node types, 8 link types, paper features and labels."""
+    import io
+    import json
+    import zipfile
+
+    import numpy as np
+
+    import graphshard as gs
+
+    with zipfile.ZipFile(shared_file("hgb", "ACM.zip")) as zf:
+        info = json.loads(zf.read("ACM/info.dat"))
+        links = np.loadtxt(io.BytesIO(zf.read("ACM/link.dat")), dtype=np.float64)
+        node_lines = zf.read("ACM/node.dat").decode().splitlines()
+        labels = np.loadtxt(io.BytesIO(zf.read("ACM/label.dat")), dtype=str, delimiter="\t")
+    type_names = info["node.dat"]["node type"]
+    node_type = np.array([int(ln.split("\t")[2]) for ln in node_lines])
+    node_id = np.array([int(ln.split("\t", 1)[0]) for ln in node_lines])
+    order = np.argsort(node_id)
+    node_type = node_type[order]
+    counts = np.bincount(node_type)
+    offsets = np.concatenate([[0], np.cumsum(counts)])
+    assert np.all(np.diff(node_type) >= 0), "ACM node IDs are grouped by type"
+    src, dst, ltype = links[:, 0].astype(np.int64), links[:, 1].astype(np.int64), links[:, 2]
+    data = {}
+    for key, lt in info["link.dat"]["link type"].items():
+        sel = ltype == int(key)
+        st, dt = lt["start"], lt["end"]
+        data[(type_names[str(st)], lt["meaning"], type_names[str(dt)])] = (
+            src[sel] - offsets[st], dst[sel] - offsets[dt])
+    g = gs.heterograph(data, {type_names[str(i)]: int(c) for i, c in enumerate(counts)})
+    paper_rows = [ln.split("\t")[3] for ln in np.array(node_lines, dtype=object)[order][:counts[0]]]
+    g.nodes["paper"].data["feat"] = np.array(
+        [np.array(r.split(","), dtype=np.float32) for r in paper_rows])
+    label = np.full(counts[0], -1, dtype=np.int64)
+    label[labels[:, 0].astype(np.int64)] = labels[:, 3].astype(np.int64)
+    g.nodes["paper"].data["label"] = label
+    return g

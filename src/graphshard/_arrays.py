@@ -51,10 +51,10 @@ def check_id_range(ids: npt.NDArray[np.int64], upper: int, what: str) -> None:
     """Raise :class:`ValidationError` naming the first ID outside ``[0, upper)``.
 
     Example:
-        >>> check_id_range(np.array([0, 5]), 3, "dst of ('_N', '_E', '_N')")
+        >>> check_id_range(np.array([0, 5]), 3, "dst")
         Traceback (most recent call last):
         ...
-        graphshard.errors.ValidationError: dst of ('_N', '_E', '_N'): ID 5 at position 1 is out of range [0, 3)
+        graphshard.errors.ValidationError: dst: ID 5 at position 1 is out of range [0, 3)
     """
     if ids.size == 0:
         return

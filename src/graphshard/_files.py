@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-__all__ = ["atomic_write", "file_sha256", "write_json_atomic"]
+__all__ = ["atomic_path", "atomic_write", "file_sha256", "write_json_atomic"]
 
 
 @contextlib.contextmanager
@@ -57,3 +57,30 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
         for block in iter(lambda: handle.read(1 << 22), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a temp path next to ``path`` for a library to write; then fsync and rename it.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> d = pathlib.Path(tempfile.mkdtemp())
+        >>> with atomic_path(d / "y.bin") as tmp:
+        ...     _ = tmp.write_bytes(b"1")
+        >>> (d / "y.bin").read_bytes()
+        b'1'
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        with open(tmp, "rb+") as handle:
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._optional import import_optional
 from ..errors import ValidationError
 from ..typing import IdArray
 from .adjacency import Adjacency
+from .metis_lib import metis_kway
 
 __all__ = ["METHODS", "Method", "MethodOptions", "register_method", "run_method"]
 
@@ -107,22 +107,8 @@ def _hash(adj: Adjacency, num_parts: int, options: MethodOptions) -> IdArray:
     return np.arange(adj.num_nodes, dtype=np.int64) % num_parts
 
 
-@register_method("metis", "METIS k-way (pymetis); multi-constraint balance, cut or volume",
+@register_method("metis", "METIS 5 k-way; multi-constraint balance, cut or volume objective",
                  multi_constraint=True)
 def _metis(adj: Adjacency, num_parts: int, options: MethodOptions) -> IdArray:
-    pymetis = import_optional("pymetis", "part_method='metis'")
-    idx = pymetis.zero_copy_dtype()
-    opts = pymetis.Options(
-        ufactor=max(1, int(round(options.imbalance * 1000))),
-        seed=int(options.seed) % (2**31),
-        objtype=int(pymetis.ObjType.VOL if options.objtype == "vol" else pymetis.ObjType.CUT),
-    )
-    vweights = None
-    if adj.vertex_weights is not None:
-        vweights = np.ascontiguousarray(adj.vertex_weights, dtype=idx).reshape(-1)
-    result = pymetis.part_graph(
-        num_parts, xadj=adj.indptr.astype(idx, copy=False),
-        adjncy=adj.indices.astype(idx, copy=False), vweights=vweights,
-        eweights=adj.edge_weights.astype(idx, copy=False) if adj.num_entries else None,
-        options=opts, recursive=False)
-    return np.asarray(result.vertex_part, dtype=np.int64)
+    return metis_kway(adj, num_parts, imbalance=options.imbalance, objtype=options.objtype,
+                      seed=options.seed)

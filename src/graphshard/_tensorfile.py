@@ -1,0 +1,102 @@
+"""safetensors files: atomic writes, memory-mapped reads with validated headers.
+
+The reader parses the safetensors header itself (8-byte little-endian length, JSON header,
+data) so that every tensor can be a read-only ``np.memmap`` view and a corrupt file is a
+:class:`FormatError` naming the file, never an IndexError.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+from safetensors.numpy import save_file
+
+from ._files import atomic_path
+from .errors import FormatError
+
+__all__ = ["load_tensors", "save_tensors"]
+
+_DTYPES = {
+    "BOOL": np.bool_, "U8": np.uint8, "I8": np.int8, "U16": np.uint16, "I16": np.int16,
+    "U32": np.uint32, "I32": np.int32, "U64": np.uint64, "I64": np.int64,
+    "F16": np.float16, "F32": np.float32, "F64": np.float64,
+}
+
+
+def save_tensors(path: str | os.PathLike[str], tensors: dict[str, np.ndarray],
+                 metadata: dict[str, str] | None = None) -> None:
+    """Write ``tensors`` as one safetensors file, atomically.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "t.safetensors"
+        >>> save_tensors(p, {"a": np.arange(3)}, {"k": "v"})
+        >>> t, meta = load_tensors(p)
+        >>> t["a"].tolist(), meta
+        ([0, 1, 2], {'k': 'v'})
+    """
+    arrays = {k: np.ascontiguousarray(v) for k, v in tensors.items()}
+    with atomic_path(path) as tmp:
+        save_file(arrays, str(tmp), metadata=metadata)
+
+
+def load_tensors(path: str | os.PathLike[str], *, mmap: bool = True
+                 ) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """Read every tensor of a safetensors file: read-only memory maps, or copies.
+
+    Raises:
+        FormatError: the file is truncated, its header is not valid JSON, or a tensor's
+            dtype, shape or byte range is inconsistent.
+    """
+    path = Path(path)
+    size = path.stat().st_size
+    with open(path, "rb") as handle:
+        raw = handle.read(8)
+        if len(raw) < 8:
+            raise FormatError(f"{path}: truncated safetensors file ({size} bytes)",
+                              path=str(path))
+        header_len = int.from_bytes(raw, "little")
+        if header_len <= 0 or 8 + header_len > size:
+            raise FormatError(f"{path}: header length {header_len} exceeds the file size "
+                              f"{size}", path=str(path))
+        try:
+            header = json.loads(handle.read(header_len))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise FormatError(f"{path}: header is not valid JSON ({exc})",
+                              path=str(path)) from exc
+    if not isinstance(header, dict):
+        raise FormatError(f"{path}: header is not a JSON object", path=str(path))
+    metadata = header.pop("__metadata__", None) or {}
+    base = 8 + header_len
+    data_len = size - base
+    tensors: dict[str, np.ndarray] = {}
+    whole = None
+    if mmap and data_len > 0:
+        whole = np.memmap(path, dtype=np.uint8, mode="r", offset=base, shape=(data_len,))
+    elif data_len > 0:
+        whole = np.fromfile(path, dtype=np.uint8, offset=base)
+    for name, info in header.items():
+        tensors[name] = _tensor(path, name, info, whole, data_len)
+    return tensors, {str(k): str(v) for k, v in metadata.items()}
+
+
+def _tensor(path: Path, name: str, info: object, whole: np.ndarray | None,
+            data_len: int) -> np.ndarray:
+    try:
+        dtype = np.dtype(_DTYPES[info["dtype"]])  # type: ignore[index]
+        shape = tuple(int(s) for s in info["shape"])  # type: ignore[index]
+        start, end = (int(x) for x in info["data_offsets"])  # type: ignore[index]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise FormatError(f"{path}: tensor {name!r} has a malformed header entry {info!r}",
+                          path=str(path), field=name) from exc
+    count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    if min(shape, default=0) < 0 or not 0 <= start <= end <= data_len \
+            or end - start != count * dtype.itemsize:
+        raise FormatError(f"{path}: tensor {name!r} ({info}) does not fit the data section "
+                          f"of {data_len} bytes", path=str(path), field=name)
+    if count == 0 or whole is None:
+        return np.zeros(shape, dtype=dtype)
+    return whole[start:end].view(dtype).reshape(shape)

@@ -1,0 +1,400 @@
+"""partition_graph: assign, reshuffle, build local graphs, split features, write.
+
+Each step is a module-level function in its own module; this one validates the arguments
+(before anything is written) and runs the steps in order.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._arrays import as_ids
+from .._files import file_sha256
+from .._progress import progress
+from ..errors import ConfigError, ValidationError
+from ..graph import Graph
+from ..typing import IdArray
+from .adjacency import symmetric_adjacency
+from .constraints import balance_weights, machines_of_trainers
+from .features import part_edge_features, part_node_features, per_type_orig_ids
+from .files import FORMAT_VERSION, write_config, write_features, write_local_graph
+from .local_graphs import build_local_graph, in_edge_index
+from .methods import METHODS, MethodOptions, run_method
+from .report import PartitionReport, edge_cut
+from .reshuffle import Reshuffle, reshuffle
+
+__all__ = ["DEFAULT_METHOD", "PartitionResult", "build_partitions", "partition_graph"]
+
+log = logging.getLogger(__name__)
+
+#: Method used when none is named (see graphshard.partition.methods for the choice).
+DEFAULT_METHOD = "metis"
+
+
+@dataclass(frozen=True)
+class PartitionResult:
+    """What :func:`build_partitions` produced.
+
+    Attributes:
+        config_path: The written ``<graph_name>.json``.
+        report: Cut, balance, halo sizes and timings.
+        orig_nids: New -> original node IDs (array, or per-type dict for several types).
+        orig_eids: New -> original edge IDs (array, or per-type dict).
+        parts: Part of every node, original homogeneous order (int64).
+    """
+
+    config_path: Path
+    report: PartitionReport
+    orig_nids: Any
+    orig_eids: Any
+    parts: IdArray
+
+    def __repr__(self) -> str:
+        return f"PartitionResult(config_path={str(self.config_path)!r}, report={self.report!r})"
+
+
+def partition_graph(g: Graph, graph_name: str, num_parts: int, out_path: str | os.PathLike,
+                    num_hops: int = 1, part_method: str | None = None,
+                    balance_ntypes: Any = None, balance_edges: bool = False,
+                    return_mapping: bool = False, num_trainers_per_machine: int = 1,
+                    objtype: str = "cut", imbalance: float = 0.03, assignment: Any = None,
+                    *, reshuffle: bool = True, seed: int = 0, save_orig_ids: bool = False
+                    ) -> tuple[Any, Any] | None:
+    """Partition ``g`` into ``num_parts`` parts and write them to ``out_path`` (DGL's API).
+
+    Args:
+        g: The graph (homogeneous or heterogeneous).
+        graph_name: Name of the graph; the config is ``out_path/<graph_name>.json``.
+        num_parts: Number of parts, ``1 <= num_parts <= number of nodes``.
+        out_path: Output directory: new, empty, or a previous graphshard output (replaced).
+        num_hops: Hops of HALO nodes (>= 1).  Hop 1 adds the sources of a part's in-edges
+            owned elsewhere; hop k also copies the in-edges of hop k-1's halo nodes.
+        part_method: A name from :data:`~graphshard.partition.methods.METHODS`
+            (default :data:`DEFAULT_METHOD`).
+        balance_ntypes: One label per node (homogeneous order, e.g. a train mask); each
+            part gets about the same number of nodes of each label.
+        balance_edges: Also balance the number of edges per part.
+        return_mapping: Return ``(orig_nids, orig_eids)``: new -> original IDs, per type
+            (dicts) for heterogeneous graphs.
+        num_trainers_per_machine: Cut ``num_parts * T`` trainer parts, store each node's
+            trainer in node feature ``trainer_id``, and merge each machine's ``T`` parts.
+        objtype: ``"cut"`` or ``"vol"`` (METIS's objective).
+        imbalance: Allowed imbalance (0.03: parts up to 3% above the average).
+        assignment: A precomputed part per node (array in homogeneous order, or
+            ``{ntype: array}``); the partition method is skipped.
+        reshuffle: Must be True: non-reshuffled output is deprecated in DGL and refused.
+        seed: Random seed of the partition method.
+        save_orig_ids: Also write ``part<i>/orig_ids.safetensors`` (original per-type IDs).
+
+    Returns:
+        ``(orig_nids, orig_eids)`` when ``return_mapping`` is set, else None.
+
+    Raises:
+        ValidationError: a bad argument, named in the message; nothing is written.
+        ConfigError: ``reshuffle=False`` or an output path that is not ours to replace.
+
+    Example:
+        >>> import tempfile, numpy as np, graphshard as gs
+        >>> g = gs.graph(([0, 1, 2, 3, 4, 5], [1, 2, 0, 4, 5, 3]))
+        >>> nids, eids = gs.partition_graph(g, "two", 2, tempfile.mkdtemp(),
+        ...                                 part_method="metis", return_mapping=True)
+        >>> sorted(nids.tolist())
+        [0, 1, 2, 3, 4, 5]
+    """
+    result = build_partitions(
+        g, graph_name, num_parts, out_path, num_hops=num_hops, part_method=part_method,
+        balance_ntypes=balance_ntypes, balance_edges=balance_edges,
+        num_trainers_per_machine=num_trainers_per_machine, objtype=objtype,
+        imbalance=imbalance, assignment=assignment, reshuffle=reshuffle, seed=seed,
+        save_orig_ids=save_orig_ids)
+    return (result.orig_nids, result.orig_eids) if return_mapping else None
+
+
+def build_partitions(g: Graph, graph_name: str, num_parts: int, out_path: str | os.PathLike,
+                     *, num_hops: int = 1, part_method: str | None = None,
+                     balance_ntypes: Any = None, balance_edges: bool = False,
+                     num_trainers_per_machine: int = 1, objtype: str = "cut",
+                     imbalance: float = 0.03, assignment: Any = None, reshuffle: bool = True,
+                     seed: int = 0, threads: int | None = None, save_orig_ids: bool = False
+                     ) -> PartitionResult:
+    """:func:`partition_graph` returning a :class:`PartitionResult` (report and ID maps).
+
+    Example:
+        >>> import tempfile, graphshard as gs
+        >>> g = gs.graph(([0, 1, 2, 3], [1, 2, 3, 0]))
+        >>> res = gs.partition.build_partitions(g, "ring", 2, tempfile.mkdtemp(),
+        ...                                     part_method="hash")
+        >>> res.report.edge_cut, res.report.part_nodes
+        (4, [2, 2])
+    """
+    method = part_method or DEFAULT_METHOD
+    out_dir = _check_arguments(g, graph_name, num_parts, out_path, num_hops, method,
+                               num_trainers_per_machine, objtype, imbalance, reshuffle)
+    seconds: dict[str, float] = {}
+    clock = time.perf_counter()
+    src, dst, etype_ids = g.homogeneous_edges()
+    n = g.num_nodes()
+    ntype_ids = np.repeat(np.arange(len(g.ntypes), dtype=np.int32),
+                          [g.num_nodes(t) for t in g.ntypes])
+    given = None if assignment is None else _assignment_array(g, assignment, num_parts)
+    seconds["prepare"] = _lap(clock)
+
+    clock = time.perf_counter()
+    trainer_parts = None
+    if given is not None:
+        parts, method = given, "assignment"
+    else:
+        adj = symmetric_adjacency(src, dst, n)
+        weights = balance_weights(n, np.bincount(dst, minlength=n), balance_ntypes=balance_ntypes,
+                                  balance_edges=balance_edges)
+        total = num_parts * num_trainers_per_machine
+        options = MethodOptions(imbalance=imbalance, objtype=objtype, seed=seed,
+                                threads=threads)
+        parts = run_method(adj.with_vertex_weights(weights), min(total, max(n, 1)), method,
+                           options)
+        del adj
+        if num_trainers_per_machine > 1:
+            trainer_parts = parts
+            parts = machines_of_trainers(parts, num_trainers_per_machine)
+    seconds["assign"] = _lap(clock)
+    log.info("assigned %d nodes to %d parts with %s in %.2fs", n, num_parts, method,
+             seconds["assign"])
+
+    clock = time.perf_counter()
+    shuffle = reshuffle_graph(g, parts, ntype_ids, src, dst, etype_ids, num_parts)
+    seconds["reshuffle"] = _lap(clock)
+
+    clock = time.perf_counter()
+    config = _write_parts(g, graph_name, out_dir, shuffle, num_hops, trainer_parts,
+                          num_trainers_per_machine, save_orig_ids)
+    seconds["write"] = _lap(clock)
+    report = _report(g, method, num_parts, parts, src, dst, shuffle, config.pop("_halo"),
+                     config.pop("_halo1"), seconds)
+    config["part_method"] = method
+    config["graphshard"]["report"] = report.to_dict()
+    config["graphshard"]["params"] = {
+        "part_method": method, "num_hops": num_hops, "balance_ntypes": balance_ntypes is not None,
+        "balance_edges": balance_edges, "num_trainers_per_machine": num_trainers_per_machine,
+        "objtype": objtype, "imbalance": imbalance, "seed": seed}
+    config_path = out_dir / f"{graph_name}.json"
+    write_config(config_path, config)
+    log.info("wrote %d parts to %s: cut %d (%.2f%%), %.2fs", num_parts, out_dir,
+             report.edge_cut, 100 * report.cut_ratio, sum(seconds.values()))
+    orig_nids, orig_eids = _mappings(g, shuffle)
+    return PartitionResult(config_path, report, orig_nids, orig_eids, parts)
+
+
+def reshuffle_graph(g: Graph, parts: IdArray, ntype_ids: np.ndarray, src: IdArray,
+                    dst: IdArray, etype_ids: np.ndarray, num_parts: int) -> Reshuffle:
+    """:func:`~graphshard.partition.reshuffle.reshuffle` with the graph's type counts."""
+    return reshuffle(parts, ntype_ids, len(g.ntypes), src, dst, etype_ids,
+                     len(g.canonical_etypes), num_parts)
+
+
+def _lap(start: float) -> float:
+    return round(time.perf_counter() - start, 4)
+
+
+def _check_arguments(g: Graph, graph_name: str, num_parts: int, out_path: Any, num_hops: int,
+                     method: str, trainers: int, objtype: str, imbalance: float,
+                     reshuffle_ids: bool) -> Path:
+    if reshuffle_ids is not True:
+        raise ConfigError("reshuffle=False is not supported: DGL deprecated non-reshuffled "
+                          "partitions; IDs are always reshuffled into contiguous ranges",
+                          field="reshuffle", value=reshuffle_ids)
+    if not isinstance(g, Graph):
+        raise ValidationError(f"g must be a graphshard Graph, got {type(g).__name__} "
+                              "(convert with graphshard.io.from_dgl / from_pyg)", field="g")
+    if not isinstance(graph_name, str) or not graph_name or "/" in graph_name \
+            or graph_name.startswith("."):
+        raise ValidationError(f"graph_name must be a plain file name, got {graph_name!r}",
+                              field="graph_name", value=graph_name)
+    n = g.num_nodes()
+    if not isinstance(num_parts, (int, np.integer)) or num_parts < 1 or (n and num_parts > n):
+        raise ValidationError(f"num_parts must be an integer in [1, {max(n, 1)}] (the number "
+                              f"of nodes), got {num_parts!r}", field="num_parts",
+                              value=num_parts)
+    if not isinstance(num_hops, (int, np.integer)) or num_hops < 1:
+        raise ValidationError(f"num_hops must be an integer >= 1, got {num_hops!r} (a part "
+                              "always needs the sources of its in-edges)", field="num_hops",
+                              value=num_hops)
+    if method not in METHODS:
+        raise ValidationError(f"unknown part_method {method!r}; choose one of {sorted(METHODS)}",
+                              field="part_method", value=method)
+    if not isinstance(trainers, (int, np.integer)) or trainers < 1:
+        raise ValidationError(f"num_trainers_per_machine must be >= 1, got {trainers!r}",
+                              field="num_trainers_per_machine", value=trainers)
+    if objtype not in ("cut", "vol"):
+        raise ValidationError(f"objtype must be 'cut' or 'vol', got {objtype!r}",
+                              field="objtype", value=objtype)
+    if not 0 <= imbalance < 1:
+        raise ValidationError(f"imbalance must be in [0, 1), got {imbalance}",
+                              field="imbalance", value=imbalance)
+    return _check_out_dir(Path(out_path))
+
+
+def _check_out_dir(out_dir: Path) -> Path:
+    """An output directory is new, empty or a previous graphshard output; never anything else."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ConfigError(f"{out_dir} exists and is not a directory", path=str(out_dir))
+    if out_dir.is_dir() and any(out_dir.iterdir()) and not _previous_configs(out_dir):
+        raise ConfigError(f"{out_dir} is not empty and holds no graphshard partition config; "
+                          "refusing to write into it (choose a new or empty directory)",
+                          path=str(out_dir))
+    return out_dir
+
+
+def _previous_configs(out_dir: Path) -> list[Path]:
+    found = []
+    for path in out_dir.glob("*.json"):
+        try:
+            if "graphshard" in json.loads(path.read_text(encoding="utf-8")):
+                found.append(path)
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            continue
+    return found
+
+
+def _assignment_array(g: Graph, assignment: Any, num_parts: int) -> IdArray:
+    if isinstance(assignment, Mapping):
+        missing = [t for t in g.ntypes if t not in assignment]
+        if missing:
+            raise ValidationError(f"assignment has no entry for node types {missing}",
+                                  field="assignment")
+        parts = np.concatenate([as_ids(assignment[t], f"assignment[{t!r}]") for t in g.ntypes])
+    else:
+        parts = as_ids(assignment, "assignment")
+    if len(parts) != g.num_nodes():
+        raise ValidationError(f"assignment has {len(parts)} entries but the graph has "
+                              f"{g.num_nodes()} nodes", field="assignment")
+    bad = np.flatnonzero((parts < 0) | (parts >= num_parts))
+    if bad.size:
+        raise ValidationError(f"assignment[{bad[0]}] = {parts[bad[0]]} is not a part in "
+                              f"[0, {num_parts})", field="assignment", value=int(parts[bad[0]]))
+    return parts
+
+
+def _write_parts(g: Graph, graph_name: str, out_dir: Path, shuffle: Reshuffle, num_hops: int,
+                 trainer_parts: IdArray | None, trainers: int, save_orig_ids: bool
+                 ) -> dict[str, Any]:
+    """Write every part's files (the old config goes first) and return the config dict."""
+    for old in _previous_configs(out_dir) if out_dir.exists() else []:
+        old.unlink()  # the directory must not look complete while parts are replaced
+    out_dir.mkdir(parents=True, exist_ok=True)
+    in_index = in_edge_index(shuffle) if num_hops > 1 else None
+    ntype_of_new = np.repeat(np.tile(np.arange(len(g.ntypes), dtype=np.int32), shuffle.num_parts),
+                             (shuffle.node_ranges[:, :, 1] - shuffle.node_ranges[:, :, 0]).T
+                             .reshape(-1))
+    _, _, etype_ids = g.homogeneous_edges()
+    extra = None
+    if trainer_parts is not None:
+        offsets = g.node_type_offsets()
+        extra = {t: {"trainer_id": trainer_parts[offsets[i]:offsets[i + 1]]}
+                 for i, t in enumerate(g.ntypes)}
+    files: dict[str, dict[str, Any]] = {}
+    parts_cfg: dict[str, dict[str, str]] = {}
+    halo, halo1 = [], []
+    for p in progress(range(shuffle.num_parts), desc="writing parts", unit="part"):
+        local = build_local_graph(shuffle, p, num_hops, in_index)
+        halo.append(local.num_halo_nodes)
+        halo1.append(local.halo_per_hop[0] if local.halo_per_hop else 0)
+        node_data = {
+            "_ID": local.nodes,
+            "inner_node": np.arange(len(local.nodes)) < local.num_inner_nodes,
+            "part_id": shuffle.node_part(local.nodes),
+            "orig_id": shuffle.node_new2orig[local.nodes],
+            "_TYPE": ntype_of_new[local.nodes],
+        }
+        orig_eids = shuffle.edge_new2orig[local.edges]
+        edge_data = {
+            "_ID": local.edges,
+            "inner_edge": np.arange(len(local.edges)) < local.num_inner_edges,
+            "orig_id": orig_eids,
+            "_TYPE": etype_ids[orig_eids],
+        }
+        rel = {"part_graph": f"part{p}/graph.safetensors",
+               "node_feats": f"part{p}/node_feats.safetensors",
+               "edge_feats": f"part{p}/edge_feats.safetensors"}
+        write_local_graph(out_dir / rel["part_graph"], local.src, local.dst, node_data,
+                          edge_data)
+        write_features(out_dir / rel["node_feats"], part_node_features(g, shuffle, p, extra))
+        write_features(out_dir / rel["edge_feats"], part_edge_features(g, shuffle, p))
+        if save_orig_ids:
+            rel["orig_ids"] = f"part{p}/orig_ids.safetensors"
+            write_features(out_dir / rel["orig_ids"], _orig_ids_of_part(g, shuffle, p))
+        for path in rel.values():
+            full = out_dir / path
+            files[path] = {"bytes": full.stat().st_size, "sha256": file_sha256(full)}
+        parts_cfg[f"part-{p}"] = rel
+    return _config(g, graph_name, shuffle, num_hops, parts_cfg, files, halo, halo1, trainers)
+
+
+def _orig_ids_of_part(g: Graph, shuffle: Reshuffle, p: int) -> dict[str, IdArray]:
+    out = {}
+    noff, eoff = g.node_type_offsets(), g.edge_type_offsets()
+    for t, ntype in enumerate(g.ntypes):
+        out[f"node/{ntype}"] = per_type_orig_ids(shuffle.node_new2orig, shuffle.node_ranges,
+                                                 noff, t, p)
+    for t, etype in enumerate(g.canonical_etypes):
+        out[f"edge/{':'.join(etype)}"] = per_type_orig_ids(
+            shuffle.edge_new2orig, shuffle.edge_ranges, eoff, t, p)
+    return out
+
+
+def _config(g: Graph, graph_name: str, shuffle: Reshuffle, num_hops: int,
+            parts_cfg: dict[str, Any], files: dict[str, Any], halo: list[int],
+            halo1: list[int], trainers: int) -> dict[str, Any]:
+    etype_names = [":".join(et) for et in g.canonical_etypes]
+    cfg: dict[str, Any] = {
+        "graph_name": graph_name,
+        "part_method": None,
+        "num_parts": shuffle.num_parts,
+        "halo_hops": num_hops,
+        "node_map": {t: shuffle.node_ranges[i].tolist() for i, t in enumerate(g.ntypes)},
+        "edge_map": {e: shuffle.edge_ranges[i].tolist() for i, e in enumerate(etype_names)},
+        "ntypes": {t: i for i, t in enumerate(g.ntypes)},
+        "etypes": {e: i for i, e in enumerate(etype_names)},
+        "num_nodes": g.num_nodes(),
+        "num_edges": g.num_edges(),
+        "num_trainers_per_machine": trainers,
+    }
+    cfg.update(parts_cfg)
+    cfg["graphshard"] = {"format_version": FORMAT_VERSION, "files": files}
+    cfg["_halo"], cfg["_halo1"] = halo, halo1
+    return cfg
+
+
+def _report(g: Graph, method: str, num_parts: int, parts: IdArray, src: IdArray, dst: IdArray,
+            shuffle: Reshuffle, halo: list[int], halo1: list[int], seconds: dict[str, float]
+            ) -> PartitionReport:
+    sizes = shuffle.node_ranges[:, :, 1] - shuffle.node_ranges[:, :, 0]
+    eb = shuffle.edge_bounds()
+    return PartitionReport(
+        method=method, num_parts=num_parts, num_nodes=g.num_nodes(), num_edges=g.num_edges(),
+        edge_cut=edge_cut(parts, src, dst), comm_volume=int(sum(halo1)),
+        part_nodes=sizes.sum(axis=0).tolist(), part_edges=np.diff(eb).tolist(),
+        part_nodes_per_type={t: sizes[i].tolist() for i, t in enumerate(g.ntypes)},
+        halo_nodes=list(halo), seconds=seconds)
+
+
+def _mappings(g: Graph, shuffle: Reshuffle) -> tuple[Any, Any]:
+    if len(g.ntypes) == 1 and len(g.canonical_etypes) <= 1:
+        return shuffle.node_new2orig, shuffle.edge_new2orig
+    noff, eoff = g.node_type_offsets(), g.edge_type_offsets()
+    nids = {t: np.concatenate([per_type_orig_ids(shuffle.node_new2orig, shuffle.node_ranges,
+                                                 noff, i, p) for p in range(shuffle.num_parts)])
+            for i, t in enumerate(g.ntypes)}
+    eids = {et: np.concatenate([per_type_orig_ids(shuffle.edge_new2orig, shuffle.edge_ranges,
+                                                  eoff, i, p) for p in range(shuffle.num_parts)])
+            for i, et in enumerate(g.canonical_etypes)}
+    return nids, eids
+

@@ -1,0 +1,269 @@
+"""The on-disk partition format: writing part files and the config, loading them back.
+
+Layout (DESIGN §4)::
+
+    out/<graph_name>.json          DGL's keys + our own under "graphshard"
+    out/part<i>/graph.safetensors  local structure and node/edge data
+    out/part<i>/node_feats.safetensors   inner-node features "<ntype>/<name>"
+    out/part<i>/edge_feats.safetensors   inner-edge features "<src:rel:dst>/<name>"
+
+Part files are written first and the JSON last, with the size and SHA-256 of every file:
+a directory holding the JSON is complete, and loaders check the files against it.
+Ragged features are stored as two tensors ``<key>/values`` and ``<key>/offsets`` and listed
+in the file's safetensors metadata under ``"ragged"``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._files import file_sha256, write_json_atomic
+from .._tensorfile import load_tensors, save_tensors
+from ..errors import FormatError, PartitionNotFoundError
+from ..graph import Graph, graph
+from ..ids import RangePartitionBook
+from ..ragged import Ragged
+from ..typing import EdgeType
+
+__all__ = [
+    "FORMAT_VERSION",
+    "Partition",
+    "load_partition",
+    "load_partition_book",
+    "load_partition_feats",
+    "read_config",
+    "write_features",
+    "write_local_graph",
+]
+
+FORMAT_VERSION = 1
+NODE_KEYS = ("_ID", "inner_node", "part_id", "orig_id", "_TYPE")
+EDGE_KEYS = ("_ID", "inner_edge", "orig_id", "_TYPE")
+
+
+def write_local_graph(path: Path, src: np.ndarray, dst: np.ndarray,
+                      node_data: dict[str, np.ndarray], edge_data: dict[str, np.ndarray]
+                      ) -> None:
+    """Write one part's structure (local ``src``/``dst``) and its node/edge data."""
+    tensors = {"src": src, "dst": dst}
+    tensors.update({f"node/{k}": v for k, v in node_data.items()})
+    tensors.update({f"edge/{k}": v for k, v in edge_data.items()})
+    save_tensors(path, tensors, {"format": "graphshard-part", "version": str(FORMAT_VERSION)})
+
+
+def write_features(path: Path, columns: dict[str, Any]) -> None:
+    """Write feature columns (arrays or :class:`Ragged`) to one safetensors file."""
+    tensors: dict[str, np.ndarray] = {}
+    ragged: list[str] = []
+    for key, col in columns.items():
+        if isinstance(col, Ragged):
+            ragged.append(key)
+            tensors[f"{key}/values"] = col.values
+            tensors[f"{key}/offsets"] = col.offsets
+        else:
+            tensors[key] = col
+    save_tensors(path, tensors, {"ragged": json.dumps(ragged)})
+
+
+def _read_features(path: Path) -> dict[str, Any]:
+    tensors, meta = load_tensors(path)
+    try:
+        ragged = json.loads(meta.get("ragged", "[]"))
+    except json.JSONDecodeError as exc:
+        raise FormatError(f"{path}: metadata 'ragged' is not JSON", path=str(path),
+                          field="ragged") from exc
+    out: dict[str, Any] = {}
+    for key in ragged:
+        try:
+            out[key] = Ragged(tensors.pop(f"{key}/values"), tensors.pop(f"{key}/offsets"))
+        except (KeyError, ValueError) as exc:
+            raise FormatError(f"{path}: ragged feature {key!r} is incomplete or inconsistent "
+                              f"({exc})", path=str(path), field=key) from exc
+    out.update(tensors)
+    return out
+
+
+def read_config(config: str | os.PathLike[str]) -> tuple[Path, dict[str, Any]]:
+    """Parse and check a partition config; returns ``(path, config dict)``.
+
+    Raises:
+        PartitionNotFoundError: the file does not exist.
+        FormatError: the JSON is malformed or its maps disagree with ``num_parts``.
+    """
+    path = Path(config)
+    if not path.is_file():
+        raise PartitionNotFoundError(f"{path}: partition config not found", path=str(path))
+    try:
+        cfg = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise FormatError(f"{path}: not valid JSON ({exc})", path=str(path)) from exc
+    if not isinstance(cfg, dict):
+        raise FormatError(f"{path}: expected a JSON object", path=str(path))
+    for key in ("graph_name", "num_parts", "node_map", "edge_map", "ntypes", "etypes"):
+        if key not in cfg:
+            raise FormatError(f"{path}: missing key {key!r}", path=str(path), field=key)
+    num_parts = cfg["num_parts"]
+    if not isinstance(num_parts, int) or num_parts < 1:
+        raise FormatError(f"{path}: num_parts must be a positive integer, got {num_parts!r}",
+                          path=str(path), field="num_parts")
+    for key in ("node_map", "edge_map"):
+        for type_name, ranges in cfg[key].items():
+            if not isinstance(ranges, list) or len(ranges) != num_parts:
+                count = len(ranges) if isinstance(ranges, list) else type(ranges).__name__
+                raise FormatError(f"{path}: {key}[{type_name!r}] has {count} ranges, but "
+                                  f"num_parts is {num_parts}", path=str(path), field=key)
+    for p in range(num_parts):
+        if f"part-{p}" not in cfg:
+            raise FormatError(f"{path}: missing key 'part-{p}'", path=str(path),
+                              field=f"part-{p}")
+    return path, cfg
+
+
+def _part_file(path: Path, cfg: dict[str, Any], part_id: int, key: str, verify: bool) -> Path:
+    if not 0 <= part_id < cfg["num_parts"]:
+        raise PartitionNotFoundError(f"{path}: no partition {part_id}; num_parts is "
+                                     f"{cfg['num_parts']}", path=str(path), field="part_id")
+    rel = cfg[f"part-{part_id}"].get(key)
+    if rel is None:
+        raise FormatError(f"{path}: part-{part_id} has no {key!r}", path=str(path), field=key)
+    file = (path.parent / rel) if not os.path.isabs(rel) else Path(rel)
+    if not file.is_file():
+        raise PartitionNotFoundError(f"{path}: part-{part_id} {key} file {file} is missing",
+                                     path=str(file), field=key)
+    record = cfg.get("graphshard", {}).get("files", {}).get(rel)
+    if record is not None:
+        size = file.stat().st_size
+        if size != record["bytes"]:
+            raise FormatError(f"{file}: {size} bytes, but the config records "
+                              f"{record['bytes']}", path=str(file), field="bytes")
+        if verify and file_sha256(file) != record["sha256"]:
+            raise FormatError(f"{file}: SHA-256 differs from the one in {path.name}",
+                              path=str(file), field="sha256")
+    return file
+
+
+@dataclass(frozen=True)
+class Partition:
+    """One loaded partition (see :func:`load_partition` for the DGL-style tuple).
+
+    Attributes:
+        graph: Local homogeneous graph; node data ``_ID, inner_node, part_id, orig_id,
+            _TYPE``, edge data ``_ID, inner_edge, orig_id, _TYPE`` (read-only memory maps).
+        node_feats: Inner-node features ``"<ntype>/<name>"``, rows in global ID order.
+        edge_feats: Inner-edge features ``"<src:rel:dst>/<name>"``.
+        book: The partition book of the whole graph.
+        graph_name: Name given at partitioning.
+        ntypes: Node types in ID order.
+        canonical_etypes: Canonical edge types in ID order.
+        part_id: This partition.
+    """
+
+    graph: Graph
+    node_feats: dict[str, Any]
+    edge_feats: dict[str, Any]
+    book: RangePartitionBook
+    graph_name: str
+    ntypes: list[str]
+    canonical_etypes: list[EdgeType]
+    part_id: int
+
+    def as_tuple(self) -> tuple:
+        """DGL's order: ``(g, node_feats, edge_feats, book, graph_name, ntypes, etypes)``."""
+        return (self.graph, self.node_feats, self.edge_feats, self.book, self.graph_name,
+                self.ntypes, self.canonical_etypes)
+
+
+def _types(cfg: dict[str, Any], key: str) -> list[str]:
+    return [name for name, _ in sorted(cfg[key].items(), key=lambda kv: kv[1])]
+
+
+def load_partition_book(config: str | os.PathLike[str], part_id: int = -1
+                        ) -> RangePartitionBook:
+    """The partition book of a partitioned graph.
+
+    Example:
+        >>> import tempfile, graphshard as gs
+        >>> out = tempfile.mkdtemp()
+        >>> g = gs.graph(([0, 1, 2, 3], [1, 2, 3, 0]))
+        >>> gs.partition_graph(g, "ring", 2, out, part_method="hash")
+        >>> gs.load_partition_book(f"{out}/ring.json").num_partitions()
+        2
+    """
+    _path, cfg = read_config(config)
+    return RangePartitionBook.from_config(cfg, part_id)
+
+
+def load_partition_feats(config: str | os.PathLike[str], part_id: int, *, verify: bool = True
+                         ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(node_feats, edge_feats)`` of one partition (memory-mapped, read-only)."""
+    path, cfg = read_config(config)
+    node_file = _part_file(path, cfg, part_id, "node_feats", verify)
+    edge_file = _part_file(path, cfg, part_id, "edge_feats", verify)
+    return _read_features(node_file), _read_features(edge_file)
+
+
+def load_partition_data(config: str | os.PathLike[str], part_id: int, *, verify: bool = True
+                        ) -> Partition:
+    """Load one partition as a :class:`Partition` (arrays are read-only memory maps).
+
+    Args:
+        config: Path of ``<graph_name>.json``.
+        part_id: Which partition.
+        verify: Check every file's SHA-256 against the config (sizes are always checked).
+    """
+    path, cfg = read_config(config)
+    graph_file = _part_file(path, cfg, part_id, "part_graph", verify)
+    tensors, _ = load_tensors(graph_file)
+    missing = [k for k in ("src", "dst", *(f"node/{k}" for k in NODE_KEYS),
+                           *(f"edge/{k}" for k in EDGE_KEYS)) if k not in tensors]
+    if missing:
+        raise FormatError(f"{graph_file}: missing tensors {missing}", path=str(graph_file),
+                          field=missing[0])
+    num_local = len(tensors["node/_ID"])
+    try:
+        local = graph((tensors["src"], tensors["dst"]), num_nodes=num_local)
+        for key, value in tensors.items():
+            kind, _, name = key.partition("/")
+            if kind == "node":
+                local.ndata[name] = value
+            elif kind == "edge":
+                local.edata[name] = value
+    except ValueError as exc:
+        raise FormatError(f"{graph_file}: inconsistent partition structure: {exc}",
+                          path=str(graph_file)) from exc
+    node_feats, edge_feats = load_partition_feats(path, part_id, verify=verify)
+    book = RangePartitionBook.from_config(cfg, part_id)
+    return Partition(local, node_feats, edge_feats, book, cfg["graph_name"],
+                     _types(cfg, "ntypes"),
+                     [tuple(e.split(":")) for e in _types(cfg, "etypes")],  # type: ignore[misc]
+                     part_id)
+
+
+def load_partition(config: str | os.PathLike[str], part_id: int, *, verify: bool = True
+                   ) -> tuple:
+    """DGL's ``load_partition``: ``(g, node_feats, edge_feats, book, graph_name, ntypes,
+    etypes)`` with ``etypes`` canonical.  See :func:`load_partition_data`.
+
+    Example:
+        >>> import tempfile, graphshard as gs
+        >>> out = tempfile.mkdtemp()
+        >>> g = gs.graph(([0, 1, 2, 3], [1, 2, 3, 0]))
+        >>> g.ndata["x"] = np.arange(4.0)
+        >>> gs.partition_graph(g, "ring", 2, out, part_method="hash")
+        >>> local, nfeat, efeat, book, name, ntypes, etypes = gs.load_partition(
+        ...     f"{out}/ring.json", 0)
+        >>> local.ndata["inner_node"].tolist(), sorted(nfeat["_N/x"].tolist())
+        ([True, True, False, False], [0.0, 2.0])
+    """
+    return load_partition_data(config, part_id, verify=verify).as_tuple()
+
+
+def write_config(path: Path, cfg: dict[str, Any]) -> None:
+    """Write the config JSON last, atomically."""
+    write_json_atomic(path, cfg)
