@@ -1,0 +1,235 @@
+"""The ``graphshard`` command: parse, call one library function, render the result.
+
+Results go to stdout (a table, or JSON with ``--json``); logs and progress bars to stderr.
+Exit status: 0 ok, 1 for a graphshard error (one line naming the file/field; set
+GRAPHSHARD_DEBUG=1 for the traceback), 2 for bad usage.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from . import datasets
+from ._progress import disable_progress
+from .errors import GraphshardError, ValidationError
+from .partition import DEFAULT_METHOD, METHODS, PartitionReport, build_partitions, read_config
+
+__all__ = ["main"]
+
+_SUFFIX_FORMATS = {".graph": "metis", ".gz": "metis", ".bz2": "metis", ".csv": "edgelist",
+                   ".tsv": "edgelist", ".txt": "edgelist", ".parquet": "edgelist",
+                   ".npy": "edgelist", ".npz": "edgelist", ".json": "euler"}
+
+out = Console()
+
+
+def _input_format(path: Path, fmt: str | None) -> str:
+    if fmt:
+        return fmt
+    if path.is_dir():
+        return "chunked"
+    suffix = path.suffix.lower()
+    if suffix in (".gz", ".bz2"):
+        suffix = Path(path.stem).suffix.lower() or suffix
+    if suffix not in _SUFFIX_FORMATS:
+        raise ValidationError(f"{path}: cannot tell the format from the suffix {suffix!r}; "
+                              "pass --format", path=str(path), field="format")
+    return _SUFFIX_FORMATS[suffix]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("-q", "--quiet", is_flag=True, help="No progress bars, warnings only.")
+@click.option("-v", "--verbose", is_flag=True, help="Log every phase (INFO) to stderr.")
+@click.version_option(package_name="graphshard")
+def cli(quiet: bool, verbose: bool) -> None:
+    """Partition, convert and inspect graphs for distributed GNN training.
+
+    \b
+    Example:
+      graphshard partition --generate rmat:nodes=10000,edges=80000 --parts 4 --out parts/
+      graphshard inspect parts/rmat.json
+    """
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
+                        format="%(asctime)s %(name)s: %(message)s", stream=sys.stderr)
+    disable_progress(quiet)
+
+
+@cli.command()
+@click.argument("input", required=False, type=click.Path(path_type=Path))
+@click.option("--generate", metavar="SPEC",
+              help=f"Generate instead of reading: {', '.join(datasets.GENERATORS)} with "
+                   "key=value items, e.g. rmat:nodes=100000,edges=1000000,seed=1.")
+@click.option("--format", "fmt", metavar="NAME",
+              help="Input format (chunked, euler, pgl, edgelist, metis); default from the "
+                   "suffix (a folder is chunked).")
+@click.option("--parts", "-k", type=click.IntRange(min=1), required=True,
+              help="Number of parts.")
+@click.option("--method", "-m", type=click.Choice(sorted(METHODS)), default=DEFAULT_METHOD,
+              show_default=True, help="Partition method.")
+@click.option("--halo", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Hops of HALO nodes.")
+@click.option("--out", "-o", type=click.Path(path_type=Path), required=True,
+              help="Output folder (new, empty, or a previous graphshard output).")
+@click.option("--name", help="Graph name (default: input file stem or generator name).")
+@click.option("--imbalance", type=float, default=0.03, show_default=True,
+              help="Allowed part imbalance.")
+@click.option("--objtype", type=click.Choice(["cut", "vol"]), default="cut", show_default=True)
+@click.option("--balance-edges", is_flag=True, help="Also balance edges per part.")
+@click.option("--trainers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Trainers per machine.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--save-orig-ids", is_flag=True, help="Write original per-type IDs per part.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def partition(input: Path | None, generate: str | None, fmt: str | None, parts: int,
+              method: str, halo: int, out: Path, name: str | None, imbalance: float,
+              objtype: str, balance_edges: bool, trainers: int, seed: int,
+              save_orig_ids: bool, as_json: bool) -> None:
+    """Partition a graph file (or a generated graph) and print the report.
+
+    \b
+    Example:
+      graphshard partition --generate sbm:nodes=5000,edges=40000 --parts 2 --out parts/
+      graphshard partition edges.parquet --parts 8 --method metis --halo 1 --out parts/
+    """
+    if (input is None) == (generate is None):
+        raise click.UsageError("give either INPUT or --generate (one of them)")
+    if generate is not None:
+        g = datasets.from_spec(generate)
+        name = name or generate.partition(":")[0]
+    else:
+        from .io.convert import read_graph
+
+        g = read_graph(_input_format(input, fmt), [input])
+        name = name or input.name.split(".")[0]
+    result = build_partitions(g, name, parts, out, num_hops=halo, part_method=method,
+                              balance_edges=balance_edges, num_trainers_per_machine=trainers,
+                              objtype=objtype, imbalance=imbalance, seed=seed,
+                              save_orig_ids=save_orig_ids)
+    _render(result.report, result.config_path, as_json)
+
+
+@cli.command()
+@click.argument("config", type=click.Path(path_type=Path))
+@click.option("--plot", type=click.Path(path_type=Path), help="Also draw the report as a PNG.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def inspect(config: Path, plot: Path | None, as_json: bool) -> None:
+    """Show the sizes, cut, halo and balance of a partitioned graph.
+
+    \b
+    Example:
+      graphshard inspect parts/rmat.json --plot parts/rmat.png
+    """
+    path, cfg = read_config(config)
+    data = cfg.get("graphshard", {}).get("report")
+    if data is None:
+        raise ValidationError(f"{path}: no graphshard report in this config (made by another "
+                              "tool?)", path=str(path), field="graphshard")
+    report = PartitionReport.from_dict(data)
+    if plot is not None:
+        from .report_plot import plot_report
+
+        plot_report(report, plot, title=f"{cfg['graph_name']} ({path.name})")
+    _render(report, path, as_json)
+
+
+@cli.command()
+@click.argument("inputs", nargs=-1, required=True)
+@click.option("--from", "src_format", required=True,
+              type=click.Choice(["chunked", "euler", "pgl", "edgelist", "metis"]))
+@click.option("--to", "dst_format", required=True,
+              type=click.Choice(["chunked", "euler", "graphshard"]))
+@click.option("--out", "-o", type=click.Path(path_type=Path), required=True)
+@click.option("--option", "-O", "options", multiple=True, metavar="KEY=VALUE",
+              help="Reader/writer option, repeatable (e.g. -O num_chunks=4 -O fmt=parquet).")
+def convert(inputs: tuple[str, ...], src_format: str, dst_format: str, out: Path,
+            options: tuple[str, ...]) -> None:
+    """Convert between graph formats (``--to graphshard`` writes one partition).
+
+    \b
+    Example:
+      graphshard convert --from euler graph.json -O meta=meta.json --to chunked --out g/
+    """
+    from .io.convert import convert as run_convert
+
+    opts = dict(_parse_option(o) for o in options)
+    if dst_format == "graphshard":
+        from .io.convert import read_graph
+
+        g = read_graph(src_format, list(inputs), **opts)
+        result = build_partitions(g, Path(inputs[0]).name.split(".")[0], 1, out,
+                                  part_method="hash")
+        _render(result.report, result.config_path, False)
+        return
+    report = run_convert(src_format, list(inputs), dst_format, out, **opts)
+    out.print(repr(report))
+
+
+def _parse_option(item: str) -> tuple[str, Any]:
+    key, eq, value = item.partition("=")
+    if not eq:
+        raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--option")
+    for cast in (int, float):
+        try:
+            return key, cast(value)
+        except ValueError:
+            pass
+    if value.lower() in ("true", "false"):
+        return key, value.lower() == "true"
+    return key, value
+
+
+def _render(report: PartitionReport, config_path: Path, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps({"config": str(config_path), **report.to_dict()}, indent=2))
+        return
+    summary = Table(title=f"{config_path}", show_header=False, box=None)
+    summary.add_row("method", report.method)
+    summary.add_row("nodes / edges", f"{report.num_nodes:,} / {report.num_edges:,}")
+    summary.add_row("edge cut", f"{report.edge_cut:,} ({report.cut_ratio:.2%} of edges)")
+    summary.add_row("communication volume", f"{report.comm_volume:,}")
+    summary.add_row("balance nodes / edges", f"{report.node_balance:.3f} / "
+                    f"{report.edge_balance:.3f}")
+    summary.add_row("replication", f"{report.replication:.3f}")
+    if report.seconds:
+        summary.add_row("seconds", ", ".join(f"{k} {v:.2f}" for k, v in report.seconds.items()))
+    out.print(summary)
+    table = Table("part", "inner nodes", "inner edges", "halo nodes",
+                  *(f"{t} nodes" for t in report.part_nodes_per_type
+                    if len(report.part_nodes_per_type) > 1))
+    for p in range(report.num_parts):
+        per_type = ([f"{c[p]:,}" for c in report.part_nodes_per_type.values()]
+                    if len(report.part_nodes_per_type) > 1 else [])
+        table.add_row(str(p), f"{report.part_nodes[p]:,}", f"{report.part_edges[p]:,}",
+                      f"{report.halo_nodes[p]:,}", *per_type)
+    out.print(table)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``graphshard`` command; returns the exit status."""
+    try:
+        cli.main(args=argv, prog_name="graphshard", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        return 1
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except GraphshardError as exc:
+        if os.environ.get("GRAPHSHARD_DEBUG"):
+            raise
+        click.echo(f"graphshard: error: {exc}", err=True)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,77 @@
+"""The graphshard command through click's runner: every --help, examples, errors."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import graphshard as gs
+from graphshard.cli import cli, main
+
+
+@pytest.mark.parametrize("args", [[], ["partition"], ["inspect"], ["convert"]])
+def test_every_help(args):
+    result = CliRunner().invoke(cli, [*args, "--help"])
+    assert result.exit_code == 0, result.output
+    assert "Example" in result.output or not args
+
+
+def test_partition_generate_and_inspect(tmp_path):
+    runner = CliRunner()
+    out = tmp_path / "parts"
+    result = runner.invoke(cli, ["-q", "partition", "--generate",
+                                 "sbm:nodes=2000,edges=16000,blocks=4", "--parts", "4",
+                                 "--out", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["num_parts"] == 4 and report["num_nodes"] == 2000
+    # a 4-block SBM split into 4 parts cuts far less than random would (3/4 of edges)
+    assert report["cut_ratio"] < 0.4
+    png = tmp_path / "r.png"
+    result = runner.invoke(cli, ["inspect", str(out / "sbm.json"), "--plot", str(png)])
+    assert result.exit_code == 0, result.output
+    assert "edge cut" in result.output and png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_partition_metis_file_input(shared_file, tmp_path):
+    path = shared_file("walshaw", "graphs", "add20.graph")
+    result = CliRunner().invoke(cli, ["partition", str(path), "-k", "2", "--out",
+                                      str(tmp_path), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["num_nodes"] == 2395
+
+
+def test_partition_npy_edge_list(tmp_path):
+    edges = np.array([[0, 1, 2, 3, 4, 5], [1, 2, 0, 4, 5, 3]]).T
+    np.save(tmp_path / "e.npy", edges)
+    result = CliRunner().invoke(cli, ["partition", str(tmp_path / "e.npy"), "-k", "2",
+                                      "--out", str(tmp_path / "o"), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["edge_cut"] == 0
+
+
+def test_errors_exit_codes(tmp_path, capsys):
+    (tmp_path / "keep.txt").write_text("precious")
+    code = main(["partition", "--generate", "rmat:nodes=100,edges=400", "-k", "2",
+                 "--out", str(tmp_path)])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "is not empty and holds no graphshard partition config" in err
+    assert (tmp_path / "keep.txt").read_text() == "precious"
+    assert main(["partition", "-k", "2", "--out", str(tmp_path / "x")]) == 2
+    assert main(["partition", "--generate", "rmat:nodes=100", "-k", "2", "--out",
+                 str(tmp_path / "y")]) == 1
+    assert "missing edges" in capsys.readouterr().err
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    assert main(["inspect", str(bad)]) == 1
+    assert "bad.json: not valid JSON" in capsys.readouterr().err
+
+
+def test_methods_choice_lists_registry():
+    result = CliRunner().invoke(cli, ["partition", "--help"])
+    for name in gs.partition.METHODS:
+        assert name in result.output
