@@ -233,7 +233,11 @@ class Graph:
         return np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
 
     def homogeneous_edges(self) -> tuple[IdArray, IdArray, npt.NDArray[np.int32]]:
-        """``(src, dst, etype_id)`` of all edges in homogeneous IDs, in homogeneous edge order."""
+        """``(src, dst, etype_id)`` of all edges in homogeneous IDs, in homogeneous edge order.
+
+        With one edge type whose endpoint types come first, ``src``/``dst`` are the graph's
+        own arrays, not copies: treat them as read-only.
+        """
         offsets = self.node_type_offsets()
         index = {t: i for i, t in enumerate(self._num_nodes)}
         if not self._edges:
@@ -241,9 +245,11 @@ class Graph:
             return empty, empty.copy(), np.zeros(0, dtype=np.int32)
         srcs, dsts, types = [], [], []
         for i, ((st, _, dt), (s, d)) in enumerate(self._edges.items()):
-            srcs.append(s + offsets[index[st]])
-            dsts.append(d + offsets[index[dt]])
+            srcs.append(s + offsets[index[st]] if offsets[index[st]] else s)
+            dsts.append(d + offsets[index[dt]] if offsets[index[dt]] else d)
             types.append(np.full(len(s), i, dtype=np.int32))
+        if len(srcs) == 1:  # no copy: the graph's own arrays (callers must not modify them)
+            return srcs[0], dsts[0], types[0]
         return np.concatenate(srcs), np.concatenate(dsts), np.concatenate(types)
 
     def to_homogeneous(self, *, ndata: Sequence[str] = (), edata: Sequence[str] = ()) -> Graph:

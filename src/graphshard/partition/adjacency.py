@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 import numpy.typing as npt
 
+from .._arrays import as_ids
 from ..typing import IdArray
 
 __all__ = ["Adjacency", "symmetric_adjacency"]
@@ -47,29 +49,72 @@ class Adjacency:
         return Adjacency(self.indptr, self.indices, self.edge_weights, weights)
 
 
+@numba.njit(cache=True)
+def _scatter_both_directions(src, dst, num_nodes):  # pragma: no cover - compiled
+    indptr = np.zeros(num_nodes + 1, dtype=np.int64)
+    for i in range(src.shape[0]):
+        if src[i] != dst[i]:
+            indptr[src[i] + 1] += 1
+            indptr[dst[i] + 1] += 1
+    for v in range(num_nodes):
+        indptr[v + 1] += indptr[v]
+    fill = indptr[:-1].copy()
+    indices = np.empty(indptr[num_nodes], dtype=np.int64)
+    for i in range(src.shape[0]):
+        s, d = src[i], dst[i]
+        if s != d:
+            indices[fill[s]] = d
+            fill[s] += 1
+            indices[fill[d]] = s
+            fill[d] += 1
+    return indptr, indices
+
+
+@numba.njit(cache=True)
+def _sort_and_merge_rows(indptr, indices):  # pragma: no cover - compiled
+    """Sort each row, merge repeated neighbours into weights, compact in place."""
+    num_nodes = indptr.shape[0] - 1
+    weights = np.empty(indices.shape[0], dtype=np.int64)
+    out = 0
+    start = indptr[0]
+    for v in range(num_nodes):
+        end = indptr[v + 1]
+        indptr[v] = out
+        if end > start:
+            indices[start:end] = np.sort(indices[start:end])
+            last = indices[start]
+            count = 1
+            for j in range(start + 1, end):
+                if indices[j] == last:
+                    count += 1
+                else:
+                    indices[out] = last
+                    weights[out] = count
+                    out += 1
+                    last = indices[j]
+                    count = 1
+            indices[out] = last
+            weights[out] = count
+            out += 1
+        start = end
+    indptr[num_nodes] = out
+    return out, weights
+
+
 def symmetric_adjacency(src: IdArray, dst: IdArray, num_nodes: int) -> Adjacency:
     """Undirected weighted CSR of directed edges ``src -> dst`` (self loops dropped).
 
-    Array passes only: one sort of the ``2E`` packed keys, then run-length counting.
+    Two linear passes (count, scatter) and a sort inside each row; memory is the output
+    plus the input.
 
     Example:
         >>> a = symmetric_adjacency(np.array([0, 1, 1, 2]), np.array([1, 0, 2, 2]), 3)
         >>> a.indptr.tolist(), a.indices.tolist(), a.edge_weights.tolist()
         ([0, 1, 3, 4], [1, 0, 2, 1], [2, 2, 1, 1])
     """
-    keep = src != dst
-    s, d = src[keep], dst[keep]
-    n = np.int64(max(num_nodes, 1))
-    keys = np.concatenate([s * n + d, d * n + s])
-    keys.sort(kind="stable")
-    if keys.size:
-        starts = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))
-        weights = np.diff(np.append(starts, keys.size)).astype(np.int64)
-        uniq = keys[starts]
-    else:
-        uniq = keys
-        weights = np.zeros(0, dtype=np.int64)
-    rows, cols = np.divmod(uniq, n)
-    indptr = np.zeros(num_nodes + 1, dtype=np.int64)
-    np.cumsum(np.bincount(rows, minlength=num_nodes), out=indptr[1:])
-    return Adjacency(indptr, cols.astype(np.int64, copy=False), weights)
+    src, dst = as_ids(src, "src"), as_ids(dst, "dst")
+    indptr, indices = _scatter_both_directions(src, dst, num_nodes)
+    total, weights = _sort_and_merge_rows(indptr, indices)
+    if total < len(indices):  # copies release the unused tail of the scatter buffers
+        indices, weights = indices[:total].copy(), weights[:total].copy()
+    return Adjacency(indptr, indices, weights)

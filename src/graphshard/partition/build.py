@@ -174,7 +174,7 @@ def build_partitions(g: Graph, graph_name: str, num_parts: int, out_path: str | 
     seconds["reshuffle"] = _lap(clock)
 
     clock = time.perf_counter()
-    config = _write_parts(g, graph_name, out_dir, shuffle, num_hops, trainer_parts,
+    config = _write_parts(g, graph_name, out_dir, shuffle, etype_ids, num_hops, trainer_parts,
                           num_trainers_per_machine, save_orig_ids)
     seconds["write"] = _lap(clock)
     report = _report(g, method, num_parts, parts, src, dst, shuffle, config.pop("_halo"),
@@ -283,9 +283,9 @@ def _assignment_array(g: Graph, assignment: Any, num_parts: int) -> IdArray:
     return parts
 
 
-def _write_parts(g: Graph, graph_name: str, out_dir: Path, shuffle: Reshuffle, num_hops: int,
-                 trainer_parts: IdArray | None, trainers: int, save_orig_ids: bool
-                 ) -> dict[str, Any]:
+def _write_parts(g: Graph, graph_name: str, out_dir: Path, shuffle: Reshuffle,
+                 etype_ids: np.ndarray, num_hops: int, trainer_parts: IdArray | None,
+                 trainers: int, save_orig_ids: bool) -> dict[str, Any]:
     """Write every part's files (the old config goes first) and return the config dict."""
     for old in _previous_configs(out_dir) if out_dir.exists() else []:
         old.unlink()  # the directory must not look complete while parts are replaced
@@ -294,7 +294,6 @@ def _write_parts(g: Graph, graph_name: str, out_dir: Path, shuffle: Reshuffle, n
     ntype_of_new = np.repeat(np.tile(np.arange(len(g.ntypes), dtype=np.int32), shuffle.num_parts),
                              (shuffle.node_ranges[:, :, 1] - shuffle.node_ranges[:, :, 0]).T
                              .reshape(-1))
-    _, _, etype_ids = g.homogeneous_edges()
     extra = None
     if trainer_parts is not None:
         offsets = g.node_type_offsets()

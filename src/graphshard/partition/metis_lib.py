@@ -47,8 +47,11 @@ def _library() -> ctypes.CDLL:
 
 
 def metis_kway(adj: Adjacency, num_parts: int, *, imbalance: float, objtype: str,
-               seed: int) -> IdArray:
-    """Part of every vertex from METIS k-way (all vertex-weight columns are constraints).
+               seed: int, recursive: bool = False) -> IdArray:
+    """Part of every vertex from METIS (all vertex-weight columns are constraints).
+
+    ``recursive`` uses METIS's recursive bisection instead of the k-way scheme (k-way is
+    needed for ``objtype="vol"``).
 
     Example:
         >>> from graphshard.partition.adjacency import symmetric_adjacency
@@ -84,11 +87,12 @@ def metis_kway(adj: Adjacency, num_parts: int, *, imbalance: float, objtype: str
     options[_OPT_NUMBERING] = 0
     part = np.zeros(n, dtype=_IDX)
     objval = ctypes.c_int32(0)
-    status = lib.METIS_PartGraphKway(
+    run = lib.METIS_PartGraphRecursive if recursive else lib.METIS_PartGraphKway
+    status = run(
         ctypes.byref(ctypes.c_int32(n)), ctypes.byref(ctypes.c_int32(ncon)), as_ptr(xadj),
         as_ptr(adjncy), as_ptr(vwgt), None, as_ptr(adjwgt),
         ctypes.byref(ctypes.c_int32(num_parts)), None, ubvec.ctypes.data_as(
             ctypes.POINTER(ctypes.c_float)), as_ptr(options), ctypes.byref(objval), as_ptr(part))
     if status != 1:
-        raise RuntimeError(f"METIS_PartGraphKway failed: {_STATUS.get(status, status)}")
+        raise RuntimeError(f"METIS failed: {_STATUS.get(status, status)}")
     return part.astype(np.int64)

@@ -1,0 +1,53 @@
+"""End-to-end ``partition_graph`` on a harness graph, as an ``--external`` peer.
+
+Run through the shared harness so that DGL 2.1's ``partition_graph`` and pymetis run on the
+same graph in the same pass, each in its own process, timed and measured alike::
+
+    bash benchmarks/run_partition_vs_dgl.sh            # graphs + peers + table
+
+Called by the harness as::
+
+    python benchmarks/bench_partition_graph.py {npz} {k} {parts} {workdir} [method]
+
+It builds the same graph DGL's peer builds (both directions of every undirected edge),
+runs ``graphshard.partition_graph`` end to end (assignment, reshuffle, halo, features,
+files), saves the assignment in original IDs for the harness to score, and prints the
+harness's ``@@RESULT@@`` line.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+import graphshard as gs
+
+
+def main(argv: list[str]) -> None:
+    npz, k, parts_path, workdir = argv[:4]
+    method = argv[4] if len(argv) > 4 else gs.partition.DEFAULT_METHOD
+    z = np.load(npz)
+    src, dst, n = z["src"].astype(np.int64), z["dst"].astype(np.int64), int(z["num_nodes"])
+    t0 = time.perf_counter()
+    g = gs.graph((np.concatenate([src, dst]), np.concatenate([dst, src])), num_nodes=n)
+    del src, dst
+    t1 = time.perf_counter()
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out = Path(workdir) / f"graphshard-{method}"
+    result = gs.partition.build_partitions(g, "bench", int(k), out, part_method=method)
+    t2 = time.perf_counter()
+    np.save(parts_path, result.parts)
+    size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
+    print("@@RESULT@@ " + json.dumps({
+        "prep_s": round(t1 - t0, 3), "part_s": round(t2 - t1, 3), "rss_base_mb": base,
+        "out_mb": round(size / 2**20, 1), "method": method, "phases": result.report.seconds,
+        "version": gs.__version__}), flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
