@@ -223,3 +223,23 @@ def test_property_random_graphs(tmp_path_factory, g, num_parts, hops, method):
     for t in g.ntypes:
         arr = nids if isinstance(nids, np.ndarray) else nids[t]
         assert np.array_equal(np.sort(arr), np.arange(g.num_nodes(t)))
+
+
+def test_assignment_folder_dgl_layout(acm, tmp_path):
+    from graphshard.partition.assignment import write_assignment
+
+    rng = np.random.default_rng(0)
+    parts = {t: rng.integers(0, 3, acm.num_nodes(t)) for t in acm.ntypes}
+    (tmp_path / "assign").mkdir()
+    for t, arr in parts.items():  # text only, as DGL's random_partition.py writes it
+        np.savetxt(tmp_path / "assign" / f"{t}.txt", arr, fmt="%d")
+    res = build_partitions(acm, "acm", 3, tmp_path / "out", assignment=tmp_path / "assign")
+    expect = np.concatenate([parts[t] for t in acm.ntypes])
+    assert np.array_equal(res.parts, expect)
+    write_assignment(tmp_path / "bin", parts, 3)
+    res2 = build_partitions(acm, "acm", 3, tmp_path / "out2", assignment=tmp_path / "bin")
+    assert res2.report.to_dict()["part_nodes"] == res.report.to_dict()["part_nodes"]
+    (tmp_path / "assign" / "term.txt").write_text("0\nx\n")
+    (tmp_path / "assign" / "term.npy").unlink(missing_ok=True)
+    with pytest.raises(gs.FormatError, match=r"term\.txt: expected one integer part ID"):
+        build_partitions(acm, "acm", 3, tmp_path / "out3", assignment=tmp_path / "assign")

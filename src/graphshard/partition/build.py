@@ -24,6 +24,7 @@ from ..errors import ConfigError, ValidationError
 from ..graph import Graph
 from ..typing import IdArray
 from .adjacency import symmetric_adjacency
+from .assignment import assignment_from_folder
 from .constraints import balance_weights, machines_of_trainers
 from .features import part_edge_features, part_node_features, per_type_orig_ids
 from .files import FORMAT_VERSION, write_config, write_features, write_local_graph
@@ -89,8 +90,9 @@ def partition_graph(g: Graph, graph_name: str, num_parts: int, out_path: str | o
             trainer in node feature ``trainer_id``, and merge each machine's ``T`` parts.
         objtype: ``"cut"`` or ``"vol"`` (METIS's objective).
         imbalance: Allowed imbalance (0.03: parts up to 3% above the average).
-        assignment: A precomputed part per node (array in homogeneous order, or
-            ``{ntype: array}``); the partition method is skipped.
+        assignment: A precomputed part per node: an array in homogeneous order,
+            ``{ntype: array}``, or a folder in DGL's partition-assignment layout
+            (``<ntype>.txt``); the partition method is skipped.
         reshuffle: Must be True: non-reshuffled output is deprecated in DGL and refused.
         seed: Random seed of the partition method.
         save_orig_ids: Also write ``part<i>/orig_ids.safetensors`` (original per-type IDs).
@@ -265,7 +267,9 @@ def _previous_configs(out_dir: Path) -> list[Path]:
 
 
 def _assignment_array(g: Graph, assignment: Any, num_parts: int) -> IdArray:
-    if isinstance(assignment, Mapping):
+    if isinstance(assignment, (str, os.PathLike)):
+        parts = assignment_from_folder(assignment, g.ntypes)
+    elif isinstance(assignment, Mapping):
         missing = [t for t in g.ntypes if t not in assignment]
         if missing:
             raise ValidationError(f"assignment has no entry for node types {missing}",
