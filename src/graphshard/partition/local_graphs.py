@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -9,7 +10,8 @@ import numpy as np
 from ..typing import IdArray
 from .reshuffle import Reshuffle
 
-__all__ = ["LocalGraph", "build_local_graph", "in_edge_index"]
+__all__ = ["LocalGraph", "assemble_local_graph", "build_local_graph", "gather_ranges",
+           "in_edge_index"]
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,7 @@ def in_edge_index(shuffle: Reshuffle) -> InEdgeIndex:
     return InEdgeIndex(indptr, order)
 
 
-def _gather_ranges(indptr: IdArray, rows: IdArray) -> IdArray:
+def gather_ranges(indptr: IdArray, rows: IdArray) -> IdArray:
     """Concatenate ``arange(indptr[r], indptr[r+1])`` over ``rows`` without a Python loop."""
     starts, ends = indptr[rows], indptr[rows + 1]
     lengths = ends - starts
@@ -70,38 +72,52 @@ def _gather_ranges(indptr: IdArray, rows: IdArray) -> IdArray:
     return np.repeat(starts - offsets, lengths) + np.arange(total, dtype=np.int64)
 
 
-def build_local_graph(shuffle: Reshuffle, part_id: int, num_hops: int,
-                      in_index: InEdgeIndex | None = None) -> LocalGraph:
-    """Local graph of ``part_id``: inner edges, then the in-edges of halo nodes hop by hop.
+#: ``fetch(nodes) -> (edge IDs, src, dst)``: all in-edges of ``nodes`` (global new IDs).
+InEdgeFetcher = Callable[[IdArray], tuple[IdArray, IdArray, IdArray]]
+
+
+def assemble_local_graph(part_id: int, node_range: tuple[int, int], first_edge: int,
+                         inner_src: IdArray, inner_dst: IdArray, num_hops: int,
+                         fetch_in_edges: InEdgeFetcher | None = None) -> LocalGraph:
+    """Local graph of one part from its inner edges (global new IDs, in edge-ID order).
 
     Hop 1 adds the sources of inner edges owned elsewhere as halo nodes.  Each further hop
-    adds the in-edges of the previous hop's halo nodes (``inner_edge = False``) and their
-    new sources as halo nodes.  ``in_index`` is required when ``num_hops > 1``.
+    adds the in-edges of the previous hop's halo nodes (``inner_edge = False``), obtained
+    from ``fetch_in_edges``, and their new sources as halo nodes.  Inner edges are local
+    edges ``0 .. len(inner_src) - 1`` with global IDs ``first_edge ...``; halo edges follow
+    sorted by global ID; halo nodes are sorted by global ID.
     """
-    nb, eb = shuffle.node_bounds(), shuffle.edge_bounds()
-    n_lo, n_hi = int(nb[part_id]), int(nb[part_id + 1])
-    e_lo, e_hi = int(eb[part_id]), int(eb[part_id + 1])
-    src = shuffle.src[e_lo:e_hi]
-    outside = src[(src < n_lo) | (src >= n_hi)]
+    n_lo, n_hi = node_range
+    outside = inner_src[(inner_src < n_lo) | (inner_src >= n_hi)]
     frontier = np.unique(outside)
     halo_parts = [frontier]
-    halo_edge_parts: list[IdArray] = []
+    edge_ids: list[IdArray] = []
+    edge_src: list[IdArray] = []
+    edge_dst: list[IdArray] = []
     known = frontier
     for _ in range(1, num_hops):
-        if frontier.size == 0 or in_index is None:
+        if frontier.size == 0 or fetch_in_edges is None:
             break
-        new_edges = in_index.edges[_gather_ranges(in_index.indptr, frontier)]
-        halo_edge_parts.append(new_edges)
-        cand = np.unique(shuffle.src[new_edges])
+        eids, src, dst = fetch_in_edges(frontier)
+        edge_ids.append(eids)
+        edge_src.append(src)
+        edge_dst.append(dst)
+        cand = np.unique(src)
         cand = cand[(cand < n_lo) | (cand >= n_hi)]
         frontier = np.setdiff1d(cand, known, assume_unique=True)
         known = np.union1d(known, frontier)
         halo_parts.append(frontier)
     halo = np.sort(np.concatenate(halo_parts)) if len(halo_parts) > 1 else frontier
-    halo_edges = (np.sort(np.concatenate(halo_edge_parts)) if halo_edge_parts
-                  else np.zeros(0, dtype=np.int64))
+    num_inner_edges = len(inner_src)
+    edges = np.arange(first_edge, first_edge + num_inner_edges, dtype=np.int64)
+    src_all, dst_all = inner_src, inner_dst
+    if edge_ids:
+        hop_ids = np.concatenate(edge_ids)
+        order = np.argsort(hop_ids, kind="stable")
+        edges = np.concatenate([edges, hop_ids[order]])
+        src_all = np.concatenate([inner_src, np.concatenate(edge_src)[order]])
+        dst_all = np.concatenate([inner_dst, np.concatenate(edge_dst)[order]])
     nodes = np.concatenate([np.arange(n_lo, n_hi, dtype=np.int64), halo])
-    edges = np.concatenate([np.arange(e_lo, e_hi, dtype=np.int64), halo_edges])
     num_inner = n_hi - n_lo
 
     def to_local(global_ids: IdArray) -> IdArray:
@@ -109,6 +125,26 @@ def build_local_graph(shuffle: Reshuffle, part_id: int, num_hops: int,
         return np.where(inside, global_ids - n_lo,
                         num_inner + np.searchsorted(halo, global_ids))
 
-    return LocalGraph(part_id, nodes, num_inner, edges, e_hi - e_lo,
-                      to_local(shuffle.src[edges]), to_local(shuffle.dst[edges]),
-                      tuple(len(h) for h in halo_parts))
+    return LocalGraph(part_id, nodes, num_inner, edges, num_inner_edges,
+                      to_local(src_all), to_local(dst_all), tuple(len(h) for h in halo_parts))
+
+
+def build_local_graph(shuffle: Reshuffle, part_id: int, num_hops: int,
+                      in_index: InEdgeIndex | None = None) -> LocalGraph:
+    """Local graph of ``part_id`` from a whole-graph :class:`Reshuffle`.
+
+    ``in_index`` (from :func:`in_edge_index`) is required when ``num_hops > 1``.
+    """
+    nb, eb = shuffle.node_bounds(), shuffle.edge_bounds()
+    e_lo, e_hi = int(eb[part_id]), int(eb[part_id + 1])
+
+    fetch = None
+    if in_index is not None:
+        index = in_index
+
+        def fetch(nodes: IdArray) -> tuple[IdArray, IdArray, IdArray]:
+            eids = index.edges[gather_ranges(index.indptr, nodes)]
+            return eids, shuffle.src[eids], shuffle.dst[eids]
+
+    return assemble_local_graph(part_id, (int(nb[part_id]), int(nb[part_id + 1])), e_lo,
+                                shuffle.src[e_lo:e_hi], shuffle.dst[e_lo:e_hi], num_hops, fetch)
