@@ -18,7 +18,6 @@ from typing import Any
 import numpy as np
 
 from .._arrays import as_ids
-from .._files import file_sha256
 from .._progress import progress
 from ..errors import ConfigError, ValidationError
 from ..graph import Graph
@@ -27,7 +26,7 @@ from .adjacency import symmetric_adjacency
 from .assignment import assignment_from_folder
 from .constraints import balance_weights, machines_of_trainers
 from .features import part_edge_features, part_node_features, per_type_orig_ids
-from .files import FORMAT_VERSION, write_config, write_features, write_local_graph
+from .files import make_config, write_config, write_part
 from .local_graphs import build_local_graph, in_edge_index
 from .methods import METHODS, MethodOptions, run_method
 from .report import PartitionReport, edge_cut
@@ -310,35 +309,21 @@ def _write_parts(g: Graph, graph_name: str, out_dir: Path, shuffle: Reshuffle,
         local = build_local_graph(shuffle, p, num_hops, in_index)
         halo.append(local.num_halo_nodes)
         halo1.append(local.halo_per_hop[0] if local.halo_per_hop else 0)
-        node_data = {
-            "_ID": local.nodes,
-            "inner_node": np.arange(len(local.nodes)) < local.num_inner_nodes,
-            "part_id": shuffle.node_part(local.nodes),
-            "orig_id": shuffle.node_new2orig[local.nodes],
-            "_TYPE": ntype_of_new[local.nodes],
-        }
-        orig_eids = shuffle.edge_new2orig[local.edges]
-        edge_data = {
-            "_ID": local.edges,
-            "inner_edge": np.arange(len(local.edges)) < local.num_inner_edges,
-            "orig_id": orig_eids,
-            "_TYPE": etype_ids[orig_eids],
-        }
-        rel = {"part_graph": f"part{p}/graph.safetensors",
-               "node_feats": f"part{p}/node_feats.safetensors",
-               "edge_feats": f"part{p}/edge_feats.safetensors"}
-        write_local_graph(out_dir / rel["part_graph"], local.src, local.dst, node_data,
-                          edge_data)
-        write_features(out_dir / rel["node_feats"], part_node_features(g, shuffle, p, extra))
-        write_features(out_dir / rel["edge_feats"], part_edge_features(g, shuffle, p))
-        if save_orig_ids:
-            rel["orig_ids"] = f"part{p}/orig_ids.safetensors"
-            write_features(out_dir / rel["orig_ids"], _orig_ids_of_part(g, shuffle, p))
-        for path in rel.values():
-            full = out_dir / path
-            files[path] = {"bytes": full.stat().st_size, "sha256": file_sha256(full)}
+        edge_orig = shuffle.edge_new2orig[local.edges]
+        rel, records = write_part(
+            out_dir, p, local, node_part=shuffle.node_part(local.nodes),
+            node_orig=shuffle.node_new2orig[local.nodes], node_type=ntype_of_new[local.nodes],
+            edge_orig=edge_orig, edge_type=etype_ids[edge_orig],
+            node_feats=part_node_features(g, shuffle, p, extra),
+            edge_feats=part_edge_features(g, shuffle, p),
+            orig_ids=_orig_ids_of_part(g, shuffle, p) if save_orig_ids else None)
+        files.update(records)
         parts_cfg[f"part-{p}"] = rel
-    return _config(g, graph_name, shuffle, num_hops, parts_cfg, files, halo, halo1, trainers)
+    cfg = make_config(graph_name, g.ntypes, [":".join(et) for et in g.canonical_etypes],
+                      shuffle.node_ranges, shuffle.edge_ranges, num_hops, parts_cfg, files,
+                      trainers)
+    cfg["_halo"], cfg["_halo1"] = halo, halo1
+    return cfg
 
 
 def _orig_ids_of_part(g: Graph, shuffle: Reshuffle, p: int) -> dict[str, IdArray]:
@@ -351,29 +336,6 @@ def _orig_ids_of_part(g: Graph, shuffle: Reshuffle, p: int) -> dict[str, IdArray
         out[f"edge/{':'.join(etype)}"] = per_type_orig_ids(
             shuffle.edge_new2orig, shuffle.edge_ranges, eoff, t, p)
     return out
-
-
-def _config(g: Graph, graph_name: str, shuffle: Reshuffle, num_hops: int,
-            parts_cfg: dict[str, Any], files: dict[str, Any], halo: list[int],
-            halo1: list[int], trainers: int) -> dict[str, Any]:
-    etype_names = [":".join(et) for et in g.canonical_etypes]
-    cfg: dict[str, Any] = {
-        "graph_name": graph_name,
-        "part_method": None,
-        "num_parts": shuffle.num_parts,
-        "halo_hops": num_hops,
-        "node_map": {t: shuffle.node_ranges[i].tolist() for i, t in enumerate(g.ntypes)},
-        "edge_map": {e: shuffle.edge_ranges[i].tolist() for i, e in enumerate(etype_names)},
-        "ntypes": {t: i for i, t in enumerate(g.ntypes)},
-        "etypes": {e: i for i, e in enumerate(etype_names)},
-        "num_nodes": g.num_nodes(),
-        "num_edges": g.num_edges(),
-        "num_trainers_per_machine": trainers,
-    }
-    cfg.update(parts_cfg)
-    cfg["graphshard"] = {"format_version": FORMAT_VERSION, "files": files}
-    cfg["_halo"], cfg["_halo1"] = halo, halo1
-    return cfg
 
 
 def _report(g: Graph, method: str, num_parts: int, parts: IdArray, src: IdArray, dst: IdArray,

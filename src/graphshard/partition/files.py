@@ -30,6 +30,7 @@ from ..graph import Graph, graph
 from ..ids import RangePartitionBook
 from ..ragged import Ragged
 from ..typing import EdgeType
+from .local_graphs import LocalGraph
 
 __all__ = [
     "FORMAT_VERSION",
@@ -37,14 +38,79 @@ __all__ = [
     "load_partition",
     "load_partition_book",
     "load_partition_feats",
+    "make_config",
     "read_config",
     "write_features",
     "write_local_graph",
+    "write_part",
 ]
 
 FORMAT_VERSION = 1
 NODE_KEYS = ("_ID", "inner_node", "part_id", "orig_id", "_TYPE")
 EDGE_KEYS = ("_ID", "inner_edge", "orig_id", "_TYPE")
+
+
+def write_part(out_dir: Path, part_id: int, local: LocalGraph, *, node_part: np.ndarray,
+               node_orig: np.ndarray, node_type: np.ndarray, edge_orig: np.ndarray,
+               edge_type: np.ndarray, node_feats: dict[str, Any], edge_feats: dict[str, Any],
+               orig_ids: dict[str, np.ndarray] | None = None
+               ) -> tuple[dict[str, str], dict[str, dict[str, Any]]]:
+    """Write one part's files; returns its config entry and the files' size and SHA-256.
+
+    The per-local-node arrays (``node_part``, ``node_orig``, ``node_type``) and per-local-
+    edge arrays (``edge_orig``, ``edge_type``) follow ``local``'s order.
+    """
+    node_data = {
+        "_ID": local.nodes,
+        "inner_node": np.arange(len(local.nodes)) < local.num_inner_nodes,
+        "part_id": node_part,
+        "orig_id": node_orig,
+        "_TYPE": node_type,
+    }
+    edge_data = {
+        "_ID": local.edges,
+        "inner_edge": np.arange(len(local.edges)) < local.num_inner_edges,
+        "orig_id": edge_orig,
+        "_TYPE": edge_type,
+    }
+    p = part_id
+    rel = {"part_graph": f"part{p}/graph.safetensors",
+           "node_feats": f"part{p}/node_feats.safetensors",
+           "edge_feats": f"part{p}/edge_feats.safetensors"}
+    write_local_graph(out_dir / rel["part_graph"], local.src, local.dst, node_data, edge_data)
+    write_features(out_dir / rel["node_feats"], node_feats)
+    write_features(out_dir / rel["edge_feats"], edge_feats)
+    if orig_ids is not None:
+        rel["orig_ids"] = f"part{p}/orig_ids.safetensors"
+        write_features(out_dir / rel["orig_ids"], orig_ids)
+    records = {}
+    for path in rel.values():
+        full = out_dir / path
+        records[path] = {"bytes": full.stat().st_size, "sha256": file_sha256(full)}
+    return rel, records
+
+
+def make_config(graph_name: str, ntypes: list[str], etype_names: list[str],
+                node_ranges: np.ndarray, edge_ranges: np.ndarray, num_hops: int,
+                parts_cfg: dict[str, Any], files: dict[str, Any], trainers: int
+                ) -> dict[str, Any]:
+    """The partition config (DGL's keys first, ours under ``"graphshard"``)."""
+    cfg: dict[str, Any] = {
+        "graph_name": graph_name,
+        "part_method": None,
+        "num_parts": int(node_ranges.shape[1]),
+        "halo_hops": num_hops,
+        "node_map": {t: node_ranges[i].tolist() for i, t in enumerate(ntypes)},
+        "edge_map": {e: edge_ranges[i].tolist() for i, e in enumerate(etype_names)},
+        "ntypes": {t: i for i, t in enumerate(ntypes)},
+        "etypes": {e: i for i, e in enumerate(etype_names)},
+        "num_nodes": int(node_ranges[:, :, 1].max(initial=0)),
+        "num_edges": int(edge_ranges[:, :, 1].max(initial=0)),
+        "num_trainers_per_machine": trainers,
+    }
+    cfg.update(parts_cfg)
+    cfg["graphshard"] = {"format_version": FORMAT_VERSION, "files": files}
+    return cfg
 
 
 def write_local_graph(path: Path, src: np.ndarray, dst: np.ndarray,
