@@ -36,8 +36,11 @@ __all__ = ["DEFAULT_METHOD", "PartitionResult", "build_partitions", "partition_g
 
 log = logging.getLogger(__name__)
 
+#: Present while a partition output is being written (see :func:`remove_previous_configs`).
+INCOMPLETE_MARKER = ".graphshard-incomplete"
+
 #: Method used when none is named (see graphshard.partition.methods for the choice).
-DEFAULT_METHOD = "metis"
+DEFAULT_METHOD = "auto"
 
 
 @dataclass(frozen=True)
@@ -188,6 +191,7 @@ def build_partitions(g: Graph, graph_name: str, num_parts: int, out_path: str | 
         "objtype": objtype, "imbalance": imbalance, "seed": seed}
     config_path = out_dir / f"{graph_name}.json"
     write_config(config_path, config)
+    mark_complete(out_dir)
     log.info("wrote %d parts to %s: cut %d (%.2f%%), %.2fs", num_parts, out_dir,
              report.edge_cut, 100 * report.cut_ratio, sum(seconds.values()))
     orig_nids, orig_eids = _mappings(g, shuffle)
@@ -240,18 +244,37 @@ def _check_arguments(g: Graph, graph_name: str, num_parts: int, out_path: Any, n
     if not 0 <= imbalance < 1:
         raise ValidationError(f"imbalance must be in [0, 1), got {imbalance}",
                               field="imbalance", value=imbalance)
-    return _check_out_dir(Path(out_path))
+    return check_out_dir(Path(out_path))
 
 
-def _check_out_dir(out_dir: Path) -> Path:
+def check_out_dir(out_dir: Path) -> Path:
     """An output directory is new, empty or a previous graphshard output; never anything else."""
     if out_dir.exists() and not out_dir.is_dir():
         raise ConfigError(f"{out_dir} exists and is not a directory", path=str(out_dir))
-    if out_dir.is_dir() and any(out_dir.iterdir()) and not _previous_configs(out_dir):
+    ours = (out_dir / INCOMPLETE_MARKER).exists() or (out_dir / ".graphshard-work").is_dir()
+    if out_dir.is_dir() and any(out_dir.iterdir()) and not ours \
+            and not _previous_configs(out_dir):
         raise ConfigError(f"{out_dir} is not empty and holds no graphshard partition config; "
                           "refusing to write into it (choose a new or empty directory)",
                           path=str(out_dir))
     return out_dir
+
+
+def remove_previous_configs(out_dir: Path) -> None:
+    """Mark the folder as being written and delete old configs, so it never looks complete.
+
+    The marker ``.graphshard-incomplete`` lets a rerun after a crash write into the folder
+    again; :func:`write_config` callers remove it once the new config is in place.
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / INCOMPLETE_MARKER).touch()
+    for old in _previous_configs(out_dir):
+        old.unlink()
+
+
+def mark_complete(out_dir: Path) -> None:
+    """Remove the marker of :func:`remove_previous_configs` (after the config is written)."""
+    (out_dir / INCOMPLETE_MARKER).unlink(missing_ok=True)
 
 
 def _previous_configs(out_dir: Path) -> list[Path]:
@@ -290,9 +313,7 @@ def _write_parts(g: Graph, graph_name: str, out_dir: Path, shuffle: Reshuffle,
                  etype_ids: np.ndarray, num_hops: int, trainer_parts: IdArray | None,
                  trainers: int, save_orig_ids: bool) -> dict[str, Any]:
     """Write every part's files (the old config goes first) and return the config dict."""
-    for old in _previous_configs(out_dir) if out_dir.exists() else []:
-        old.unlink()  # the directory must not look complete while parts are replaced
-    out_dir.mkdir(parents=True, exist_ok=True)
+    remove_previous_configs(out_dir)
     in_index = in_edge_index(shuffle) if num_hops > 1 else None
     ntype_of_new = np.repeat(np.tile(np.arange(len(g.ntypes), dtype=np.int32), shuffle.num_parts),
                              (shuffle.node_ranges[:, :, 1] - shuffle.node_ranges[:, :, 0]).T

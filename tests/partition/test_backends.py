@@ -1,0 +1,196 @@
+"""Partition backends beyond METIS, on real Walshaw graphs (small ones: the file runs in ~30 s)."""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from graphshard.errors import ValidationError
+from graphshard.io import read_metis
+from graphshard.partition import backends
+from graphshard.partition.adjacency import Adjacency, symmetric_adjacency
+from graphshard.partition.methods import METHODS, MethodOptions, run_method
+
+HAS = {name: importlib.util.find_spec(name) is not None for name in ("kaminpar", "mtkahypar")}
+
+
+def needs(*packages: str) -> pytest.MarkDecorator:
+    missing = [p for p in packages if not HAS[p]]
+    return pytest.mark.skipif(bool(missing), reason=f"optional package(s) {missing} not installed")
+
+
+# method -> (packages it needs, allowed cut / archive best-known cut at k=2, eps=5%).
+# Measured on 4elt (best 137), threads=1, seeds 0-3: kaminpar 1.11-1.25 x, mtkahypar
+# DEFAULT 1.02-1.08 x (up to 1.29 x on later calls in one process), quality 1.00 x,
+# auto = METIS on a mesh 1.06-1.38 x.
+BACKENDS = {
+    "kaminpar": (("kaminpar",), 1.5),
+    "mtkahypar": (("mtkahypar",), 1.45),
+    "quality": (("kaminpar", "mtkahypar"), 1.05),
+    "auto": ((), 1.6),
+}
+BEST_4ELT = 137
+
+
+def _adjacency(path: Path) -> Adjacency:
+    g = read_metis(path)
+    src, dst = g.edges()
+    return symmetric_adjacency(src, dst, g.num_nodes())
+
+
+@pytest.fixture(scope="module")
+def elt4(shared_file) -> Adjacency:
+    return _adjacency(shared_file("walshaw", "graphs", "4elt.graph"))
+
+
+@pytest.fixture(scope="module")
+def add20(shared_file) -> Adjacency:
+    return _adjacency(shared_file("walshaw", "graphs", "add20.graph"))
+
+
+def _check_valid_balanced(adj: Adjacency, parts: np.ndarray, k: int, eps: float) -> None:
+    assert parts.dtype == np.int64 and parts.shape == (adj.num_nodes,)
+    assert parts.min() >= 0 and parts.max() < k
+    weights = backends._vertex_weights(adj)
+    loads = np.zeros((k, weights.shape[1]), dtype=np.int64)
+    np.add.at(loads, parts, weights)
+    bound = [backends.max_part_weight(int(t), k, eps) for t in weights.sum(axis=0)]
+    assert (loads <= np.array(bound)).all(), (loads.max(axis=0), bound)
+
+
+@pytest.mark.parametrize("method", list(BACKENDS))
+def test_walshaw_k2_valid_balanced_deterministic_close_to_archive(elt4, method):
+    packages, factor = BACKENDS[method]
+    if any(not HAS[p] for p in packages):
+        pytest.skip(f"{method} needs {packages}")
+    opts = MethodOptions(imbalance=0.05, seed=3, threads=1)
+    parts = run_method(elt4, 2, method, opts)
+    _check_valid_balanced(elt4, parts, 2, 0.05)
+    # the archive's own rule is looser than ours: max block <= (1 + eps) * ceil(n / k)
+    assert np.bincount(parts).max() <= 1.05 * -(-elt4.num_nodes // 2)
+    cut = backends.adjacency_cut(elt4, parts) // 2  # both directions are input edges
+    assert cut <= factor * BEST_4ELT, cut
+    if method == "mtkahypar":
+        # DEFAULT keeps hidden state between calls in one process (not reproducible even on
+        # one thread, measured); its DETERMINISTIC preset is reproducible on any thread count
+        def run(o):
+            return backends.mtkahypar_partition(elt4, 2, o, preset="deterministic")
+
+        first = run(opts)
+        np.testing.assert_array_equal(first, run(opts))
+        np.testing.assert_array_equal(first, run(MethodOptions(imbalance=0.05, seed=3,
+                                                                threads=2)))
+        return
+    np.testing.assert_array_equal(parts, run_method(elt4, 2, method, opts))
+
+
+@needs("kaminpar")
+@pytest.mark.parametrize("k", [4, 16])
+def test_kaminpar_k_way_on_add20(add20, k):
+    parts = backends.kaminpar_partition(add20, k, MethodOptions(seed=1, threads=1))
+    _check_valid_balanced(add20, parts, k, 0.03)
+    assert np.unique(parts).size == k
+
+
+@needs("mtkahypar")
+def test_mtkahypar_volume_objective_uses_hypergraph(add20):
+    cut_opts = MethodOptions(imbalance=0.03, seed=0, threads=1)
+    vol_opts = MethodOptions(imbalance=0.03, objtype="vol", seed=0, threads=1)
+    by_cut = backends.mtkahypar_partition(add20, 4, cut_opts)
+    by_vol = backends.mtkahypar_partition(add20, 4, vol_opts)
+    _check_valid_balanced(add20, by_vol, 4, 0.03)
+
+    def volume(parts: np.ndarray) -> int:  # METIS's total communication volume
+        rows = np.repeat(np.arange(add20.num_nodes), np.diff(add20.indptr))
+        foreign = parts[add20.indices] != parts[rows]
+        pairs = np.unique(rows[foreign] * 4 + parts[add20.indices][foreign])
+        return pairs.size
+
+    assert volume(by_vol) <= 1.05 * volume(by_cut)
+
+
+@needs("kaminpar", "mtkahypar")
+@pytest.mark.parametrize("method", ["kaminpar", "mtkahypar", "quality", "auto"])
+def test_single_vertex_weight_is_balanced(add20, method):
+    weights = (np.arange(add20.num_nodes) % 5 + 1).reshape(-1, 1)
+    adj = add20.with_vertex_weights(weights)
+    parts = run_method(adj, 4, method, MethodOptions(seed=0, threads=1))
+    _check_valid_balanced(adj, parts, 4, 0.03)
+
+
+@pytest.mark.parametrize("method", ["kaminpar", "mtkahypar", "quality", "auto"])
+def test_multi_constraint_falls_back_to_metis_and_logs(add20, method, caplog):
+    weights = np.stack([np.ones(add20.num_nodes), np.diff(add20.indptr)], axis=1)
+    adj = add20.with_vertex_weights(weights.astype(np.int64))
+    opts = MethodOptions(seed=0, threads=1)
+    with caplog.at_level(logging.INFO, logger="graphshard.partition.backends"):
+        parts = run_method(adj, 4, method, opts)
+    np.testing.assert_array_equal(parts, run_method(adj, 4, "metis", opts))
+    if method != "auto":
+        assert any("using METIS" in r.getMessage() for r in caplog.records)
+
+
+@needs("kaminpar")
+def test_isolated_nodes_fill_the_parts():
+    # a 40-node path plus 60 isolated nodes: the path may split unevenly, the rest levels it
+    adj = symmetric_adjacency(np.arange(39), np.arange(1, 40), 100)
+    parts = backends.kaminpar_partition(adj, 4, MethodOptions(seed=0, threads=1))
+    _check_valid_balanced(adj, parts, 4, 0.03)
+    assert backends.adjacency_cut(adj, parts) <= 3
+
+
+def test_pack_isolated_respects_the_bound():
+    keep = np.array([True, True, False, False, False, False])
+    parts = backends._pack_isolated(np.array([0, 0]), keep, None, 2, 3)
+    assert parts.tolist() == [0, 0, 0, 1, 1, 1]
+
+
+def test_int_lines_writes_decimal_text():
+    tokens = np.array([0, 7, 10, 99, 100, 123456789012])
+    ends = np.array([False, True, False, False, True, True])
+    assert bytes(backends._int_lines(tokens, ends)) == b"0 7\n10 99 100\n123456789012\n"
+
+
+@needs("kaminpar")
+def test_parhip_file_round_trips_through_kaminpar(add20, tmp_path):
+    import kaminpar
+
+    weights = np.arange(add20.num_nodes, dtype=np.int64) % 3 + 1
+    doubled = Adjacency(add20.indptr, add20.indices, add20.edge_weights * np.where(
+        np.arange(add20.num_entries) % 2 == 0, 1, 1))
+    path = tmp_path / "g.parhip"
+    backends._write_parhip(path, doubled, weights)
+    graph = kaminpar.load_graph(str(path), kaminpar.GraphFileFormat.PARHIP)
+    assert (graph.n(), graph.m()) == (add20.num_nodes, add20.num_entries)
+    v = 17
+    row = slice(add20.indptr[v], add20.indptr[v + 1])
+    assert [u for u, _ in graph.neighbors(v)] == add20.indices[row].tolist()
+    assert graph.node_weight(v) == weights[v]
+
+
+@needs("kaminpar", "mtkahypar")
+def test_unknown_preset_lists_the_choices(add20):
+    with pytest.raises(ValidationError, match="choose one of"):
+        backends.kaminpar_partition(add20, 2, MethodOptions(), preset="nope")
+    with pytest.raises(ValidationError, match="choose one of"):
+        backends.mtkahypar_partition(add20, 2, MethodOptions(), preset="nope")
+
+
+def test_auto_choice_rule(add20, elt4):
+    opts = MethodOptions()
+    multi = add20.with_vertex_weights(np.ones((add20.num_nodes, 2), dtype=np.int64))
+    assert backends.auto_choice(multi, 4, opts)[0] == "metis"
+    assert backends.auto_choice(elt4, 4, opts)[0] == "metis"  # a mesh: degree skew 0.1
+    skewed = "kaminpar" if HAS["kaminpar"] else "metis"  # add20: degree skew 2.1
+    assert backends.auto_choice(add20, 4, opts)[0] == skewed
+    isolated = symmetric_adjacency(np.arange(9), np.arange(1, 10), 100)  # 90% isolated
+    assert backends.auto_choice(isolated, 4, opts)[0] == skewed
+
+
+def test_methods_are_registered():
+    assert {"kaminpar", "mtkahypar", "quality", "auto"} <= set(METHODS)
+    assert METHODS["auto"].multi_constraint
