@@ -15,8 +15,6 @@ EXTRAS = {
     "ray": "ray",
     "torch": "torch",
     "networkx": "interop",
-    "dgl": "interop",
-    "torch_geometric": "interop",
 }
 
 
@@ -31,7 +29,8 @@ def import_optional(package: str, feature: str) -> ModuleType:
         return importlib.import_module(package)
     except ImportError as exc:
         extra = EXTRAS.get(package.split(".")[0])
-        hint = f"pip install 'graphshard[{extra}]'" if extra else f"pip install {package}"
+        hint = (f"pip install 'graphshard[{extra}]'" if extra
+                else f"pip install {package.split('.')[0].replace('_', '-')}")
         raise MissingDependencyError(
             f"{feature} needs the optional package {package!r}, which is not installed: {hint}",
             field=package,

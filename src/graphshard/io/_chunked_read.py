@@ -1,0 +1,119 @@
+"""Reading one chunk file of the chunked format (csv / numpy / parquet) into NumPy."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+
+from ..ragged import Ragged
+from ._common import column_to_numpy, fail, list_to_ragged
+
+FORMATS = ("csv", "numpy", "parquet")
+
+
+@dataclass(frozen=True)
+class FileSpec:
+    """One ``ChunkFileSpec``: the format, its CSV delimiter and the resolved chunk paths."""
+
+    fmt: str
+    delimiter: str
+    files: tuple[Path, ...]
+    field: str
+
+
+# ----- one chunk file ------------------------------------------------------------------------
+def _read_csv(file: Path, delimiter: str, field: str) -> pa.Table:
+    if file.stat().st_size == 0:
+        return pa.table({})
+    try:
+        return pacsv.read_csv(
+            file, read_options=pacsv.ReadOptions(autogenerate_column_names=True),
+            parse_options=pacsv.ParseOptions(delimiter=delimiter))
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        raise fail(file, f"unreadable CSV ({exc})".replace("\n", " "), field=field) from exc
+
+
+def _read_table(spec: FileSpec, i: int) -> tuple[Path, Any]:
+    """Load chunk ``i`` of ``spec``: a pyarrow Table (csv/parquet) or a NumPy array."""
+    file = spec.files[i]
+    field = f"{spec.field}.data[{i}]"
+    if not file.is_file():
+        raise fail(file, "chunk file does not exist", field=field, value=str(file))
+    if spec.fmt == "csv":
+        return file, _read_csv(file, spec.delimiter, field)
+    try:
+        if spec.fmt == "numpy":
+            return file, np.load(file, mmap_mode="r", allow_pickle=False)
+        return file, pq.read_table(file)
+    except (ValueError, OSError, EOFError, pa.ArrowException) as exc:
+        raise fail(file, f"unreadable {spec.fmt} chunk ({exc})", field=field) from exc
+
+
+def _numeric(col: pa.ChunkedArray, file: Path, field: str, what: str) -> np.ndarray:
+    if col.null_count or not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)
+                              or pa.types.is_boolean(col.type)):
+        bad = col.is_null() if col.null_count else None
+        row = int(np.flatnonzero(column_to_numpy(bad))[0]) + 1 if bad is not None else None
+        raise fail(file, f"{what}: expected numbers, got column type {col.type}"
+                   + (" with missing values" if col.null_count else ""), line=row, field=field)
+    return column_to_numpy(col)
+
+
+Views = list[np.ndarray]
+
+
+def _edge_views(spec: FileSpec, i: int) -> tuple[Views, Views, Path]:
+    """Chunk ``i`` as lists of NumPy views (zero-copy over Arrow's record batches)."""
+    file, tab = _read_table(spec, i)
+    field = f"{spec.field}.data[{i}]"
+    if isinstance(tab, np.ndarray):
+        if tab.ndim != 2 or tab.shape[1] != 2 or tab.dtype.kind not in "iu":
+            raise fail(file, f"expected an integer array of shape (n, 2), got {tab.dtype} "
+                       f"{tab.shape}", field=field)
+        return [tab[:, 0]], [tab[:, 1]], file
+    if tab.num_columns == 0:
+        return [], [], file
+    if tab.num_columns < 2:
+        raise fail(file, f"expected 2 columns (src dst), found {tab.num_columns}", field=field)
+    out = []
+    for k, name in enumerate(("src", "dst")):
+        col = tab.column(k)
+        if col.null_count or not pa.types.is_integer(col.type):
+            _numeric(col, file, field, name)  # names the missing value
+            raise fail(file, f"{name} column holds {col.type} values, expected integer IDs",
+                       field=field)
+        out.append([c.to_numpy(zero_copy_only=False) for c in col.chunks])
+    return out[0], out[1], file
+
+
+def _join(views: Views) -> np.ndarray:
+    if len(views) == 1:
+        return np.ascontiguousarray(views[0], dtype=np.int64)
+    return np.concatenate(views).astype(np.int64, copy=False) if views else \
+        np.zeros(0, np.int64)
+
+
+def _feature(spec: FileSpec, i: int) -> tuple[np.ndarray | Ragged, Path]:
+    file, tab = _read_table(spec, i)
+    if isinstance(tab, np.ndarray):
+        return np.array(tab), file
+    field = f"{spec.field}.data[{i}]"
+    if tab.num_columns == 0:
+        return np.zeros(0, np.float64), file
+    if tab.num_columns == 1:
+        col = tab.column(0)
+        if pa.types.is_large_list(col.type) or pa.types.is_list(col.type):
+            dtype = col.type.value_type.to_pandas_dtype()
+            return list_to_ragged(col, dtype), file
+        arr = _numeric(col, file, field, tab.column_names[0])
+        return (arr.reshape(-1, 1) if tab.column_names[0] == "0" else arr), file
+    cols = [_numeric(tab.column(k), file, field, n) for k, n in enumerate(tab.column_names)]
+    return np.stack(cols, axis=1), file
+
+

@@ -1,0 +1,196 @@
+"""Writer half of :mod:`graphshard.io.euler`: Euler 1 block lines, partitioned by node ID."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._files import atomic_write, write_json_atomic
+from .._progress import progress
+from ..errors import ValidationError
+from ..graph import Graph
+from ..ragged import Ragged
+from ._common import PathLike
+
+
+def _kind(owner: str, name: str, col: Any) -> dict:
+    """How a column is stored: Euler slot kind, dtype, trailing shape, ragged or not."""
+    if isinstance(col, Ragged):
+        k = col.values.dtype.kind
+        kind = "binary" if col.values.dtype == np.uint8 else \
+            "uint64" if k in "biu" else "float" if k == "f" else None
+        spec = {"name": name, "kind": kind, "dtype": col.values.dtype.str, "ragged": True}
+        vals = col.values
+    else:
+        k = col.dtype.kind
+        kind = "uint64" if k in "biu" else "float" if k == "f" else None
+        spec = {"name": name, "kind": kind, "dtype": col.dtype.str, "shape": list(col.shape[1:])}
+        vals = col
+    if kind is None:
+        raise ValidationError(f"{owner}: feature {name!r} has dtype {vals.dtype}; Euler stores "
+                              "only integers, floats and bytes", field=name)
+    if kind == "uint64" and vals.size and k == "i" and vals.min() < 0:
+        raise ValidationError(f"{owner}: feature {name!r} has negative values; Euler's uint64 "
+                              "slots cannot hold them (store it as float)", field=name)
+    if kind == "float" and vals.size and not np.isfinite(vals).all():
+        raise ValidationError(f"{owner}: feature {name!r} has NaN or infinite values, which "
+                              "JSON cannot hold", field=name)
+    return spec
+
+
+def _rows(col: Any, spec: dict, owner: str) -> list:
+    """Per-row Python values of a column, as they go into the JSON."""
+    if spec["kind"] == "binary":
+        blob = col.values.tobytes()
+        out = []
+        for i, (a, b) in enumerate(itertools.pairwise(col.offsets.tolist())):
+            try:
+                out.append(blob[a:b].decode("utf-8"))
+            except UnicodeDecodeError:
+                raise ValidationError(f"{owner}: binary feature {spec['name']!r} row {i} is not "
+                                      "UTF-8 text, which Euler JSON needs", field=spec["name"]
+                                      ) from None
+        return out
+    if isinstance(col, Ragged):
+        vals = col.values.astype(np.uint64 if spec["kind"] == "uint64" else np.float64)
+        return [v.tolist() for v in np.split(vals, col.offsets[1:-1])] if len(col) else []
+    flat = col.reshape(len(col), int(np.prod(col.shape[1:], dtype=np.int64)))
+    return flat.astype(np.uint64 if spec["kind"] == "uint64" else np.float64).tolist()
+
+
+def _is_weight(col: Any) -> bool:
+    return isinstance(col, np.ndarray) and col.ndim == 1 and col.dtype.kind in "iuf" and \
+        (col.size == 0 or bool(np.isfinite(col).all()))
+
+
+def _plan(frames: dict[str, Any], skip: set[str], owner: str
+          ) -> tuple[dict[str, list[dict]], dict[str, str | None], dict[str, int]]:
+    specs: dict[str, list[dict]] = {}
+    weights: dict[str, str | None] = {}
+    slots: dict[tuple[str, str], int] = {}
+    counts = {"uint64": 0, "float": 0, "binary": 0}
+    for t, frame in frames.items():
+        weights[t] = frame["weight"].dtype.str if "weight" in frame and \
+            _is_weight(frame["weight"]) else None
+        specs[t] = []
+        for name, col in frame.items():
+            if name in skip or (name == "weight" and weights[t]):
+                continue
+            spec = _kind(f"{owner} {t!r}", name, col)
+            key = (spec["kind"], name)
+            if key not in slots:
+                slots[key] = counts[spec["kind"]]
+                counts[spec["kind"]] += 1
+            spec["slot"] = slots[key]
+            specs[t].append(spec)
+    return specs, weights, counts
+
+
+def _global_ids(g: Graph) -> dict[str, np.ndarray]:
+    offsets = g.node_type_offsets()
+    out = {}
+    for i, nt in enumerate(g.ntypes):
+        col = g.nodes[nt].data.get("node_id") if "node_id" in g.nodes[nt].data else None
+        if isinstance(col, np.ndarray) and col.ndim == 1 and col.dtype.kind in "iu":
+            if col.size and col.dtype.kind == "i" and col.min() < 0:
+                raise ValidationError(f"node type {nt!r}: node_id has negative IDs",
+                                      field="node_id")
+            out[nt] = col.astype(np.uint64)
+        else:
+            out[nt] = np.arange(offsets[i], offsets[i + 1], dtype=np.uint64)
+    every = np.concatenate(list(out.values())) if out else np.zeros(0, np.uint64)
+    if len(np.unique(every)) != len(every):
+        raise ValidationError("node_id features repeat an ID across nodes; Euler needs unique "
+                              "node IDs", field="node_id")
+    return out
+
+
+def _feature_maps(cols: list[tuple[dict, list]], i: int) -> dict[str, dict[str, Any]]:
+    maps: dict[str, dict[str, Any]] = {"uint64_feature": {}, "float_feature": {},
+                                       "binary_feature": {}}
+    for spec, rows in cols:
+        maps[f"{spec['kind']}_feature"][str(spec["slot"])] = rows[i]
+    return maps
+
+
+def write_euler(g: Graph, out_dir: PathLike, num_partitions: int = 1, *,
+                name: str = "graph") -> None:
+    """Write ``g`` as Euler 1 JSON block lines plus ``meta.json``, partitioned by node ID.
+
+    Files are ``out_dir/<name>_<idx>.json``, holding the nodes with
+    ``node_id % num_partitions == idx``; ``meta.json`` is written last.  Euler node IDs are
+    the ``"node_id"`` feature when present (unique non-negative integers), else homogeneous
+    IDs.  A 1-D numeric ``"weight"`` feature becomes the node/edge weight; integer features
+    go to uint64 slots, float features to float slots, uint8 Ragged features to binary slots
+    (UTF-8 text).  The meta's ``"graphshard"`` key records names, dtypes and shapes so that
+    :func:`~graphshard.io.read_euler` restores the graph exactly (edges of each type come
+    back sorted by source, stably).
+
+    Raises:
+        ValidationError: a feature Euler cannot hold (negative integers in a uint64 slot,
+            NaN, non-UTF-8 binary rows, other dtypes), or repeated node IDs.  Nothing is
+            written then.
+
+    Example:
+        >>> import tempfile, graphshard as gs
+        >>> d = tempfile.mkdtemp()
+        >>> write_euler(gs.graph(([0, 1, 2], [1, 2, 0])), d, num_partitions=2)
+        >>> sorted(p.name for p in Path(d).iterdir())
+        ['graph_0.json', 'graph_1.json', 'meta.json']
+    """
+    if not isinstance(num_partitions, int) or num_partitions < 1:
+        raise ValidationError(f"num_partitions must be an integer >= 1, got {num_partitions!r}",
+                              field="num_partitions", value=num_partitions)
+    out = Path(out_dir)
+    gids = _global_ids(g)
+    rels = list(dict.fromkeys(g.etypes))
+    nspecs, nweights, ncounts = _plan({t: g.nodes[t].data for t in g.ntypes}, {"node_id"},
+                                      "node type")
+    especs, eweights, ecounts = _plan({":".join(et): g.edges[et].data
+                                       for et in g.canonical_etypes}, set(), "edge type")
+    # per node type: the out-edge dicts of each node, in canonical-type then edge-ID order
+    blocks: dict[str, list[list[dict]]] = {t: [[] for _ in range(g.num_nodes(t))]
+                                           for t in g.ntypes}
+    for et in g.canonical_etypes:
+        key = ":".join(et)
+        frame = g.edges[et].data
+        cols = [(s, _rows(frame[s["name"]], s, f"edge type {key!r}")) for s in especs[key]]
+        w = frame["weight"].astype(np.float64).tolist() if eweights[key] else None
+        src, dst = g.edges(etype=et)
+        sg, dg = gids[et[0]][src].tolist(), gids[et[2]][dst].tolist()
+        r = rels.index(et[1])
+        for i, (s, d) in enumerate(zip(sg, dg, strict=False)):
+            blocks[et[0]][int(src[i])].append(
+                {"src_id": s, "dst_id": d, "edge_type": r, "weight": w[i] if w else 1.0,
+                 **_feature_maps(cols, i)})
+    lines: list[list[str]] = [[] for _ in range(num_partitions)]
+    for ti, nt in enumerate(progress(g.ntypes, desc="write euler", unit="ntype")):
+        frame = g.nodes[nt].data
+        cols = [(s, _rows(frame[s["name"]], s, f"node type {nt!r}")) for s in nspecs[nt]]
+        w = frame["weight"].astype(np.float64).tolist() if nweights[nt] else None
+        for i, gid in enumerate(gids[nt].tolist()):
+            edges = blocks[nt][i]
+            nbr: dict[str, dict[str, float]] = {str(r): {} for r in range(len(rels))}
+            for e in edges:
+                nbr[str(e["edge_type"])][str(e["dst_id"])] = e["weight"]
+            block = {"node_id": gid, "node_type": ti, "node_weight": w[i] if w else 1.0,
+                     "neighbor": nbr, **_feature_maps(cols, i), "edge": edges}
+            lines[gid % num_partitions].append(json.dumps(block, separators=(",", ":")))
+    meta = {"node_type_num": len(g.ntypes), "edge_type_num": len(rels)}
+    for side, counts in (("node", ncounts), ("edge", ecounts)):
+        for kind in ("uint64", "float", "binary"):
+            meta[f"{side}_{kind}_feature_num"] = counts[kind]
+    meta["graphshard"] = {
+        "format_version": 1, "node_types": list(g.ntypes), "relations": rels,
+        "edge_types": [list(et) for et in g.canonical_etypes],
+        "node_weight": nweights, "edge_weight": eweights,
+        "node_features": nspecs, "edge_features": especs,
+    }
+    for idx, part in enumerate(lines):
+        with atomic_write(out / f"{name}_{idx}.json", "w") as handle:
+            handle.write("\n".join(part) + ("\n" if part else ""))
+    write_json_atomic(out / "meta.json", meta)

@@ -1,0 +1,180 @@
+"""Format registry and ``convert``: any reader to any writer, one signature each.
+
+``READERS[name]`` and ``WRITERS[name]`` are :class:`Format` entries holding a one-line
+description, the options they accept (name -> help) and an adapter with a fixed signature:
+``read(inputs, options) -> Graph`` and ``write(graph, out, options) -> None``.  The CLI
+``graphshard convert --from <reader> --to <writer>`` builds its choices and help from them.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import ValidationError
+from ..graph import Graph
+from .chunked import read_chunked, write_chunked
+from .edgelist import read_edgelist
+from .euler import read_euler, write_euler
+from .metis import read_metis
+from .pgl import read_pgl
+
+__all__ = ["READERS", "WRITERS", "ConvertReport", "Format", "convert", "read_graph",
+           "write_graph"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Format:
+    """One registry entry: ``func`` is the adapter, ``options`` maps option -> help."""
+
+    name: str
+    description: str
+    func: Callable[..., Any]
+    options: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ConvertReport:
+    """What :func:`convert` did: formats, output, sizes and seconds per phase."""
+
+    src_format: str
+    dst_format: str
+    out: str
+    num_nodes: dict[str, int]
+    num_edges: dict[str, int]
+    read_seconds: float
+    write_seconds: float
+
+    def __repr__(self) -> str:
+        return (f"ConvertReport({self.src_format} -> {self.dst_format} at {self.out!r}, "
+                f"nodes={sum(self.num_nodes.values())}, edges={sum(self.num_edges.values())})")
+
+
+def _one(inputs: Sequence[str | Path], what: str) -> Path:
+    if len(inputs) != 1:
+        raise ValidationError(f"{what} reads one input, got {len(inputs)}: {list(inputs)}",
+                              field="inputs")
+    return Path(inputs[0])
+
+
+READERS: dict[str, Format] = {f.name: f for f in [
+    Format("chunked", "DGL chunked graph folder (metadata.json + csv/numpy/parquet chunks)",
+           lambda inputs, o: read_chunked(_one(inputs, "chunked"), **o)),
+    Format("euler", "Alibaba Euler JSON: 1.x block lines (file, files or partition folder) or "
+           "2.x graph.json", lambda inputs, o: read_euler(
+               [Path(p) for p in inputs] if len(inputs) > 1 else Path(inputs[0]), **o),
+           {"meta": "meta file (default: meta.json / meta next to the data)"}),
+    Format("pgl", "PGL/Graph4Rec tab-separated edge files per edge type "
+           "('u2buy2i:a.txt,u2click2i:b.txt')",
+           lambda inputs, o: read_pgl(",".join(map(str, inputs)), **o),
+           {"node_files": "node type files, 'u:nodes.txt,i:nodes.txt'",
+            "symmetry": "also add every edge reversed (bool)"}),
+    Format("edgelist", "edge list table: CSV/TSV/Parquet/NPY/NPZ with named columns",
+           lambda inputs, o: read_edgelist(_one(inputs, "edgelist"), **o),
+           {"src": "source column (name or position; default 'src')",
+            "dst": "destination column (default 'dst')",
+            "etype": "edge type column ('a:rel:b' values give typed nodes)",
+            "weight": "weight column", "features": "other edge feature columns (list)",
+            "fmt": "csv, parquet, npy or npz (default: from the suffix)",
+            "delimiter": "CSV delimiter", "header": "text files have a header row (bool)",
+            "relabel": "map integer IDs to dense IDs too (bool)",
+            "num_nodes": "node count for unrelabelled integer IDs"}),
+    Format("metis", "METIS/Walshaw .graph adjacency file (plain, .gz, .bz2)",
+           lambda inputs, o: read_metis(_one(inputs, "metis"), **o)),
+]}
+
+WRITERS: dict[str, Format] = {f.name: f for f in [
+    Format("chunked", "DGL chunked graph folder, metadata.json written last",
+           lambda g, out, o: write_chunked(g, out, o.pop("num_chunks", 1), **o),
+           {"num_chunks": "chunks per type (default 1)",
+            "fmt": "numpy (default), csv or parquet",
+            "graph_name": "graph_name in the metadata", "delimiter": "CSV delimiter"}),
+    Format("euler", "Euler 1.x JSON block lines name_<idx>.json + meta.json",
+           lambda g, out, o: write_euler(g, out, o.pop("num_partitions", 1), **o),
+           {"num_partitions": "files, node_id % num_partitions (default 1)",
+            "name": "file name prefix (default 'graph')"}),
+]}
+
+
+def _entry(registry: dict[str, Format], name: str, what: str) -> Format:
+    if name not in registry:
+        raise ValidationError(f"unknown {what} format {name!r}; choose one of "
+                              f"{sorted(registry)}", field=what, value=name)
+    return registry[name]
+
+
+def _split(options: dict[str, Any], reader: Format, writer: Format) -> tuple[dict, dict]:
+    unknown = set(options) - set(reader.options) - set(writer.options)
+    if unknown:
+        raise ValidationError(
+            f"unknown options {sorted(unknown)}: reader {reader.name!r} takes "
+            f"{sorted(reader.options)}, writer {writer.name!r} takes {sorted(writer.options)}",
+            field="options", value=sorted(unknown))
+    return ({k: v for k, v in options.items() if k in reader.options},
+            {k: v for k, v in options.items() if k in writer.options})
+
+
+def read_graph(fmt: str, inputs: Sequence[str | Path], **options: Any) -> Graph:
+    """Read ``inputs`` with the registered reader ``fmt``.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "t.graph"
+        >>> _ = p.write_text("3 2\\n2\\n1 3\\n2\\n")
+        >>> read_graph("metis", [p]).num_edges()
+        4
+    """
+    reader = _entry(READERS, fmt, "src_format")
+    _split(options, reader, Format("-", "", print))
+    return reader.func(list(inputs), dict(options))
+
+
+def write_graph(g: Graph, fmt: str, out: str | Path, **options: Any) -> None:
+    """Write ``g`` with the registered writer ``fmt``."""
+    writer = _entry(WRITERS, fmt, "dst_format")
+    _split(options, Format("-", "", print), writer)
+    writer.func(g, Path(out), dict(options))
+
+
+def convert(src_format: str, inputs: str | Path | Sequence[str | Path], dst_format: str,
+            out: str | Path, **options: Any) -> ConvertReport:
+    """Read ``inputs`` as ``src_format`` and write them to ``out`` as ``dst_format``.
+
+    The whole input is read and validated before anything is written; writers go through
+    atomic writes and put their metadata file last, so a failure leaves ``out`` as it was
+    (or without a metadata file).  ``options`` are split between reader and writer by the
+    names in ``READERS[src_format].options`` and ``WRITERS[dst_format].options``.
+
+    Raises:
+        ValidationError: an unknown format or option (listing the valid ones).
+        FormatError: bad input, naming the file, line and field.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> d = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (d / "e.csv").write_text("src,dst\\n0,1\\n1,2\\n")
+        >>> convert("edgelist", d / "e.csv", "chunked", d / "out",
+        ...         num_chunks=2)  # doctest: +ELLIPSIS
+        ConvertReport(edgelist -> chunked at '...out', nodes=3, edges=2)
+    """
+    reader = _entry(READERS, src_format, "src_format")
+    writer = _entry(WRITERS, dst_format, "dst_format")
+    ropts, wopts = _split(options, reader, writer)
+    paths = [inputs] if isinstance(inputs, (str, Path)) else list(inputs)
+    t0 = time.perf_counter()
+    g = reader.func(paths, ropts)
+    t1 = time.perf_counter()
+    writer.func(g, Path(out), wopts)
+    t2 = time.perf_counter()
+    log.info("convert %s -> %s: %d nodes, %d edges, read %.2fs, write %.2fs", src_format,
+             dst_format, g.num_nodes(), g.num_edges(), t1 - t0, t2 - t1)
+    return ConvertReport(src_format, dst_format, str(out),
+                         {t: g.num_nodes(t) for t in g.ntypes},
+                         {":".join(et): g.num_edges(et) for et in g.canonical_etypes},
+                         t1 - t0, t2 - t1)

@@ -1,0 +1,217 @@
+"""Conversion to and from DGL, PyTorch Geometric, NetworkX and SciPy sparse matrices.
+
+The optional packages are imported inside each function through
+:func:`graphshard._optional.import_optional`, so ``import graphshard`` never loads them.
+Dense features travel as tensors/arrays; Ragged features have no counterpart in DGL or PyG
+and are left out (listed in the ``skipped`` log message).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._arrays import as_array
+from .._optional import import_optional
+from ..graph import DEFAULT_ETYPE, DEFAULT_NTYPE, Graph, graph, heterograph
+from ..ragged import Ragged
+
+__all__ = ["from_dgl", "from_networkx", "from_pyg", "from_scipy", "to_dgl", "to_pyg"]
+
+log = logging.getLogger(__name__)
+
+
+def _dense(frame: Any, owner: str) -> dict[str, np.ndarray]:
+    out, skipped = {}, []
+    for name, col in frame.items():
+        (skipped.append(name) if isinstance(col, Ragged) else out.__setitem__(name, col))
+    if skipped:
+        log.info("%s: Ragged features %s have no tensor form and were skipped", owner, skipped)
+    return out
+
+
+def _tensor(torch: Any, arr: np.ndarray) -> Any:
+    arr = np.ascontiguousarray(arr)
+    if arr.dtype == np.uint64:
+        arr = arr.astype(np.int64)
+    return torch.from_numpy(arr.copy() if not arr.flags.writeable else arr)
+
+
+# ----- DGL -----------------------------------------------------------------------------------
+def to_dgl(g: Graph) -> Any:
+    """A ``dgl.DGLGraph`` with the same types, edges (int64) and dense features.
+
+    Example:
+        >>> import graphshard as gs
+        >>> dg = to_dgl(gs.graph(([0], [1])))  # doctest: +SKIP
+    """
+    dgl = import_optional("dgl", "to_dgl")
+    torch = import_optional("torch", "to_dgl")
+    data = {et: (_tensor(torch, s), _tensor(torch, d))
+            for et, (s, d) in ((et, g.edges(etype=et)) for et in g.canonical_etypes)}
+    out = dgl.heterograph(data, num_nodes_dict={t: g.num_nodes(t) for t in g.ntypes},
+                          idtype=torch.int64)
+    for t in g.ntypes:
+        for name, col in _dense(g.nodes[t].data, f"node type {t!r}").items():
+            out.nodes[t].data[name] = _tensor(torch, col)
+    for et in g.canonical_etypes:
+        for name, col in _dense(g.edges[et].data, f"edge type {et}").items():
+            out.edges[et].data[name] = _tensor(torch, col)
+    return out
+
+
+def from_dgl(dg: Any) -> Graph:
+    """A :class:`Graph` from a ``dgl.DGLGraph`` (types, edges in edge-ID order, features).
+
+    Example:
+        >>> g = from_dgl(dgl_graph)  # doctest: +SKIP
+    """
+    data = {}
+    for et in dg.canonical_etypes:
+        s, d = dg.edges(etype=et, order="eid")
+        data[tuple(et)] = (as_array(s), as_array(d))
+    g = heterograph(data, num_nodes_dict={t: dg.num_nodes(t) for t in dg.ntypes})
+    for t in dg.ntypes:
+        for name, col in dg.nodes[t].data.items():
+            g.nodes[t].data[name] = as_array(col)
+    for et in dg.canonical_etypes:
+        for name, col in dg.edges[et].data.items():
+            g.edges[tuple(et)].data[name] = as_array(col)
+    return g
+
+
+# ----- PyG -----------------------------------------------------------------------------------
+def to_pyg(g: Graph) -> Any:
+    """A PyG ``Data`` (homogeneous graph: ``edge_index``, node/edge features as attributes)
+    or ``HeteroData`` (several types: ``data[ntype]``, ``data[src, rel, dst]``).
+
+    Example:
+        >>> import graphshard as gs
+        >>> data = to_pyg(gs.graph(([0], [1])))  # doctest: +SKIP
+    """
+    pyg_data = import_optional("torch_geometric.data", "to_pyg")
+    torch = import_optional("torch", "to_pyg")
+    if g.ntypes == [DEFAULT_NTYPE] and g.canonical_etypes in ([DEFAULT_ETYPE], []):
+        out = pyg_data.Data(num_nodes=g.num_nodes())
+        s, d = g.edges() if g.canonical_etypes else (np.zeros(0, np.int64),) * 2
+        out.edge_index = _tensor(torch, np.stack([s, d]))
+        for name, col in _dense(g.node_frame(), "nodes").items():
+            out[name] = _tensor(torch, col)
+        if g.canonical_etypes:
+            for name, col in _dense(g.edge_frame(), "edges").items():
+                out[name] = _tensor(torch, col)
+        return out
+    out = pyg_data.HeteroData()
+    for t in g.ntypes:
+        out[t].num_nodes = g.num_nodes(t)
+        for name, col in _dense(g.nodes[t].data, f"node type {t!r}").items():
+            out[t][name] = _tensor(torch, col)
+    for et in g.canonical_etypes:
+        s, d = g.edges(etype=et)
+        out[et].edge_index = _tensor(torch, np.stack([s, d]))
+        for name, col in _dense(g.edges[et].data, f"edge type {et}").items():
+            out[et][name] = _tensor(torch, col)
+    return out
+
+
+def from_pyg(data: Any) -> Graph:
+    """A :class:`Graph` from a PyG ``Data`` or ``HeteroData``.
+
+    Node-level attributes (first dimension = number of nodes) become node features and
+    edge-level ones edge features, as PyG's ``is_node_attr``/``is_edge_attr`` decide (when
+    a graph has as many edges as nodes, PyG counts only keys containing ``"edge"`` as edge
+    attributes).
+
+    Example:
+        >>> g = from_pyg(data)  # doctest: +SKIP
+    """
+    if hasattr(data, "node_types") and hasattr(data, "edge_types") and \
+            type(data).__name__ == "HeteroData":
+        num = {t: int(data[t].num_nodes) for t in data.node_types}
+        g = heterograph({tuple(et): (as_array(data[et].edge_index[0]),
+                                     as_array(data[et].edge_index[1]))
+                         for et in data.edge_types}, num_nodes_dict=num)
+        for t in data.node_types:
+            for key, val in data[t].items():
+                if key != "num_nodes" and data[t].is_node_attr(key):
+                    g.nodes[t].data[key] = as_array(val)
+        for et in data.edge_types:
+            for key, val in data[et].items():
+                if key != "edge_index" and data[et].is_edge_attr(key):
+                    g.edges[tuple(et)].data[key] = as_array(val)
+        return g
+    ei = as_array(data.edge_index)
+    g = graph((ei[0], ei[1]), num_nodes=int(data.num_nodes))
+    for key, val in data.items():
+        if key in ("edge_index", "num_nodes") or not hasattr(val, "shape"):
+            continue
+        if data.is_edge_attr(key):
+            g.edata[key] = as_array(val)
+        elif data.is_node_attr(key):
+            g.ndata[key] = as_array(val)
+    return g
+
+
+# ----- NetworkX and SciPy ------------------------------------------------------------------
+def from_networkx(nxg: Any, *, node_attrs: tuple[str, ...] = (),
+                  edge_attrs: tuple[str, ...] = ()) -> Graph:
+    """A homogeneous :class:`Graph` from a NetworkX graph.
+
+    Nodes get IDs in ``nxg.nodes`` order; unless the labels are already ``0..n-1`` they
+    are kept as node feature ``"node_id"`` (integers) when they are integers.  An undirected
+    graph gives both directions of every edge (edge ``2k`` and ``2k+1``), as DGL does.
+
+    Args:
+        nxg: A ``networkx`` graph (directed or not, multigraphs allowed).
+        node_attrs: Node attributes to copy as features (numbers or equal-length sequences).
+        edge_attrs: Edge attributes to copy as features.
+
+    Example:
+        >>> import networkx as nx
+        >>> g = from_networkx(nx.path_graph(3))
+        >>> g.num_nodes(), g.edges()[0].tolist()
+        (3, [0, 1, 1, 2])
+    """
+    labels = list(nxg.nodes)
+    index = {v: i for i, v in enumerate(labels)}
+    edges = list(nxg.edges(data=True))
+    src = np.fromiter((index[u] for u, _, _ in edges), np.int64, len(edges))
+    dst = np.fromiter((index[v] for _, v, _ in edges), np.int64, len(edges))
+    rows = np.arange(len(edges))
+    if not nxg.is_directed():
+        src, dst = np.stack([src, dst], 1).ravel(), np.stack([dst, src], 1).ravel()
+        rows = np.repeat(rows, 2)
+    g = graph((src, dst), num_nodes=len(labels))
+    if labels != list(range(len(labels))) and all(isinstance(v, (int, np.integer))
+                                                  for v in labels):
+        g.ndata["node_id"] = np.array(labels, np.int64)
+    for name in node_attrs:
+        g.ndata[name] = np.array([nxg.nodes[v][name] for v in labels])
+    for name in edge_attrs:
+        g.edata[name] = np.array([a[name] for _, _, a in edges])[rows]
+    return g
+
+
+def from_scipy(mat: Any, *, weight: str | None = "weight") -> Graph:
+    """A homogeneous :class:`Graph` from a square SciPy sparse matrix (``A[u, v]`` = edge).
+
+    Edges come in COO order of ``mat`` (row-major for CSR input); stored values become
+    edge feature ``weight`` unless ``weight`` is None.
+
+    Example:
+        >>> import scipy.sparse as sp
+        >>> g = from_scipy(sp.csr_matrix(([2.0, 3.0], ([0, 1], [1, 2])), shape=(3, 3)))
+        >>> g.edges()[1].tolist(), g.edata["weight"].tolist()
+        ([1, 2], [2.0, 3.0])
+    """
+    coo = sp.coo_matrix(mat)
+    if coo.shape[0] != coo.shape[1]:
+        from ..errors import ValidationError
+        raise ValidationError(f"expected a square matrix, got shape {coo.shape}", field="mat")
+    g = graph((coo.row.astype(np.int64), coo.col.astype(np.int64)), num_nodes=coo.shape[0])
+    if weight is not None:
+        g.edata[weight] = coo.data
+    return g

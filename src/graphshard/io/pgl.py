@@ -1,0 +1,256 @@
+"""PaddlePaddle PGL / Graph4Rec tab-separated graphs.
+
+Edge files, one set per edge type (Graph4Rec's ``etype2files: "u2buy2i:a.txt,..."``), hold
+``src \\t dst [\\t weight]`` lines.  The edge type name ``u2buy2i`` means source type ``u``,
+relation ``buy`` and destination type ``i``.  Node files (``ntype2files: "u:nodes.txt,..."``)
+hold ``type \\t id [\\t feature ...]`` lines, where a feature is ``name v1 v2 ...`` (PGL's
+GPU engine) or ``name slot:value,slot:value`` (Graph4Rec's slot features).  Node IDs are
+global in PGL; here each node type gets dense IDs in sorted order of its original IDs,
+which are kept as node feature ``"node_id"``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+
+from ..graph import DEFAULT_NTYPE, Graph, heterograph
+from ..ragged import Ragged
+from ..typing import EdgeType
+from ._common import PathLike, column_to_numpy, fail, id_column
+
+__all__ = ["parse_pgl_etype", "read_pgl"]
+
+FileMap = str | Mapping[str, PathLike | Sequence[PathLike]]
+
+
+def parse_pgl_etype(name: str) -> EdgeType:
+    """Canonical type of a PGL edge type name: ``"u2buy2i"`` -> ``("u", "buy", "i")``.
+
+    Names with one ``2`` (``"u2i"``) keep the whole name as relation; names without one
+    are relations of the default node type.
+
+    Example:
+        >>> parse_pgl_etype("u2click2i"), parse_pgl_etype("u2i"), parse_pgl_etype("cites")
+        (('u', 'click', 'i'), ('u', 'u2i', 'i'), ('_N', 'cites', '_N'))
+    """
+    parts = name.split("2")
+    if len(parts) == 3 and all(parts):
+        return parts[0], parts[1], parts[2]
+    if len(parts) == 2 and all(parts):
+        return parts[0], name, parts[1]
+    return DEFAULT_NTYPE, name, DEFAULT_NTYPE
+
+
+def _file_map(spec: FileMap | PathLike | Sequence[PathLike], what: str) -> dict[str, list[Path]]:
+    if isinstance(spec, str) and ":" in spec and not Path(spec).exists():
+        pairs = [item.split(":", 1) for item in spec.split(",") if item.strip()]
+        if not all(len(p) == 2 for p in pairs):
+            raise fail(None, f"{what}: expected 'type:path,type:path', got {spec!r}", field=what)
+        spec = {}
+        for k, v in pairs:
+            spec.setdefault(k.strip(), []).append(v.strip())
+    if not isinstance(spec, Mapping):
+        paths = [spec] if isinstance(spec, (str, Path)) else list(spec)
+        spec = {"*": paths}
+    out: dict[str, list[Path]] = {}
+    for key, paths in spec.items():
+        paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
+        files: list[Path] = []
+        for p in map(Path, paths):
+            if p.is_dir():
+                files += sorted(f for f in p.iterdir() if f.is_file() and
+                                not f.name.startswith("."))
+            elif p.is_file():
+                files.append(p)
+            else:
+                raise fail(p, "file does not exist", field=f"{what}[{key!r}]")
+        out[key] = files
+    return out
+
+
+def _read_edges(file: Path) -> tuple[pa.Array, pa.Array, np.ndarray | None]:
+    if file.stat().st_size == 0:
+        empty = pa.array([], pa.int64())
+        return empty, empty, None
+    try:
+        tab = pacsv.read_csv(file, read_options=pacsv.ReadOptions(autogenerate_column_names=True),
+                             parse_options=pacsv.ParseOptions(delimiter="\t"))
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        raise fail(file, f"unreadable edge file ({exc})".replace("\n", " ")) from exc
+    if tab.num_columns not in (2, 3):
+        raise fail(file, f"expected 'src\\tdst[\\tweight]', found {tab.num_columns} columns",
+                   line=1)
+    cols = [tab.column(k).combine_chunks() for k in range(tab.num_columns)]
+    for k, (c, name) in enumerate(zip(cols, ("src", "dst", "weight"), strict=False)):
+        if c.null_count:
+            row = int(np.flatnonzero(column_to_numpy(c.is_null()))[0])
+            raise fail(file, "missing value", line=row + 1, field=name)
+        if k == 2 and not (pa.types.is_floating(c.type) or pa.types.is_integer(c.type)):
+            raise fail(file, f"weight column holds {c.type}, expected numbers", field="weight")
+    weight = column_to_numpy(cols[2]).astype(np.float32) if len(cols) == 3 else None
+    return cols[0], cols[1], weight
+
+
+def _parse_feature(field: str, feats: dict[str, list], row: int, file: Path, line: int) -> None:
+    name, _, payload = field.strip().partition(" ")
+    if not name:
+        return
+    items = payload.split(",") if ":" in payload else [payload]
+    for item in items:
+        key, sep, vals = item.partition(":") if ":" in payload else ("", "", item)
+        fname = f"{name}_{key.strip()}" if sep else name
+        if sep and not key.strip():
+            raise fail(file, f"slot feature {item!r} has no slot name", line=line, field=name)
+        feats.setdefault(fname, {}).setdefault(row, []).extend(vals.split())
+
+
+def _column(rows: dict[int, list[str]], n: int, name: str, file: Path) -> Any:
+    flat = [v for r in range(n) for v in rows.get(r, [])]
+    lengths = np.array([len(rows.get(r, [])) for r in range(n)], np.int64)
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    values: np.ndarray
+    for dtype in (np.int64, np.float32):
+        try:
+            values = np.array(flat, dtype=dtype) if flat else np.zeros(0, dtype)
+            break
+        except (ValueError, OverflowError):
+            continue
+    else:  # text: one UTF-8 string per node, values joined by spaces
+        texts = [" ".join(rows.get(r, [])) for r in range(n)]
+        return Ragged.from_rows(texts) if texts else Ragged(np.zeros(0, np.uint8), offsets)
+    if n and lengths[0] > 0 and (lengths == lengths[0]).all():
+        return values.reshape(n, int(lengths[0]))
+    return Ragged(values, offsets)
+
+
+def _read_nodes(files: dict[str, list[Path]], ntypes: set[str]
+                ) -> dict[str, tuple[np.ndarray, dict[str, Any]]]:
+    """Per node type: sorted unique IDs (strings) and their features."""
+    raw: dict[str, tuple[list[str], list[tuple[Path, int, list[str]]]]] = {}
+    for key, paths in files.items():
+        for file in paths:
+            with open(file, encoding="utf-8") as handle:
+                for lineno, text in enumerate(handle, 1):
+                    if not text.strip():
+                        continue
+                    fields = text.rstrip("\r\n").split("\t")
+                    if len(fields) < 2 or not fields[1].strip():
+                        raise fail(file, "expected 'type\\tid[\\tfeatures]'", line=lineno,
+                                   field="id")
+                    t = fields[0].strip()
+                    if (key != "*" and t != key) or (key == "*" and ntypes and t not in ntypes):
+                        continue
+                    ids, extra = raw.setdefault(t, ([], []))
+                    ids.append(fields[1].strip())
+                    extra.append((file, lineno, fields[2:]))
+    out = {}
+    for t, (ids, extra) in raw.items():
+        try:
+            arr = np.array(ids, dtype=np.int64)
+        except (ValueError, OverflowError):
+            arr = np.array(ids)
+        uniq, first = np.unique(arr, return_index=True)
+        feats: dict[str, dict[int, list]] = {}
+        for row, k in enumerate(first.tolist()):
+            file, lineno, fields = extra[k]
+            for f in fields:
+                _parse_feature(f, feats, row, file, lineno)
+        out[t] = (uniq, {n: _column(r, len(uniq), n, extra[0][0]) for n, r in feats.items()})
+    return out
+
+
+def read_pgl(edge_files: FileMap, node_files: FileMap | PathLike | None = None,
+             symmetry: bool = False) -> Graph:
+    """Read a PGL / Graph4Rec graph.
+
+    Args:
+        edge_files: ``{etype_name: path(s)}`` or Graph4Rec's ``"u2buy2i:a.txt,u2click2i:b.txt"``;
+            a folder stands for all files in it.
+        node_files: ``{ntype: path(s)}``, ``"u:nodes.txt,i:nodes.txt"``, or path(s) holding
+            all types.  Without node files, each type's nodes are the IDs its edges use.
+        symmetry: Also add every edge reversed (type ``(d, rel, s)``; for ``s == d`` the
+            reversed edges join the same type), as Graph4Rec's ``symmetry: True``.
+
+    Returns:
+        The graph with node feature ``"node_id"`` (original IDs), edge feature ``"weight"``
+        when edge files have a third column, and node slot features.
+
+    Raises:
+        FormatError: a missing file, a malformed line, or an edge whose endpoint is not a
+            node of its type in the node files (naming file, line and field).
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> d = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (d / "e.txt").write_text("10\\t7\\n11\\t7\\n")
+        >>> g = read_pgl({"u2buy2i": d / "e.txt"}, symmetry=True)
+        >>> g.canonical_etypes, g.nodes["u"].data["node_id"].tolist()
+        ([('u', 'buy', 'i'), ('i', 'buy', 'u')], [10, 11])
+    """
+    emap = _file_map(edge_files, "edge_files")
+    raw: dict[EdgeType, list[tuple[Path, pa.Array, pa.Array, np.ndarray | None]]] = {}
+    for name, paths in emap.items():
+        et = parse_pgl_etype(name)
+        raw.setdefault(et, []).extend((f, *_read_edges(f)) for f in paths)
+    ntypes = list(dict.fromkeys(t for et in raw for t in (et[0], et[2])))
+    nodes = _read_nodes(_file_map(node_files, "node_files"), set(ntypes)) \
+        if node_files is not None else {}
+    as_str = any(pa.types.is_string(c.type) or pa.types.is_large_string(c.type)
+                 for parts in raw.values() for p in parts for c in p[1:3])
+    uniq: dict[str, pa.Array] = {}
+    for t in ntypes:
+        if t in nodes:
+            ids = pa.array(nodes[t][0])
+        else:
+            ends = [p[k] for et, parts in raw.items() for p in parts
+                    for k, tt in ((1, et[0]), (2, et[2])) if tt == t]
+            ids = pc.unique(pa.chunked_array(
+                [e.cast(pa.string()) if as_str else e.cast(pa.int64()) for e in ends]
+            ).combine_chunks())
+        uniq[t] = ids.take(pc.sort_indices(ids))
+    data: dict[EdgeType, list] = {}
+    weights: dict[EdgeType, list] = {}
+    for et, parts in raw.items():
+        for file, s, d, w in parts:
+            ends = [_map(file, s, uniq, et[0], "src"), _map(file, d, uniq, et[2], "dst")]
+            fw = w if w is not None else np.ones(len(ends[0]), np.float32)
+            for e, (a, b) in ((et, ends), ((et[2], et[1], et[0]), ends[::-1])):
+                if e != et and not symmetry:
+                    continue
+                data.setdefault(e, [[], []])
+                data[e][0].append(a)
+                data[e][1].append(b)
+                weights.setdefault(e, []).append((fw, w is not None))
+    g = heterograph({e: (np.concatenate(s), np.concatenate(d)) for e, (s, d) in data.items()},
+                    num_nodes_dict={t: len(u) for t, u in uniq.items()})
+    for e, ws in weights.items():
+        if any(has for _, has in ws):
+            g.edges[e].data["weight"] = np.concatenate([w for w, _ in ws])
+    for t, u in uniq.items():
+        g.nodes[t].data["node_id"] = id_column(u)
+        for name, col in (nodes[t][1].items() if t in nodes else ()):
+            g.nodes[t].data[name] = col
+    return g
+
+
+def _map(file: Path, ids: pa.Array, uniqs: dict[str, pa.Array], ntype: str, what: str
+         ) -> np.ndarray:
+    uniq = uniqs[ntype]
+    try:
+        ids = ids.cast(uniq.type) if ids.type != uniq.type else ids
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        raise fail(file, f"{what} IDs are {ids.type} but node IDs are {uniq.type}",
+                   field=what) from exc
+    pos = pc.index_in(ids, value_set=uniq)
+    if pos.null_count:
+        row = int(np.flatnonzero(column_to_numpy(pos.is_null()))[0])
+        raise fail(file, f"{what} ID {ids[row].as_py()!r} is not a node of type {ntype!r}",
+                   line=row + 1, field=what, value=ids[row].as_py())
+    return column_to_numpy(pos).astype(np.int64)

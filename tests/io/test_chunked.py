@@ -1,0 +1,184 @@
+"""DGL chunked format: round trips, streaming, validation errors, fuzzing."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from io_helpers import FAST, assert_graphs_equal, random_graph
+
+import graphshard as gs
+from graphshard.errors import FormatError
+from graphshard.io import (
+    iter_edge_chunks,
+    iter_node_data_chunks,
+    load_chunked_meta,
+    read_chunked,
+    write_chunked,
+)
+
+FMTS = ["numpy", "csv", "parquet"]
+
+
+def _hetero() -> gs.Graph:
+    g = gs.heterograph({("user", "buys", "item"): ([0, 1, 2, 2], [1, 0, 1, 2]),
+                        ("item", "bought_by", "user"): ([1, 0], [0, 1])},
+                       num_nodes_dict={"user": 3, "item": 4})
+    g.nodes["user"].data["feat"] = np.arange(6, dtype=np.float32).reshape(3, 2)
+    g.nodes["item"].data["year"] = np.array([2000, 2001, 2002, 2003], dtype=np.int64)
+    g.nodes["item"].data["tags"] = gs.Ragged.from_rows([[1], [], [2, 3], [4]], dtype="int64")
+    g.edges["buys"].data["w"] = np.array([0.5, 1.5, 2.5, 3.5])
+    return g
+
+
+@pytest.mark.parametrize("fmt", FMTS)
+@pytest.mark.parametrize("num_chunks", [1, 3])
+def test_round_trip(tmp_path: Path, fmt: str, num_chunks: int) -> None:
+    g = _hetero()
+    write_chunked(g, tmp_path, num_chunks, fmt=fmt)
+    assert_graphs_equal(g, read_chunked(tmp_path))
+    assert_graphs_equal(g, read_chunked(tmp_path / "metadata.json"))
+
+
+@settings(max_examples=15, **FAST)
+@given(seed=st.integers(0, 2**32 - 1), fmt=st.sampled_from(FMTS), chunks=st.integers(1, 3))
+def test_round_trip_random(tmp_path: Path, seed: int, fmt: str, chunks: int) -> None:
+    g = random_graph(seed)
+    out = tmp_path / f"{seed}-{fmt}-{chunks}"
+    write_chunked(g, out, chunks, fmt=fmt)
+    assert_graphs_equal(g, read_chunked(out))
+
+
+def test_streaming_offsets(tmp_path: Path) -> None:
+    g = gs.graph((np.arange(10), (np.arange(10) + 1) % 10))
+    g.ndata["x"] = np.arange(10.0)
+    write_chunked(g, tmp_path, 3, fmt="csv")
+    meta = load_chunked_meta(tmp_path)
+    chunks = list(iter_edge_chunks(meta, "_N:_E:_N"))
+    assert [c.offset for c in chunks] == [0, 4, 7]
+    assert np.concatenate([c.src for c in chunks]).tolist() == list(range(10))
+    data = list(iter_node_data_chunks(meta, "_N", "x"))
+    assert [(d.offset, len(d.data)) for d in data] == [(0, 4), (4, 3), (7, 3)]
+
+
+def test_absolute_paths_and_per_type_counts(tmp_path: Path) -> None:
+    g = _hetero()
+    write_chunked(g, tmp_path / "a", 2, fmt="csv")
+    meta = json.loads((tmp_path / "a" / "metadata.json").read_text())
+    for spec in meta["edges"].values():
+        spec["data"] = [str((tmp_path / "a" / p).resolve()) for p in spec["data"]]
+    meta["num_nodes_per_type"] = [sum(c) for c in meta.pop("num_nodes_per_chunk")]
+    meta["num_edges_per_type"] = [sum(c) for c in meta.pop("num_edges_per_chunk")]
+    (tmp_path / "b").mkdir()
+    shutil.copytree(tmp_path / "a" / "node_data", tmp_path / "b" / "node_data")
+    shutil.copytree(tmp_path / "a" / "edge_data", tmp_path / "b" / "edge_data")
+    (tmp_path / "b" / "metadata.json").write_text(json.dumps(meta))
+    assert_graphs_equal(g, read_chunked(tmp_path / "b"))
+
+
+def test_mag240m_metadata(shared_file) -> None:
+    meta = load_chunked_meta(shared_file("format-dgl-chunked", "mag240m-metadata.json"))
+    assert list(meta.num_nodes) == ["author", "institution", "paper"]
+    assert meta.num_edges[("paper", "cites", "paper")] == 4 * 648874463
+    assert set(meta.node_data["paper"]) == {"feat", "label", "year"}
+    with pytest.raises(FormatError, match=r"author:affiliated_with:institution0\.txt.*does not"):
+        next(iter_edge_chunks(meta, ("author", "affiliated_with", "institution")))
+
+
+def _write(tmp_path: Path, fmt: str = "csv") -> Path:
+    write_chunked(_hetero(), tmp_path, 2, fmt=fmt)
+    return tmp_path
+
+
+def _edit(path: Path, fn) -> None:
+    meta = json.loads((path / "metadata.json").read_text())
+    fn(meta)
+    (path / "metadata.json").write_text(json.dumps(meta))
+
+
+def test_error_count_disagrees(tmp_path: Path) -> None:
+    d = _write(tmp_path)
+    _edit(d, lambda m: m["num_edges_per_chunk"][0].__setitem__(0, 5))
+    with pytest.raises(FormatError, match=r"0-user_buys_item-0\.csv.*num_edges_per_chunk") as e:
+        read_chunked(d)
+    assert e.value.field.startswith("num_edges_per_chunk")
+
+
+def test_error_missing_chunk(tmp_path: Path) -> None:
+    d = _write(tmp_path)
+    (d / "edges" / "1-item_bought_by_user-1.csv").unlink()
+    with pytest.raises(FormatError, match=r"1-item_bought_by_user-1\.csv.*does not exist") as e:
+        read_chunked(d)
+    assert "edges['item:bought_by:user'].data[1]" in e.value.field
+
+
+def test_error_id_out_of_range(tmp_path: Path) -> None:
+    d = _write(tmp_path)
+    (d / "edges" / "0-user_buys_item-1.csv").write_text("2 1\n2 9\n")
+    with pytest.raises(FormatError, match=r"-1\.csv:2: .*dst ID 9 is not a 'item' node") as e:
+        read_chunked(d)
+    assert e.value.line == 2
+
+
+def test_error_feature_rows(tmp_path: Path) -> None:
+    d = _write(tmp_path)
+    np.save(d / "node_data" / "0-user-feat-1.npy", np.zeros((5, 2), np.float32))
+    with pytest.raises(FormatError, match=r"0-user-feat-1\.npy.*node type 'user' has only 3"):
+        read_chunked(d)
+
+
+def test_error_bad_metadata(tmp_path: Path) -> None:
+    d = _write(tmp_path)
+    _edit(d, lambda m: m.__setitem__("edge_type", ["user:buys"]))
+    with pytest.raises(FormatError, match=r"metadata\.json.*'edge_type'"):
+        read_chunked(d)
+    (d / "metadata.json").write_text('{"node_type": ["a"],\n "x": }')
+    with pytest.raises(FormatError, match=r"metadata\.json:2: malformed JSON"):
+        read_chunked(d)
+    _edit_ok = _write(tmp_path / "c")
+    _edit(_edit_ok, lambda m: m["edges"]["user:buys:item"]["format"].__setitem__("name", "orc"))
+    with pytest.raises(FormatError, match=r"'orc' is not one of"):
+        read_chunked(_edit_ok)
+
+
+def test_writer_validates_first(tmp_path: Path) -> None:
+    g = _hetero()
+    write_chunked(g, tmp_path, 1)
+    before = (tmp_path / "metadata.json").read_bytes()
+    g.nodes["user"].data["bad"] = np.array(["a", "b", "c"])
+    with pytest.raises(gs.ValidationError, match="'bad'"):
+        write_chunked(g, tmp_path, 2)
+    assert (tmp_path / "metadata.json").read_bytes() == before
+
+
+@settings(max_examples=40, **FAST)
+@given(data=st.data())
+def test_fuzz_chunk_files(tmp_path: Path, data) -> None:
+    d = tmp_path / "g"
+    if not d.exists():
+        _write(d, "csv")
+        write_chunked(_hetero(), tmp_path / "p", 2, fmt="parquet")
+    root = data.draw(st.sampled_from([d, tmp_path / "p"]))
+    files = sorted(p for p in root.rglob("*") if p.is_file())
+    target = data.draw(st.sampled_from(files))
+    original = target.read_bytes()
+    blob = bytearray(original)
+    for _ in range(data.draw(st.integers(1, 4))):
+        if not blob:
+            break
+        pos = data.draw(st.integers(0, len(blob) - 1))
+        blob[pos] = data.draw(st.integers(0, 255))
+    if data.draw(st.booleans()):
+        blob = blob[: data.draw(st.integers(0, len(blob)))]
+    target.write_bytes(bytes(blob))
+    try:
+        read_chunked(root)
+    except FormatError:
+        pass
+    finally:
+        target.write_bytes(original)

@@ -1,0 +1,62 @@
+"""The format registry and convert()."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from io_helpers import assert_graphs_equal, random_graph
+
+import graphshard as gs
+from graphshard.errors import FormatError
+from graphshard.io import READERS, WRITERS, convert, read_chunked, read_euler, read_graph
+
+
+def test_registries_describe_themselves() -> None:
+    assert set(READERS) == {"chunked", "euler", "pgl", "edgelist", "metis"}
+    assert set(WRITERS) == {"chunked", "euler"}
+    for entry in [*READERS.values(), *WRITERS.values()]:
+        assert entry.description and "\n" not in entry.description
+        assert all(isinstance(h, str) and h for h in entry.options.values())
+
+
+def test_euler_to_chunked_to_euler(tmp_path: Path, shared_file) -> None:
+    src = shared_file("format-euler", "euler1_tf_euler_testdata", "graph.json")
+    report = convert("euler", src, "chunked", tmp_path / "c", num_chunks=2, fmt="parquet")
+    assert sum(report.num_edges.values()) == 12
+    g = read_euler(src)
+    assert_graphs_equal(g, read_chunked(tmp_path / "c"))
+    convert("chunked", tmp_path / "c", "euler", tmp_path / "e", num_partitions=2)
+    assert_graphs_equal(g, read_euler(tmp_path / "e"))
+
+
+def test_pgl_and_metis_and_edgelist(tmp_path: Path, shared_file) -> None:
+    d = shared_file("format-pgl-graph4rec-toy")
+    convert("pgl", [f"u2buy2i:{d}/u2buy2i.txt"], "chunked", tmp_path / "p", symmetry=True)
+    assert read_chunked(tmp_path / "p").num_edges() == 2 * 790
+    (tmp_path / "t.graph").write_text("3 2\n2\n1 3\n2\n")
+    assert read_graph("metis", [tmp_path / "t.graph"]).num_edges() == 4
+    (tmp_path / "e.csv").write_text("s,d\nx,y\n")
+    convert("edgelist", tmp_path / "e.csv", "euler", tmp_path / "el", src="s", dst="d")
+    assert read_euler(tmp_path / "el").num_edges() == 1
+
+
+def test_bad_choices_list_valid_ones(tmp_path: Path) -> None:
+    with pytest.raises(gs.ValidationError, match=r"unknown src_format format 'dgl'; choose"):
+        convert("dgl", "x", "chunked", tmp_path)
+    with pytest.raises(gs.ValidationError, match=r"unknown options \['bogus'\].*num_chunks"):
+        convert("metis", "x", "chunked", tmp_path, bogus=1)
+
+
+def test_failure_leaves_previous_output(tmp_path: Path) -> None:
+    g = random_graph(3)
+    out = tmp_path / "out"
+    gs.io.write_chunked(g, out, 1)
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"node_id": 1, "node_type": 0}\n{"node_id": 2,\n')
+    with pytest.raises(FormatError, match=r"bad\.json:2"):
+        convert("euler", bad, "chunked", out, num_chunks=3)
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    assert json.loads((out / "metadata.json").read_text())["num_nodes_per_chunk"]

@@ -1,0 +1,91 @@
+"""Interop with NetworkX, SciPy, and (where installed) PyG and DGL."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+
+import networkx as nx
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import graphshard as gs
+from graphshard.io import from_networkx, from_pyg, from_scipy, to_dgl, to_pyg
+
+
+def _with(package: str):
+    return pytest.mark.skipif(importlib.util.find_spec(package) is None,
+                              reason=f"needs {package}")
+
+
+def test_import_is_lazy() -> None:
+    import graphshard.io  # noqa: F401
+    assert "torch" not in sys.modules or importlib.util.find_spec("torch") is not None
+    assert "dgl" not in sys.modules and "torch_geometric" not in sys.modules
+
+
+def test_from_networkx() -> None:
+    G = nx.DiGraph()
+    G.add_edge(10, 20, w=0.5)
+    G.add_edge(20, 30, w=1.5)
+    for v in G.nodes:
+        G.nodes[v]["x"] = [v, v]
+    g = from_networkx(G, node_attrs=("x",), edge_attrs=("w",))
+    assert g.edges()[1].tolist() == [1, 2] and g.edata["w"].tolist() == [0.5, 1.5]
+    assert g.ndata["node_id"].tolist() == [10, 20, 30] and g.ndata["x"].shape == (3, 2)
+    u = from_networkx(nx.karate_club_graph())
+    assert u.num_edges() == 2 * 78 and "node_id" not in u.ndata
+
+
+def test_from_scipy() -> None:
+    a = sp.random(20, 20, density=0.2, format="csr", random_state=0)
+    g = from_scipy(a)
+    coo = a.tocoo()
+    assert g.edges()[0].tolist() == coo.row.tolist()
+    assert np.allclose(g.edata["weight"], coo.data)
+    with pytest.raises(gs.ValidationError, match="square"):
+        from_scipy(sp.csr_matrix((2, 3)))
+
+
+def test_missing_package_message() -> None:
+    if importlib.util.find_spec("dgl") is not None:
+        pytest.skip("dgl is installed")
+    with pytest.raises(gs.MissingDependencyError, match="graphshard\\[interop\\]"):
+        to_dgl(gs.graph(([0], [1])))
+
+
+@_with("torch_geometric")
+def test_pyg_round_trip() -> None:
+    g = gs.graph(([0, 1, 2, 2], [1, 2, 0, 1]))  # 4 edges, 3 nodes: PyG tells them apart
+    g.ndata["x"] = np.arange(6, dtype=np.float32).reshape(3, 2)
+    g.edata["w"] = np.array([1.0, 2.0, 3.0, 4.0], dtype=np.float32)
+    g.ndata["tags"] = gs.Ragged.from_rows([[1], [], [2]], dtype="int64")
+    data = to_pyg(g)
+    assert data.edge_index.tolist() == [[0, 1, 2, 2], [1, 2, 0, 1]]
+    back = from_pyg(data)
+    assert back.ndata["x"].tolist() == g.ndata["x"].tolist()
+    assert back.edata["w"].tolist() == [1.0, 2.0, 3.0, 4.0]
+    assert "tags" not in back.ndata
+
+
+@_with("torch_geometric")
+def test_pyg_hetero_round_trip() -> None:
+    g = gs.heterograph({("u", "buys", "i"): ([0, 1], [1, 1]), ("i", "by", "u"): ([1], [0])},
+                       num_nodes_dict={"u": 2, "i": 3})
+    g.nodes["i"].data["x"] = np.ones((3, 4), np.float32)
+    data = to_pyg(g)
+    back = from_pyg(data)
+    assert back.canonical_etypes == g.canonical_etypes
+    assert back.num_nodes("i") == 3 and back.nodes["i"].data["x"].shape == (3, 4)
+    assert back.edges(etype="buys")[1].tolist() == [1, 1]
+
+
+@_with("dgl")
+def test_dgl_round_trip() -> None:  # pragma: no cover - dgl is rarely installed
+    from graphshard.io import from_dgl
+    g = gs.heterograph({("u", "buys", "i"): ([0, 1], [1, 1])})
+    g.nodes["u"].data["x"] = np.ones((2, 3), np.float32)
+    back = from_dgl(to_dgl(g))
+    assert back.canonical_etypes == g.canonical_etypes
+    assert back.nodes["u"].data["x"].tolist() == g.nodes["u"].data["x"].tolist()
