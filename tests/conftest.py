@@ -91,3 +91,15 @@ def acm(shared_file):
     label[labels[:, 0].astype(np.int64)] = labels[:, 3].astype(np.int64)
     g.nodes["paper"].data["label"] = label
     return g
+
+
+@pytest.fixture(scope="session")
+def ray_cluster():
+    """One local 2-CPU Ray for the whole session (started on first use)."""
+    ray = pytest.importorskip("ray", reason="needs ray (pip install 'graphshard[ray]')")
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield ray
+    if started:
+        ray.shutdown()

@@ -12,7 +12,8 @@ import graphshard as gs
 from graphshard.cli import cli, main
 
 
-@pytest.mark.parametrize("args", [[], ["partition"], ["inspect"], ["convert"]])
+@pytest.mark.parametrize("args", [[], ["partition"], ["inspect"], ["convert"], ["assign"],
+                                  ["dispatch"]])
 def test_every_help(args):
     result = CliRunner().invoke(cli, [*args, "--help"])
     assert result.exit_code == 0, result.output
@@ -75,3 +76,27 @@ def test_methods_choice_lists_registry():
     result = CliRunner().invoke(cli, ["partition", "--help"])
     for name in gs.partition.METHODS:
         assert name in result.output
+
+
+def test_pipeline_commands_local(tmp_path):
+    g = gs.datasets.sbm(3000, 20000, num_blocks=4, num_features=2, seed=1)
+    gs.io.write_chunked(g, tmp_path / "chunked", 3)
+    runner = CliRunner()
+    result = runner.invoke(cli, ["assign", str(tmp_path / "chunked"), "-k", "4", "-m", "hash",
+                                 "--out", str(tmp_path / "assign"), "--engine", "local"])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "assign" / "_N.txt").read_text().split()[:5] == ["0", "1", "2", "3", "0"]
+    result = runner.invoke(cli, ["dispatch", str(tmp_path / "chunked"), str(tmp_path / "assign"),
+                                 "--out", str(tmp_path / "parts"), "--engine", "local",
+                                 "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    src, dst = g.edges()
+    assert report["edge_cut"] == int(np.count_nonzero(src % 4 != dst % 4))
+    parmetis = tmp_path / "parmetis.txt"
+    parmetis.write_text("\n".join(str(i % 2) for i in range(3000)) + "\n")
+    result = runner.invoke(cli, ["assign", str(tmp_path / "chunked"), "-k", "2", "--import",
+                                 str(parmetis), "--out", str(tmp_path / "imported")])
+    assert result.exit_code == 0, result.output
+    assert main(["dispatch", str(tmp_path / "chunked"), str(tmp_path / "imported"), "--out",
+                 str(tmp_path / "p2"), "--engine", "local", "--memory-budget", "1k"]) == 1

@@ -29,7 +29,7 @@ _SUFFIX_FORMATS = {".graph": "metis", ".gz": "metis", ".bz2": "metis", ".csv": "
                    ".tsv": "edgelist", ".txt": "edgelist", ".parquet": "edgelist",
                    ".npy": "edgelist", ".npz": "edgelist", ".json": "euler"}
 
-out = Console()
+console = Console()
 
 
 def _input_format(path: Path, fmt: str | None) -> str:
@@ -170,7 +170,104 @@ def convert(inputs: tuple[str, ...], src_format: str, dst_format: str, out: Path
         _render(result.report, result.config_path, False)
         return
     report = run_convert(src_format, list(inputs), dst_format, out, **opts)
-    out.print(repr(report))
+    console.print(repr(report))
+
+
+def _engine_options(fn: Any) -> Any:
+    fn = click.option("--engine", type=click.Choice(["ray", "local"]), default="ray",
+                      show_default=True,
+                      help="ray: tasks on a local Ray started for the run (or --address); "
+                           "local: in this process.")(fn)
+    return click.option("--address", metavar="ADDR",
+                        help="Join this Ray cluster (e.g. ray://head:10001 or auto).")(fn)
+
+
+def _bytes(text: str | None) -> int | None:
+    if text is None:
+        return None
+    units = {"k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+    value = text.strip().lower().rstrip("ib")
+    try:
+        if value and value[-1] in units:
+            return int(float(value[:-1]) * units[value[-1]])
+        return int(float(value))
+    except ValueError:
+        raise click.BadParameter(f"{text!r} is not a size like 1.5G or 800M",
+                                 param_hint="--memory-budget") from None
+
+
+@cli.command()
+@click.argument("chunked", type=click.Path(path_type=Path))
+@click.option("--parts", "-k", type=click.IntRange(min=1), required=True)
+@click.option("--method", "-m", default="lp", show_default=True,
+              type=click.Choice(["lp", "random", "hash"]),
+              help="lp: multilevel label propagation over the edge chunks; random, hash: "
+                   "node counts only.")
+@click.option("--import", "import_from", type=click.Path(path_type=Path),
+              help="Take the assignment from a ParMETIS file or a folder of <ntype>.txt "
+                   "instead of computing one.")
+@click.option("--out", "-o", type=click.Path(path_type=Path), required=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--imbalance", type=float, default=0.03, show_default=True)
+@_engine_options
+def assign(chunked: Path, parts: int, method: str, import_from: Path | None, out: Path,
+           seed: int, imbalance: float, engine: str, address: str | None) -> None:
+    """Step 1 of the pipeline: a part for every node of a chunked graph.
+
+    Writes DGL's partition-assignment layout: <ntype>.txt (line i = part of node i), a
+    binary <ntype>.npy copy and assignment.json.
+
+    \b
+    Example:
+      graphshard assign chunked/ --parts 4 --method lp --out assign/
+    """
+    from .pipeline import assign as run_assign
+    from .pipeline import import_assignment
+
+    if import_from is not None:
+        result = import_assignment(import_from, chunked, out, num_parts=parts)
+    else:
+        result = run_assign(chunked, parts, out, method=method, seed=seed,
+                            imbalance=imbalance, use_ray=engine == "ray" or bool(address))
+    table = Table("part", "nodes", title=f"{result.out_dir}: {result.method}, "
+                  f"{result.seconds:.2f}s", title_justify="left")
+    for p, n in enumerate(result.part_sizes):
+        table.add_row(str(p), f"{n:,}")
+    console.print(table)
+
+
+@cli.command()
+@click.argument("chunked", type=click.Path(path_type=Path))
+@click.argument("assignment", type=click.Path(path_type=Path))
+@click.option("--out", "-o", type=click.Path(path_type=Path), required=True)
+@click.option("--name", help="Graph name (default: the chunked metadata's graph_name).")
+@click.option("--halo", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--save-orig-nids", is_flag=True, help="Write original node IDs per part.")
+@click.option("--save-orig-eids", is_flag=True, help="Write original edge IDs per part.")
+@click.option("--memory-budget", metavar="SIZE",
+              help="Memory one task may use (e.g. 1.5G); fails early if a chunk or part "
+                   "cannot fit.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@_engine_options
+def dispatch(chunked: Path, assignment: Path, out: Path, name: str | None, halo: int,
+             save_orig_nids: bool, save_orig_eids: bool, memory_budget: str | None,
+             as_json: bool, engine: str, address: str | None) -> None:
+    """Step 2 of the pipeline: write the partitions of a chunked graph, out of core.
+
+    The output is the same as `graphshard partition` with that assignment. Run the same
+    command again after a crash: finished pieces are verified and reused.
+
+    \b
+    Example:
+      graphshard dispatch chunked/ assign/ --out parts/ --memory-budget 1.5G
+    """
+    from .pipeline import dispatch as run_dispatch
+
+    result = run_dispatch(chunked, assignment, out, graph_name=name, num_hops=halo,
+                          save_orig_ids=save_orig_nids or save_orig_eids,
+                          use_ray=engine == "ray" or bool(address), address=address,
+                          memory_budget=_bytes(memory_budget))
+    _render(result.report, result.config_path, as_json)
 
 
 def _parse_option(item: str) -> tuple[str, Any]:
@@ -201,7 +298,7 @@ def _render(report: PartitionReport, config_path: Path, as_json: bool) -> None:
     summary.add_row("replication", f"{report.replication:.3f}")
     if report.seconds:
         summary.add_row("seconds", ", ".join(f"{k} {v:.2f}" for k, v in report.seconds.items()))
-    out.print(summary)
+    console.print(summary)
     table = Table("part", "inner nodes", "inner edges", "halo nodes",
                   *(f"{t} nodes" for t in report.part_nodes_per_type
                     if len(report.part_nodes_per_type) > 1))
@@ -210,7 +307,7 @@ def _render(report: PartitionReport, config_path: Path, as_json: bool) -> None:
                     if len(report.part_nodes_per_type) > 1 else [])
         table.add_row(str(p), f"{report.part_nodes[p]:,}", f"{report.part_edges[p]:,}",
                       f"{report.halo_nodes[p]:,}", *per_type)
-    out.print(table)
+    console.print(table)
 
 
 def main(argv: list[str] | None = None) -> int:

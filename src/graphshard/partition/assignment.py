@@ -25,7 +25,7 @@ __all__ = ["assignment_from_folder", "read_assignment", "write_assignment"]
 
 
 def write_assignment(out_dir: str | os.PathLike[str], parts: Mapping[str, IdArray],
-                     num_parts: int) -> None:
+                     num_parts: int, *, method: str = "assignment") -> None:
     """Write per-type part arrays as ``<ntype>.txt`` + ``<ntype>.npy`` + ``assignment.json``.
 
     Example:
@@ -40,10 +40,12 @@ def write_assignment(out_dir: str | os.PathLike[str], parts: Mapping[str, IdArra
     for ntype, arr in parts.items():
         arr = np.asarray(arr, dtype=np.int64)
         with atomic_path(out / f"{ntype}.txt") as tmp:
-            np.savetxt(tmp, arr, fmt="%d")
+            pacsv.write_csv(pa.table({"part": arr}), tmp,
+                            write_options=pacsv.WriteOptions(include_header=False))
         with atomic_path(out / f"{ntype}.npy") as tmp, open(tmp, "wb") as handle:
             np.save(handle, arr, allow_pickle=False)
     write_json_atomic(out / "assignment.json", {
+        "method": method,
         "num_parts": int(num_parts),
         "num_nodes": {t: len(a) for t, a in parts.items()}})
 

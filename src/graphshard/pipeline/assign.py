@@ -1,0 +1,166 @@
+"""Step 1 of the pipeline: a part for every node of a chunked graph, in DGL's layout.
+
+Methods (registry :data:`ASSIGN_METHODS`, one signature): ``random`` and ``hash`` need only
+the node counts; ``lp`` is the multilevel label-propagation partitioner that streams the
+edge chunks (:mod:`graphshard.pipeline.lp`).  :func:`import_assignment` turns an
+assignment made elsewhere (ParMETIS, DGL's ``random_partition.py``) into the same layout.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import FormatError, ValidationError
+from ..io.chunked import ChunkedMeta, load_chunked_meta
+from ..partition.assignment import read_assignment, write_assignment
+from ..typing import IdArray
+
+__all__ = ["ASSIGN_METHODS", "AssignResult", "assign", "import_assignment"]
+
+log = logging.getLogger(__name__)
+
+#: Nodes per block of the count-only methods (their memory is one block).
+BLOCK = 1 << 20
+
+
+@dataclass(frozen=True)
+class AssignResult:
+    """Where the assignment went and what it looks like."""
+
+    out_dir: Path
+    method: str
+    num_parts: int
+    part_sizes: list[int]
+    seconds: float
+
+
+def _random(meta: ChunkedMeta, num_parts: int, *, seed: int, **_: object
+            ) -> dict[str, IdArray]:
+    """Balanced random: each block of node IDs is dealt round-robin, then shuffled (keyed)."""
+    out = {}
+    for t, (ntype, n) in enumerate(meta.num_nodes.items()):
+        parts = np.empty(n, dtype=np.int64)
+        for b, lo in enumerate(range(0, n, BLOCK)):
+            hi = min(lo + BLOCK, n)
+            rng = np.random.default_rng([seed, t, b])
+            parts[lo:hi] = rng.permutation(np.arange(lo, hi) % num_parts)
+        out[ntype] = parts
+    return out
+
+
+def _hash(meta: ChunkedMeta, num_parts: int, **_: object) -> dict[str, IdArray]:
+    """Euler's rule on homogeneous IDs: part = ID % num_parts."""
+    out, offset = {}, 0
+    for ntype, n in meta.num_nodes.items():
+        out[ntype] = (np.arange(offset, offset + n, dtype=np.int64)) % num_parts
+        offset += n
+    return out
+
+
+def _lp(meta: ChunkedMeta, num_parts: int, *, seed: int, imbalance: float, use_ray: bool,
+        **_: object) -> dict[str, IdArray]:
+    from .lp import lp_assign
+
+    return lp_assign(meta, num_parts, imbalance=imbalance, seed=seed, use_ray=use_ray)
+
+
+#: name -> (function, description); the CLI's ``--method`` choices come from here.
+ASSIGN_METHODS: dict[str, tuple[Callable[..., dict[str, IdArray]], str]] = {
+    "lp": (_lp, "multilevel size-constrained label propagation over the edge chunks"),
+    "random": (_random, "balanced random (no edges read)"),
+    "hash": (_hash, "homogeneous node ID % num_parts, Euler's rule (no edges read)"),
+}
+
+
+def assign(chunked_dir: str | os.PathLike[str], num_parts: int,
+           out_dir: str | os.PathLike[str], *, method: str = "lp", seed: int = 0,
+           imbalance: float = 0.03, use_ray: bool = False) -> AssignResult:
+    """Assign every node of a chunked graph to a part and write DGL's assignment layout.
+
+    Example:
+        >>> import tempfile, graphshard as gs
+        >>> d = tempfile.mkdtemp()
+        >>> gs.io.write_chunked(gs.graph(([0, 1, 2, 3], [1, 2, 3, 0])), f"{d}/g", 2)
+        >>> assign(f"{d}/g", 2, f"{d}/a", method="hash").part_sizes
+        [2, 2]
+    """
+    if method not in ASSIGN_METHODS:
+        raise ValidationError(f"unknown assignment method {method!r}; choose one of "
+                              f"{sorted(ASSIGN_METHODS)}", field="method", value=method)
+    meta = load_chunked_meta(chunked_dir)
+    total = sum(meta.num_nodes.values())
+    if not 1 <= num_parts <= max(total, 1):
+        raise ValidationError(f"num_parts must be in [1, {total}], got {num_parts}",
+                              field="num_parts", value=num_parts)
+    clock = time.perf_counter()
+    fn, _ = ASSIGN_METHODS[method]
+    parts = fn(meta, num_parts, seed=seed, imbalance=imbalance, use_ray=use_ray)
+    write_assignment(out_dir, parts, num_parts, method=method)
+    sizes = np.zeros(num_parts, dtype=np.int64)
+    for arr in parts.values():
+        sizes += np.bincount(arr, minlength=num_parts)
+    seconds = round(time.perf_counter() - clock, 3)
+    log.info("assigned %d nodes to %d parts with %s in %.2fs", total, num_parts, method, seconds)
+    return AssignResult(Path(out_dir), method, num_parts, sizes.tolist(), seconds)
+
+
+def import_assignment(file: str | os.PathLike[str], chunked_dir: str | os.PathLike[str],
+                      out_dir: str | os.PathLike[str], *, num_parts: int | None = None
+                      ) -> AssignResult:
+    """Convert an assignment made elsewhere into the layout :func:`dispatch` reads.
+
+    ``file`` is either a folder of ``<ntype>.txt`` files (DGL's ``random_partition.py``,
+    ParMETIS after DGL's post-processing) or one text file with one part per line for every
+    node in homogeneous order (ParMETIS's raw output), optionally ``node_id part`` pairs.
+    """
+    meta = load_chunked_meta(chunked_dir)
+    path = Path(file)
+    ntypes = list(meta.num_nodes)
+    parts = read_assignment(path, ntypes) if path.is_dir() else _split_homogeneous(path, meta)
+    k = num_parts or 1 + max(int(a.max(initial=-1)) for a in parts.values())
+    for ntype, arr in parts.items():
+        if len(arr) != meta.num_nodes[ntype]:
+            raise FormatError(f"{path}: {len(arr)} entries for node type {ntype!r}, which has "
+                              f"{meta.num_nodes[ntype]} nodes", path=str(path), field=ntype)
+        bad = np.flatnonzero((arr < 0) | (arr >= k))
+        if bad.size:
+            raise FormatError(f"{path}: node {bad[0]} of type {ntype!r} has part {arr[bad[0]]}, "
+                              f"outside [0, {k})", path=str(path), field=ntype)
+    write_assignment(out_dir, parts, k, method=f"imported:{path.name}")
+    sizes = sum(np.bincount(a, minlength=k) for a in parts.values())
+    return AssignResult(Path(out_dir), "imported", k, np.asarray(sizes).tolist(), 0.0)
+
+
+def _split_homogeneous(path: Path, meta: ChunkedMeta) -> dict[str, IdArray]:
+    try:
+        table = np.loadtxt(path, dtype=np.int64, ndmin=2)
+    except ValueError as exc:
+        raise FormatError(f"{path}: expected integers, one node per line ({exc})",
+                          path=str(path)) from exc
+    if table.shape[1] == 2:  # "node_id part" pairs, in any order
+        order = np.argsort(table[:, 0], kind="stable")
+        ids, parts = table[order, 0], table[order, 1]
+        if not np.array_equal(ids, np.arange(len(ids))):
+            raise FormatError(f"{path}: node IDs must be 0..{len(ids) - 1}, each once",
+                              path=str(path))
+    elif table.shape[1] == 1:
+        parts = table[:, 0]
+    else:
+        raise FormatError(f"{path}: expected 1 or 2 columns, found {table.shape[1]}",
+                          path=str(path))
+    total = sum(meta.num_nodes.values())
+    if len(parts) != total:
+        raise FormatError(f"{path}: {len(parts)} lines but the graph has {total} nodes",
+                          path=str(path))
+    out, offset = {}, 0
+    for ntype, n in meta.num_nodes.items():
+        out[ntype] = parts[offset:offset + n]
+        offset += n
+    return out

@@ -1,0 +1,425 @@
+"""Step 2 of the pipeline: chunked graph + assignment -> the partition format, out of core.
+
+The result is exactly what :func:`graphshard.partition_graph` writes for the same graph
+and assignment (same arrays in every file), built by tasks that each hold one chunk or one
+part: no worker ever holds the whole graph.
+
+Steps (every task reads its input from files and writes its output to files):
+
+1. count the parts of each block of node IDs (assignment files, memory-mapped);
+2. write the node ID maps: original per-type ID -> new ID, new ID -> original homogeneous ID;
+3. split every edge chunk by the part of its destination, in new IDs (resumable pieces);
+4. split every feature chunk by owning part (resumable pieces);
+5. build and write each part: inner edges, halo, node/edge data, features (resumable);
+6. write the config JSON last, with checksums and the report.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._files import atomic_path
+from .._tensorfile import load_tensors, save_tensors
+from ..errors import FormatError, ValidationError
+from ..io.chunked import ChunkedMeta, load_chunked_meta, read_data_chunk, read_edge_chunk
+from ..partition.assignment import read_assignment
+from ..partition.build import check_out_dir, mark_complete, remove_previous_configs
+from ..partition.files import make_config, write_config
+from ..partition.report import PartitionReport
+from ..ragged import Ragged
+from .engine import make_executor
+from .parts import build_part
+from .pieces import finish_piece, finished_summary, remove_work
+
+__all__ = ["DispatchResult", "Plan", "dispatch"]
+
+log = logging.getLogger(__name__)
+
+#: Bytes per edge a chunk task holds at its peak (IDs read, looked up, split, written).
+EDGE_TASK_BYTES = 96
+#: Bytes per edge a part task holds at its peak (local structure and data arrays).
+PART_TASK_BYTES = 160
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What every task needs to know (small; sent to each task)."""
+
+    metadata: str
+    work: str
+    out: str
+    ntypes: list[str]
+    etypes: list[str]
+    num_nodes: list[int]
+    num_parts: int
+    node_block: int
+    num_hops: int
+    edge_chunks: list[list[tuple[int, int]]]        # per etype: (offset, rows) per chunk
+    node_feats: dict[str, list[tuple[str, list[tuple[int, int]]]]]
+    edge_feats: dict[str, list[tuple[str, list[tuple[int, int]]]]]
+
+    def meta(self) -> ChunkedMeta:
+        """The chunked metadata (parsed again in each task: it is small)."""
+        return load_chunked_meta(self.metadata)
+
+    def assignment_file(self, t: int) -> Path:
+        """Binary assignment of node type ``t``."""
+        return Path(self.work) / "assign" / f"{self.ntypes[t]}.npy"
+
+    def node_map_file(self, t: int) -> Path:
+        """Original per-type ID -> new homogeneous ID, node type ``t``."""
+        return Path(self.work) / "nodes" / f"orig2new_{t}.npy"
+
+    def new2orig_file(self) -> Path:
+        """New homogeneous ID -> original homogeneous ID."""
+        return Path(self.work) / "nodes" / "new2orig.npy"
+
+    def edge_piece(self, e: int, c: int) -> Path:
+        """Edges of chunk ``c`` of edge type ``e`` split by owning part."""
+        return Path(self.work) / "edges" / f"e{e}_c{c}.safetensors"
+
+    def feat_piece(self, kind: str, type_index: int, name_index: int, c: int) -> Path:
+        """Rows of one feature chunk split by owning part."""
+        return Path(self.work) / "feats" / f"{kind}{type_index}_f{name_index}_c{c}.safetensors"
+
+
+@dataclass(frozen=True)
+class DispatchResult:
+    """What :func:`dispatch` produced: the config path and the report."""
+
+    config_path: Path
+    report: PartitionReport
+
+
+# ----- step 1 and 2: node IDs ---------------------------------------------------------------
+def _block_counts(plan: Plan, t: int, b: int) -> list[int]:
+    parts = _assignment_block(plan, t, b)
+    return np.bincount(parts, minlength=plan.num_parts).tolist()
+
+
+def _assignment_block(plan: Plan, t: int, b: int) -> np.ndarray:
+    lo = b * plan.node_block
+    hi = min(lo + plan.node_block, plan.num_nodes[t])
+    parts = np.asarray(np.load(plan.assignment_file(t), mmap_mode="r")[lo:hi], dtype=np.int64)
+    bad = np.flatnonzero((parts < 0) | (parts >= plan.num_parts))
+    if bad.size:
+        raise FormatError(f"assignment of node type {plan.ntypes[t]!r}: node {lo + bad[0]} has "
+                          f"part {parts[bad[0]]}, outside [0, {plan.num_parts})",
+                          field=plan.ntypes[t], value=int(parts[bad[0]]))
+    return parts
+
+
+def _write_node_maps(plan: Plan, t: int, b: int, starts: list[int], type_offset: int) -> None:
+    """New IDs of one block: part p's nodes get ``starts[p]``, ``starts[p] + 1``, ..."""
+    parts = _assignment_block(plan, t, b)
+    lo = b * plan.node_block
+    order = np.argsort(parts, kind="stable")
+    counts = np.bincount(parts, minlength=plan.num_parts)
+    rank = np.arange(len(parts), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+    new_ids = np.empty(len(parts), dtype=np.int64)
+    new_ids[order] = np.asarray(starts, dtype=np.int64)[parts[order]] + rank
+    orig2new = np.load(plan.node_map_file(t), mmap_mode="r+")
+    orig2new[lo:lo + len(parts)] = new_ids
+    orig2new.flush()
+    new2orig = np.load(plan.new2orig_file(), mmap_mode="r+")
+    new2orig[new_ids] = type_offset + lo + np.arange(len(parts), dtype=np.int64)
+    new2orig.flush()
+
+
+# ----- step 3: edges --------------------------------------------------------------------------
+def _split_edge_chunk(plan: Plan, e: int, c: int, part_bounds: list[int]) -> list[int]:
+    piece = plan.edge_piece(e, c)
+    key = f"edges:{plan.etypes[e]}:{c}:{plan.num_parts}:{part_bounds[-1]}"
+    done = finished_summary([piece], key)
+    if done is not None:
+        return done
+    meta = plan.meta()
+    offset, _ = plan.edge_chunks[e][c]
+    chunk = read_edge_chunk(meta, plan.etypes[e], c, offset)
+    st, _, dt = plan.etypes[e].split(":")
+    src = np.load(plan.node_map_file(plan.ntypes.index(st)), mmap_mode="r")[chunk.src]
+    dst = np.load(plan.node_map_file(plan.ntypes.index(dt)), mmap_mode="r")[chunk.dst]
+    owner = np.searchsorted(np.asarray(part_bounds[1:]), dst, side="right")
+    order = np.argsort(owner, kind="stable")
+    counts = np.bincount(owner, minlength=plan.num_parts)
+    cut = np.concatenate([[0], np.cumsum(counts)])
+    tensors = {"owner": owner.astype(np.int32)}
+    eids = offset + order
+    for p in range(plan.num_parts):
+        sel = order[cut[p]:cut[p + 1]]
+        tensors[f"src/{p}"], tensors[f"dst/{p}"] = src[sel], dst[sel]
+        tensors[f"eid/{p}"] = eids[cut[p]:cut[p + 1]]
+    save_tensors(piece, tensors)
+    return finish_piece([piece], key, counts.tolist())
+
+
+# ----- step 4: features -----------------------------------------------------------------------
+def _owners_of_rows(plan: Plan, kind: str, i: int, lo: int, hi: int) -> np.ndarray:
+    if kind == "node":
+        return np.asarray(np.load(plan.assignment_file(i), mmap_mode="r")[lo:hi],
+                          dtype=np.int64)
+    pieces = []
+    for c, (offset, rows) in enumerate(plan.edge_chunks[i]):
+        if offset < hi and offset + rows > lo:
+            owner, _ = load_tensors(plan.edge_piece(i, c))
+            pieces.append(owner["owner"][max(lo - offset, 0):min(hi, offset + rows) - offset])
+    return np.concatenate(pieces).astype(np.int64) if pieces else np.zeros(0, np.int64)
+
+
+def _split_feature_chunk(plan: Plan, kind: str, i: int, f: int, c: int) -> int:
+    feats = plan.node_feats if kind == "node" else plan.edge_feats
+    type_name = (plan.ntypes if kind == "node" else plan.etypes)[i]
+    name, chunks = feats[type_name][f]
+    piece = plan.feat_piece(kind, i, f, c)
+    key = f"feat:{kind}:{type_name}:{name}:{c}:{plan.num_parts}"
+    if finished_summary([piece], key) is not None:
+        return 0
+    offset, rows = chunks[c]
+    data = read_data_chunk(plan.meta(), kind, type_name, name, c, offset).data
+    if len(data) != rows:
+        raise FormatError(f"feature {name!r} of {type_name!r}: chunk {c} has {len(data)} rows, "
+                          f"the count pass saw {rows}", field=name)
+    owner = _owners_of_rows(plan, kind, i, offset, offset + rows)
+    order = np.argsort(owner, kind="stable")
+    cut = np.concatenate([[0], np.cumsum(np.bincount(owner, minlength=plan.num_parts))])
+    tensors: dict[str, np.ndarray] = {}
+    for p in range(plan.num_parts):
+        rows_p = order[cut[p]:cut[p + 1]]
+        if isinstance(data, Ragged):
+            taken = data.take(rows_p)
+            tensors[f"{p}/values"], tensors[f"{p}/offsets"] = taken.values, taken.offsets
+        else:
+            tensors[f"{p}"] = np.ascontiguousarray(data[rows_p])
+    save_tensors(piece, tensors, {"ragged": str(isinstance(data, Ragged))})
+    finish_piece([piece], key, 0)
+    return 0
+
+
+# ----- the driver -----------------------------------------------------------------------------
+def _count_rows(metadata: str, kind: str, type_name: str, name: str, c: int) -> int:
+    meta = load_chunked_meta(metadata)
+    if kind == "edges":
+        return len(read_edge_chunk(meta, type_name, c, 0).src)
+    return len(read_data_chunk(meta, kind, type_name, name, c, 0).data)
+
+
+def _offsets(counts: list[int]) -> list[tuple[int, int]]:
+    starts = np.concatenate([[0], np.cumsum(counts)]).astype(int)
+    return [(int(starts[i]), int(counts[i])) for i in range(len(counts))]
+
+
+def _prepare_assignment(assign_dir: Path, meta: ChunkedMeta, work: Path, num_parts: int | None
+                        ) -> int:
+    """Copy the assignment as .npy into the work folder (checked); return num_parts."""
+    parts = read_assignment(assign_dir, list(meta.num_nodes))
+    info_file = assign_dir / "assignment.json"
+    info = json.loads(info_file.read_text(encoding="utf-8")) if info_file.exists() else {}
+    k = num_parts or info.get("num_parts") or 1 + max(int(a.max(initial=-1))
+                                                      for a in parts.values())
+    (work / "assign").mkdir(parents=True, exist_ok=True)
+    for ntype, arr in parts.items():
+        if len(arr) != meta.num_nodes[ntype]:
+            raise FormatError(f"{assign_dir}: {ntype}.txt has {len(arr)} lines but the graph "
+                              f"has {meta.num_nodes[ntype]} {ntype!r} nodes",
+                              path=str(assign_dir), field=ntype)
+        with atomic_path(work / "assign" / f"{ntype}.npy") as tmp, open(tmp, "wb") as handle:
+            np.save(handle, arr, allow_pickle=False)
+    return int(k)
+
+
+def _empty_map(path: Path, size: int) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.lib.format.open_memmap(path, mode="w+", dtype=np.int64, shape=(size,)).flush()
+
+
+def dispatch(chunked_dir: str | os.PathLike[str], assign_dir: str | os.PathLike[str],
+             out_dir: str | os.PathLike[str], *, graph_name: str | None = None,
+             num_parts: int | None = None, num_hops: int = 1, save_orig_ids: bool = False,
+             use_ray: bool = False, address: str | None = None,
+             memory_budget: int | None = None, node_block: int = 1 << 20,
+             keep_work: bool = False) -> DispatchResult:
+    """Build the partition format from a chunked graph and a partition assignment.
+
+    Args:
+        chunked_dir: Folder with DGL's chunked ``metadata.json``.
+        assign_dir: Folder with ``<ntype>.txt`` (or ``.npy``) part IDs.
+        out_dir: Output folder (new, empty, or a previous graphshard output).
+        graph_name: Name in the config (default: the chunked metadata's).
+        num_parts: Number of parts (default: from ``assignment.json`` or the largest ID).
+        num_hops: HALO hops (>= 1).
+        save_orig_ids: Also write the original per-type IDs of each part.
+        use_ray: Run the tasks on Ray (a local Ray unless ``address`` names a cluster).
+        memory_budget: Bytes one task may use; the run stops before starting work when
+            the largest chunk or part does not fit, saying which.
+        node_block: Nodes per node-ID task.
+        keep_work: Keep the work folder (``out_dir/.graphshard-work``) after success.
+
+    Running the same command again after a crash reuses every finished, checksum-verified
+    piece and produces identical output.
+
+    Example:
+        >>> import tempfile, numpy as np, graphshard as gs
+        >>> from graphshard.partition.assignment import write_assignment
+        >>> d = tempfile.mkdtemp()
+        >>> g = gs.graph(([0, 1, 2, 3], [1, 2, 3, 0]))
+        >>> gs.io.write_chunked(g, f"{d}/chunked", 2)
+        >>> write_assignment(f"{d}/assign", {"_N": np.array([0, 0, 1, 1])}, 2)
+        >>> dispatch(f"{d}/chunked", f"{d}/assign", f"{d}/parts").report.edge_cut
+        2
+    """
+    clock = time.perf_counter()
+    meta = load_chunked_meta(chunked_dir)
+    out = check_out_dir(Path(out_dir))
+    if num_hops < 1:
+        raise ValidationError(f"num_hops must be >= 1, got {num_hops}", field="num_hops")
+    work = out / ".graphshard-work"
+    k = _prepare_assignment(Path(assign_dir), meta, work, num_parts)
+    ntypes = list(meta.num_nodes)
+    etypes = [":".join(et) for et in meta.num_edges]
+    executor = make_executor(use_ray=use_ray, address=address)
+    try:
+        plan = _make_plan(meta, executor, work, out, ntypes, etypes, k, node_block, num_hops)
+        _check_budget(plan, meta, memory_budget)
+        node_ranges, edge_ranges, prefix = _run_id_steps(plan, executor, meta, memory_budget)
+        _run_feature_steps(plan, executor, memory_budget)
+        remove_previous_configs(out)
+        results = executor.map(
+            build_part, [(plan, p, node_ranges, edge_ranges, prefix, save_orig_ids)
+                         for p in range(k)], desc="building parts", memory=memory_budget)
+    finally:
+        executor.shutdown()
+    files: dict[str, Any] = {}
+    parts_cfg = {}
+    for p, res in enumerate(results):
+        files.update(res["files"])
+        parts_cfg[f"part-{p}"] = res["rel"]
+    name = graph_name or meta.graph_name or Path(chunked_dir).name
+    config = make_config(name, ntypes, etypes, node_ranges, edge_ranges, num_hops, parts_cfg,
+                         files, 1)
+    config["part_method"] = _method_name(Path(assign_dir))
+    sizes = node_ranges[:, :, 1] - node_ranges[:, :, 0]
+    report = PartitionReport(
+        method=config["part_method"], num_parts=k, num_nodes=int(sizes.sum()),
+        num_edges=int((edge_ranges[:, :, 1] - edge_ranges[:, :, 0]).sum()),
+        edge_cut=sum(r["cut"] for r in results), comm_volume=sum(r["halo1"] for r in results),
+        part_nodes=sizes.sum(axis=0).tolist(),
+        part_edges=(edge_ranges[:, :, 1] - edge_ranges[:, :, 0]).sum(axis=0).tolist(),
+        part_nodes_per_type={t: sizes[i].tolist() for i, t in enumerate(ntypes)},
+        halo_nodes=[r["halo"] for r in results],
+        seconds={"dispatch": round(time.perf_counter() - clock, 4)})
+    config["graphshard"]["report"] = report.to_dict()
+    config["graphshard"]["params"] = {"num_hops": num_hops, "source": str(meta.path),
+                                      "assignment": str(assign_dir)}
+    config_path = out / f"{name}.json"
+    write_config(config_path, config)
+    mark_complete(out)
+    if not keep_work:
+        remove_work(work)
+    return DispatchResult(config_path, report)
+
+
+def _method_name(assign_dir: Path) -> str:
+    info = assign_dir / "assignment.json"
+    if info.exists():
+        return str(json.loads(info.read_text(encoding="utf-8")).get("method", "assignment"))
+    return "assignment"
+
+
+def _make_plan(meta: ChunkedMeta, executor, work: Path, out: Path, ntypes: list[str],
+               etypes: list[str], k: int, node_block: int, num_hops: int) -> Plan:
+    md = str(meta.path)
+    edge_chunks = []
+    for et in meta.num_edges:
+        counts = meta.edge_chunks[et]
+        if counts is None:
+            counts = executor.map(_count_rows, [(md, "edges", ":".join(et), "", c)
+                                                for c in range(len(meta.edges[et].files))],
+                                  desc="counting edges")
+        edge_chunks.append(_offsets(list(counts)))
+    node_feats = {t: [(name, _offsets(executor.map(
+        _count_rows, [(md, "node", t, name, c) for c in range(len(spec.files))],
+        desc="counting rows"))) for name, spec in meta.node_data.get(t, {}).items()]
+        for t in ntypes}
+    edge_feats = {":".join(et): [(name, _offsets(executor.map(
+        _count_rows, [(md, "edge", ":".join(et), name, c) for c in range(len(spec.files))],
+        desc="counting rows"))) for name, spec in meta.edge_data.get(et, {}).items()]
+        for et in meta.num_edges}
+    return Plan(md, str(work), str(out), ntypes, etypes, list(meta.num_nodes.values()), k,
+                node_block, num_hops, edge_chunks, node_feats, edge_feats)
+
+
+def _check_budget(plan: Plan, meta: ChunkedMeta, budget: int | None) -> None:
+    if not budget:
+        return
+    biggest = max((rows for chunks in plan.edge_chunks for _, rows in chunks), default=0)
+    if biggest * EDGE_TASK_BYTES > budget:
+        raise ValidationError(
+            f"--memory-budget {budget / 2**20:.0f} MiB is too small: the largest edge chunk has "
+            f"{biggest:,} edges and needs about {biggest * EDGE_TASK_BYTES / 2**20:.0f} MiB; "
+            "re-chunk the input into smaller chunks or raise the budget", field="memory_budget")
+    total = sum(sum(r for _, r in chunks) for chunks in plan.edge_chunks)
+    per_part = total / plan.num_parts
+    if per_part * PART_TASK_BYTES > budget:
+        raise ValidationError(
+            f"--memory-budget {budget / 2**20:.0f} MiB is too small for parts of about "
+            f"{per_part:,.0f} edges (about {per_part * PART_TASK_BYTES / 2**20:.0f} MiB each); "
+            "use more parts or raise the budget", field="memory_budget")
+
+
+def _run_id_steps(plan: Plan, executor, meta: ChunkedMeta, budget: int | None
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    k, T, E = plan.num_parts, len(plan.ntypes), len(plan.etypes)
+    blocks = [list(range(-(-n // plan.node_block))) for n in plan.num_nodes]
+    tasks = [(plan, t, b) for t in range(T) for b in blocks[t]]
+    counts = executor.map(_block_counts, tasks, desc="counting parts", memory=budget)
+    per_block = {(t, b): np.asarray(c, dtype=np.int64) for (_, t, b), c in zip(tasks, counts,
+                                                                                strict=True)}
+    sizes = np.zeros((T, k), dtype=np.int64)
+    for (t, _), c in per_block.items():
+        sizes[t] += c
+    ends = np.cumsum(sizes.T.reshape(-1)).reshape(k, T)
+    node_ranges = np.stack([ends - sizes.T, ends], axis=-1).transpose(1, 0, 2).copy()
+    for t in range(T):
+        _empty_map(plan.node_map_file(t), plan.num_nodes[t])
+    _empty_map(plan.new2orig_file(), int(sizes.sum()))
+    type_offsets = np.concatenate([[0], np.cumsum(plan.num_nodes)])
+    map_tasks = []
+    for t in range(T):
+        start = node_ranges[t, :, 0].copy()
+        for b in blocks[t]:
+            map_tasks.append((plan, t, b, start.tolist(), int(type_offsets[t])))
+            start += per_block[(t, b)]
+    executor.map(_write_node_maps, map_tasks, desc="mapping node IDs", memory=budget)
+    bounds = [0, *node_ranges[-1, :, 1].tolist()] if T else [0] * (k + 1)
+    edge_tasks = [(plan, e, c, bounds) for e in range(E) for c in range(len(plan.edge_chunks[e]))]
+    edge_counts = executor.map(_split_edge_chunk, edge_tasks, desc="routing edges", memory=budget)
+    prefix = np.zeros((E, max((len(c) for c in plan.edge_chunks), default=0) + 1, k),
+                      dtype=np.int64)
+    for (_, e, c, _), cnt in zip(edge_tasks, edge_counts, strict=True):
+        prefix[e, c + 1] = cnt
+    prefix = np.cumsum(prefix, axis=1)
+    esizes = np.stack([prefix[e, len(plan.edge_chunks[e])] for e in range(E)]) if E else \
+        np.zeros((0, k), dtype=np.int64)
+    eends = np.cumsum(esizes.T.reshape(-1)).reshape(k, E) if E else np.zeros((k, 0), np.int64)
+    edge_ranges = (np.stack([eends - esizes.T, eends], axis=-1).transpose(1, 0, 2).copy()
+                   if E else np.zeros((0, k, 2), dtype=np.int64))
+    return node_ranges, edge_ranges, prefix
+
+
+def _run_feature_steps(plan: Plan, executor, budget: int | None) -> None:
+    tasks = []
+    for kind, feats, names in (("node", plan.node_feats, plan.ntypes),
+                               ("edge", plan.edge_feats, plan.etypes)):
+        for i, type_name in enumerate(names):
+            for f, (_, chunks) in enumerate(feats.get(type_name, [])):
+                tasks.extend((plan, kind, i, f, c) for c in range(len(chunks)))
+    if tasks:
+        executor.map(_split_feature_chunk, tasks, desc="routing features", memory=budget)

@@ -1,0 +1,153 @@
+"""Dispatch step 5: build and write one part from the routed pieces (one task per part)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .._tensorfile import load_tensors
+from ..partition.files import write_part
+from ..partition.local_graphs import assemble_local_graph
+from ..ragged import Ragged
+from ..typing import IdArray
+from .pieces import finish_piece, finished_summary
+
+if TYPE_CHECKING:
+    from .dispatch import Plan
+
+__all__ = ["build_part"]
+
+
+def _edges_of_part(plan: Plan, q: int, edge_ranges: np.ndarray, prefix: np.ndarray
+                   ) -> tuple[IdArray, IdArray, IdArray, IdArray, IdArray]:
+    """All edges owned by part ``q`` in new edge-ID order: (eid, src, dst, orig eid, type)."""
+    eids, srcs, dsts, origs, types = [], [], [], [], []
+    etype_offsets = np.concatenate([[0], np.cumsum([sum(r for _, r in c)
+                                                    for c in plan.edge_chunks])])
+    for e, chunks in enumerate(plan.edge_chunks):
+        for c in range(len(chunks)):
+            piece, _ = load_tensors(plan.edge_piece(e, c))
+            src = piece[f"src/{q}"]
+            start = edge_ranges[e, q, 0] + prefix[e, c, q]
+            eids.append(np.arange(start, start + len(src), dtype=np.int64))
+            srcs.append(np.asarray(src))
+            dsts.append(np.asarray(piece[f"dst/{q}"]))
+            origs.append(etype_offsets[e] + np.asarray(piece[f"eid/{q}"]))
+            types.append(np.full(len(src), e, dtype=np.int32))
+    if not eids:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty, empty, np.zeros(0, dtype=np.int32)
+    return (np.concatenate(eids), np.concatenate(srcs), np.concatenate(dsts),
+            np.concatenate(origs), np.concatenate(types))
+
+
+def _features(plan: Plan, kind: str, p: int) -> dict[str, Any]:
+    feats = plan.node_feats if kind == "node" else plan.edge_feats
+    names = plan.ntypes if kind == "node" else plan.etypes
+    out: dict[str, Any] = {}
+    for i, type_name in enumerate(names):
+        for f, (name, chunks) in enumerate(feats.get(type_name, [])):
+            pieces = []
+            for c in range(len(chunks)):
+                tensors, meta = load_tensors(plan.feat_piece(kind, i, f, c))
+                if meta.get("ragged") == "True":
+                    pieces.append(Ragged(tensors[f"{p}/values"], tensors[f"{p}/offsets"]))
+                else:
+                    pieces.append(tensors[f"{p}"])
+            out[f"{type_name}/{name}"] = _concat(pieces)
+    return out
+
+
+def _concat(pieces: list[Any]) -> Any:
+    if pieces and isinstance(pieces[0], Ragged):
+        lengths = np.concatenate([r.lengths for r in pieces])
+        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        return Ragged(np.concatenate([r.values for r in pieces]), offsets)
+    return np.concatenate(pieces)
+
+
+def build_part(plan: Plan, p: int, node_ranges: np.ndarray, edge_ranges: np.ndarray,
+               prefix: np.ndarray, save_orig_ids: bool) -> dict[str, Any]:
+    """Write part ``p``'s files (skipped when a verified earlier run already did)."""
+    out = Path(plan.out)
+    rel_names = ["graph", "node_feats", "edge_feats"] + (["orig_ids"] if save_orig_ids else [])
+    files = [out / f"part{p}" / f"{n}.safetensors" for n in rel_names]
+    key = json.dumps([p, node_ranges.tolist(), edge_ranges.tolist(), plan.num_hops,
+                      save_orig_ids])
+    done = finished_summary(files, key)
+    if done is not None:
+        return done
+    part_bounds = np.concatenate([[0], node_ranges[-1, :, 1]])
+    eids, src, dst, orig, etypes = _edges_of_part(plan, p, edge_ranges, prefix)
+    fetch = None
+    if plan.num_hops > 1:
+        def fetch(nodes: IdArray) -> tuple[IdArray, IdArray, IdArray]:
+            owners = np.searchsorted(part_bounds[1:], nodes, side="right")
+            got = [], [], []
+            for q in np.unique(owners):
+                q_eids, q_src, q_dst, _, _ = _edges_of_part(plan, int(q), edge_ranges, prefix)
+                sel = np.isin(q_dst, nodes[owners == q])
+                for acc, arr in zip(got, (q_eids, q_src, q_dst), strict=True):
+                    acc.append(arr[sel])
+            return tuple(np.concatenate(a) if a else np.zeros(0, np.int64)  # type: ignore
+                         for a in got)
+    lo, hi = int(part_bounds[p]), int(part_bounds[p + 1])
+    local = assemble_local_graph(p, (lo, hi), int(eids[0]) if len(eids) else
+                                 int(edge_ranges[:, p, 0].min(initial=0)), src, dst,
+                                 plan.num_hops, fetch)
+    new2orig = np.load(plan.new2orig_file(), mmap_mode="r")
+    flat_ends = node_ranges.transpose(1, 0, 2).reshape(-1, 2)[:, 1]
+    num_types = node_ranges.shape[0]
+    node_type = (np.searchsorted(flat_ends, local.nodes, side="right") % num_types)
+    halo_edges = local.edges[local.num_inner_edges:]
+    edge_orig, edge_type = orig, etypes
+    if len(halo_edges):
+        _, _, _, h_orig, h_types = _halo_edge_data(plan, halo_edges, edge_ranges, prefix)
+        edge_orig = np.concatenate([orig, h_orig])
+        edge_type = np.concatenate([etypes, h_types])
+    node_feats = _features(plan, "node", p)
+    orig_ids = (_orig_ids(plan, p, node_ranges, new2orig, orig, etypes) if save_orig_ids
+                else None)
+    rel, records = write_part(
+        out, p, local, node_part=np.searchsorted(part_bounds[1:], local.nodes, side="right"),
+        node_orig=np.asarray(new2orig[local.nodes]), node_type=node_type.astype(np.int32),
+        edge_orig=edge_orig, edge_type=edge_type.astype(np.int32), node_feats=node_feats,
+        edge_feats=_features(plan, "edge", p), orig_ids=orig_ids)
+    cut = int(np.count_nonzero((src < lo) | (src >= hi)))
+    summary = {"rel": rel, "files": records, "halo": local.num_halo_nodes,
+               "halo1": local.halo_per_hop[0] if local.halo_per_hop else 0, "cut": cut}
+    return finish_piece(files, key, summary)
+
+
+def _halo_edge_data(plan: Plan, halo_edges: IdArray, edge_ranges: np.ndarray,
+                    prefix: np.ndarray) -> tuple[IdArray, IdArray, IdArray, IdArray, IdArray]:
+    """Original IDs and types of halo edges (global new IDs, sorted), from their owners."""
+    bounds = np.concatenate([[0], edge_ranges[-1, :, 1]])
+    owners = np.searchsorted(bounds[1:], halo_edges, side="right")
+    acc: list[list[np.ndarray]] = [[], [], [], [], []]
+    for q in np.unique(owners):
+        data = _edges_of_part(plan, int(q), edge_ranges, prefix)
+        want = halo_edges[owners == q]
+        pos = np.searchsorted(data[0], want)
+        for a, arr in zip(acc, data, strict=True):
+            a.append(arr[pos])
+    return tuple(np.concatenate(a) for a in acc)  # type: ignore[return-value]
+
+
+def _orig_ids(plan: Plan, p: int, node_ranges: np.ndarray, new2orig: np.ndarray,
+              edge_orig: IdArray, edge_types: IdArray) -> dict[str, IdArray]:
+    """Original per-type IDs of the part's inner nodes and edges, in new-ID order."""
+    out: dict[str, IdArray] = {}
+    offsets = np.concatenate([[0], np.cumsum(plan.num_nodes)])
+    for t, ntype in enumerate(plan.ntypes):
+        lo, hi = node_ranges[t, p]
+        out[f"node/{ntype}"] = np.asarray(new2orig[lo:hi]) - offsets[t]
+    eoffsets = np.concatenate([[0], np.cumsum([sum(r for _, r in c)
+                                               for c in plan.edge_chunks])])
+    for e, etype in enumerate(plan.etypes):
+        out[f"edge/{etype}"] = edge_orig[edge_types == e] - eoffsets[e]
+    return out

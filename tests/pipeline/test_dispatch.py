@@ -1,0 +1,118 @@
+"""dispatch (out of core) writes exactly what partition_graph writes for the same assignment."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import graphshard as gs
+from graphshard._tensorfile import load_tensors
+from graphshard.errors import ValidationError
+from graphshard.partition import build_partitions
+from graphshard.partition.assignment import write_assignment
+from graphshard.pipeline import dispatch
+from graphshard.ragged import Ragged
+
+
+def assert_same_output(a_cfg, b_cfg):
+    a, b = json.loads(a_cfg.read_text()), json.loads(b_cfg.read_text())
+    for key in ("num_parts", "halo_hops", "node_map", "edge_map", "ntypes", "etypes",
+                "num_nodes", "num_edges"):
+        assert a[key] == b[key], key
+    for p in range(a["num_parts"]):
+        for rel in a[f"part-{p}"].values():
+            ta, ma = load_tensors(a_cfg.parent / rel)
+            tb, mb = load_tensors(b_cfg.parent / rel)
+            assert sorted(ta) == sorted(tb), rel
+            for k in ta:
+                assert ta[k].dtype == tb[k].dtype, (rel, k)
+                np.testing.assert_array_equal(ta[k], tb[k], err_msg=f"{rel}: {k}")
+            assert ma == mb
+    ra, rb = a["graphshard"]["report"], b["graphshard"]["report"]
+    for key in ("edge_cut", "comm_volume", "part_nodes", "part_edges", "halo_nodes"):
+        assert ra[key] == rb[key], key
+
+
+@pytest.mark.parametrize(("fmt", "num_chunks", "hops"), [("numpy", 3, 1), ("parquet", 2, 2),
+                                                          ("csv", 1, 1)])
+def test_acm_same_as_partition_graph(acm, tmp_path, fmt, num_chunks, hops):
+    g = acm
+    gs.io.write_chunked(g, tmp_path / "chunked", num_chunks, fmt=fmt)
+    rng = np.random.default_rng(1)
+    parts = {t: rng.integers(0, 3, g.num_nodes(t)) for t in g.ntypes}
+    write_assignment(tmp_path / "assign", parts, 3)
+    ref = build_partitions(g, "acm", 3, tmp_path / "ref", num_hops=hops, save_orig_ids=True,
+                           assignment=np.concatenate([parts[t] for t in g.ntypes]))
+    res = dispatch(tmp_path / "chunked", tmp_path / "assign", tmp_path / "out",
+                   graph_name="acm", num_hops=hops, save_orig_ids=True, node_block=4000)
+    assert_same_output(ref.config_path, res.config_path)
+    assert not (tmp_path / "out" / ".graphshard-work").exists()
+
+
+def test_ragged_and_edge_features(tmp_path):
+    g = gs.datasets.sbm(500, 3000, num_blocks=4, num_features=3, seed=3)
+    rng = np.random.default_rng(0)
+    g.ndata["tags"] = Ragged.from_rows([list(range(i % 4)) for i in range(500)], dtype="int64")
+    g.edata["w"] = rng.random(g.num_edges()).astype(np.float32)
+    gs.io.write_chunked(g, tmp_path / "chunked", 4, fmt="parquet")
+    parts = rng.integers(0, 4, 500)
+    write_assignment(tmp_path / "assign", {"_N": parts}, 4)
+    ref = build_partitions(g, "sbm", 4, tmp_path / "ref", assignment=parts)
+    res = dispatch(tmp_path / "chunked", tmp_path / "assign", tmp_path / "out",
+                   graph_name="sbm", node_block=128)
+    assert_same_output(ref.config_path, res.config_path)
+
+
+def test_resume_after_crash_and_corruption(cora, tmp_path, monkeypatch):
+    import importlib
+
+    dispatch_module = importlib.import_module("graphshard.pipeline.dispatch")
+
+    gs.io.write_chunked(cora, tmp_path / "chunked", 3)
+    parts = np.random.default_rng(2).integers(0, 2, cora.num_nodes())
+    write_assignment(tmp_path / "assign", {"_N": parts}, 2)
+    real = dispatch_module.build_part
+    calls = []
+
+    def crash_on_second(plan, p, *args):
+        calls.append(p)
+        if p == 1:
+            raise RuntimeError("killed")
+        return real(plan, p, *args)
+
+    monkeypatch.setattr(dispatch_module, "build_part", crash_on_second)
+    with pytest.raises(RuntimeError, match="killed"):
+        dispatch(tmp_path / "chunked", tmp_path / "assign", tmp_path / "out", graph_name="c")
+    assert not (tmp_path / "out" / "c.json").exists(), "a crashed run must not look complete"
+    work = tmp_path / "out" / ".graphshard-work"
+    piece = next((work / "edges").glob("*.safetensors"))
+    piece.write_bytes(piece.read_bytes()[:-3] + b"xyz")  # corrupt one finished piece
+    monkeypatch.setattr(dispatch_module, "build_part", real)
+    res = dispatch(tmp_path / "chunked", tmp_path / "assign", tmp_path / "out", graph_name="c")
+    ref = build_partitions(cora, "c", 2, tmp_path / "ref", assignment=parts)
+    assert_same_output(ref.config_path, res.config_path)
+
+
+def test_bad_assignment_and_budget(cora, tmp_path):
+    gs.io.write_chunked(cora, tmp_path / "chunked", 2)
+    write_assignment(tmp_path / "short", {"_N": np.zeros(10, dtype=np.int64)}, 2)
+    with pytest.raises(gs.FormatError, match=r"_N\.txt has 10 lines but the graph has 2708"):
+        dispatch(tmp_path / "chunked", tmp_path / "short", tmp_path / "o1")
+    write_assignment(tmp_path / "ok", {"_N": np.zeros(2708, dtype=np.int64)}, 2)
+    with pytest.raises(ValidationError, match="largest edge chunk has 2,715 edges"):
+        dispatch(tmp_path / "chunked", tmp_path / "ok", tmp_path / "o2", memory_budget=10_000)
+
+
+def test_ray_engine_same_files(cora, tmp_path, ray_cluster):
+    gs.io.write_chunked(cora, tmp_path / "chunked", 3, fmt="parquet")
+    from graphshard.pipeline import assign
+
+    a = assign(tmp_path / "chunked", 3, tmp_path / "assign", method="random", seed=4)
+    assert sum(a.part_sizes) == cora.num_nodes() and max(a.part_sizes) - min(a.part_sizes) <= 1
+    local = dispatch(tmp_path / "chunked", tmp_path / "assign", tmp_path / "local",
+                     graph_name="c")
+    on_ray = dispatch(tmp_path / "chunked", tmp_path / "assign", tmp_path / "ray",
+                      graph_name="c", use_ray=True)
+    assert_same_output(local.config_path, on_ray.config_path)
