@@ -9,7 +9,7 @@ import numpy.typing as npt
 
 from .errors import ValidationError
 
-__all__ = ["as_array", "as_ids", "check_id_range"]
+__all__ = ["as_array", "as_ids", "check_id_range", "group_order", "sorted_unique"]
 
 
 def as_array(x: Any) -> np.ndarray:
@@ -65,3 +65,36 @@ def check_id_range(ids: npt.NDArray[np.int64], upper: int, what: str) -> None:
     raise ValidationError(
         f"{what}: ID {ids[pos]} at position {pos} is out of range [0, {upper})",
         field=what, value=int(ids[pos]))
+
+
+def sorted_unique(ids: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """Sorted distinct values of ``ids`` (a sort and a pass).
+
+    numpy 2.x's ``np.unique`` takes a hash path that is about 20x slower on a few million
+    random int64 IDs than sorting (1.9 s vs 0.07 s for 1.9M IDs on our 2-core machine).
+
+    Example:
+        >>> sorted_unique(np.array([5, 1, 5, 3])).tolist()
+        [1, 3, 5]
+    """
+    if ids.size == 0:
+        return np.zeros(0, dtype=ids.dtype)
+    s = np.sort(ids)
+    keep = np.empty(len(s), dtype=bool)
+    keep[0] = True
+    np.not_equal(s[1:], s[:-1], out=keep[1:])
+    return s[keep]
+
+
+def group_order(keys: np.ndarray, num_groups: int) -> npt.NDArray[np.int64]:
+    """Stable order that groups positions by small non-negative integer ``keys``.
+
+    Uses numpy's radix sort on a 16-bit copy of the keys when they fit (linear time).
+
+    Example:
+        >>> group_order(np.array([2, 0, 2, 1]), 3).tolist()
+        [1, 3, 0, 2]
+    """
+    if num_groups <= np.iinfo(np.uint16).max:
+        keys = keys.astype(np.uint16, copy=False)
+    return np.argsort(keys, kind="stable").astype(np.int64, copy=False)

@@ -11,6 +11,7 @@ the ``safetensors`` package itself in the test suite.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -31,13 +32,15 @@ _CODES = {np.dtype(t).type: code for code, t in _DTYPES.items()}
 
 
 def save_tensors(path: str | os.PathLike[str], tensors: dict[str, np.ndarray],
-                 metadata: dict[str, str] | None = None) -> None:
+                 metadata: dict[str, str] | None = None) -> str:
     """Write ``tensors`` as one safetensors file, atomically, without copying the data.
+
+    Returns the SHA-256 (hex) of the bytes written, computed while writing.
 
     Example:
         >>> import tempfile, pathlib
         >>> p = pathlib.Path(tempfile.mkdtemp()) / "t.safetensors"
-        >>> save_tensors(p, {"a": np.arange(3)}, {"k": "v"})
+        >>> digest = save_tensors(p, {"a": np.arange(3)}, {"k": "v"})
         >>> t, meta = load_tensors(p)
         >>> t["a"].tolist(), meta
         ([0, 1, 2], {'k': 'v'})
@@ -59,12 +62,17 @@ def save_tensors(path: str | os.PathLike[str], tensors: dict[str, np.ndarray],
         arrays.append(arr)
     blob = json.dumps(header, separators=(",", ":")).encode()
     blob += b" " * (-len(blob) % 8)
+    digest = hashlib.sha256()
     with atomic_write(path) as handle:
-        handle.write(len(blob).to_bytes(8, "little"))
-        handle.write(blob)
+        for chunk in (len(blob).to_bytes(8, "little"), blob):
+            handle.write(chunk)
+            digest.update(chunk)
         for arr in arrays:
             if arr.nbytes:
-                handle.write(memoryview(arr.reshape(-1)).cast("B"))
+                view = memoryview(arr.reshape(-1)).cast("B")
+                handle.write(view)
+                digest.update(view)
+    return digest.hexdigest()
 
 
 def load_tensors(path: str | os.PathLike[str], *, mmap: bool = True

@@ -77,16 +77,17 @@ def write_part(out_dir: Path, part_id: int, local: LocalGraph, *, node_part: np.
     rel = {"part_graph": f"part{p}/graph.safetensors",
            "node_feats": f"part{p}/node_feats.safetensors",
            "edge_feats": f"part{p}/edge_feats.safetensors"}
-    write_local_graph(out_dir / rel["part_graph"], local.src, local.dst, node_data, edge_data)
-    write_features(out_dir / rel["node_feats"], node_feats)
-    write_features(out_dir / rel["edge_feats"], edge_feats)
+    digests = {
+        rel["part_graph"]: write_local_graph(out_dir / rel["part_graph"], local.src, local.dst,
+                                             node_data, edge_data),
+        rel["node_feats"]: write_features(out_dir / rel["node_feats"], node_feats),
+        rel["edge_feats"]: write_features(out_dir / rel["edge_feats"], edge_feats),
+    }
     if orig_ids is not None:
         rel["orig_ids"] = f"part{p}/orig_ids.safetensors"
-        write_features(out_dir / rel["orig_ids"], orig_ids)
-    records = {}
-    for path in rel.values():
-        full = out_dir / path
-        records[path] = {"bytes": full.stat().st_size, "sha256": file_sha256(full)}
+        digests[rel["orig_ids"]] = write_features(out_dir / rel["orig_ids"], orig_ids)
+    records = {path: {"bytes": (out_dir / path).stat().st_size, "sha256": digest}
+               for path, digest in digests.items()}
     return rel, records
 
 
@@ -115,16 +116,17 @@ def make_config(graph_name: str, ntypes: list[str], etype_names: list[str],
 
 def write_local_graph(path: Path, src: np.ndarray, dst: np.ndarray,
                       node_data: dict[str, np.ndarray], edge_data: dict[str, np.ndarray]
-                      ) -> None:
-    """Write one part's structure (local ``src``/``dst``) and its node/edge data."""
+                      ) -> str:
+    """Write one part's structure (local ``src``/``dst``) and its data; returns the SHA-256."""
     tensors = {"src": src, "dst": dst}
     tensors.update({f"node/{k}": v for k, v in node_data.items()})
     tensors.update({f"edge/{k}": v for k, v in edge_data.items()})
-    save_tensors(path, tensors, {"format": "graphshard-part", "version": str(FORMAT_VERSION)})
+    return save_tensors(path, tensors, {"format": "graphshard-part",
+                                        "version": str(FORMAT_VERSION)})
 
 
-def write_features(path: Path, columns: dict[str, Any]) -> None:
-    """Write feature columns (arrays or :class:`Ragged`) to one safetensors file."""
+def write_features(path: Path, columns: dict[str, Any]) -> str:
+    """Write feature columns (arrays or :class:`Ragged`) to one file; returns the SHA-256."""
     tensors: dict[str, np.ndarray] = {}
     ragged: list[str] = []
     for key, col in columns.items():
@@ -134,7 +136,7 @@ def write_features(path: Path, columns: dict[str, Any]) -> None:
             tensors[f"{key}/offsets"] = col.offsets
         else:
             tensors[key] = col
-    save_tensors(path, tensors, {"ragged": json.dumps(ragged)})
+    return save_tensors(path, tensors, {"ragged": json.dumps(ragged)})
 
 
 def _read_features(path: Path) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._arrays import sorted_unique
 from ..typing import IdArray
 from .reshuffle import Reshuffle
 
@@ -88,9 +89,10 @@ def assemble_local_graph(part_id: int, node_range: tuple[int, int], first_edge: 
     sorted by global ID; halo nodes are sorted by global ID.
     """
     n_lo, n_hi = node_range
-    outside = inner_src[(inner_src < n_lo) | (inner_src >= n_hi)]
-    frontier = np.unique(outside)
+    is_outside = (inner_src < n_lo) | (inner_src >= n_hi)
+    frontier, hop1_index = np.unique(inner_src[is_outside], return_inverse=True)
     halo_parts = [frontier]
+    frontier_hop1 = frontier
     edge_ids: list[IdArray] = []
     edge_src: list[IdArray] = []
     edge_dst: list[IdArray] = []
@@ -102,7 +104,7 @@ def assemble_local_graph(part_id: int, node_range: tuple[int, int], first_edge: 
         edge_ids.append(eids)
         edge_src.append(src)
         edge_dst.append(dst)
-        cand = np.unique(src)
+        cand = sorted_unique(src)
         cand = cand[(cand < n_lo) | (cand >= n_hi)]
         frontier = np.setdiff1d(cand, known, assume_unique=True)
         known = np.union1d(known, frontier)
@@ -125,8 +127,18 @@ def assemble_local_graph(part_id: int, node_range: tuple[int, int], first_edge: 
         return np.where(inside, global_ids - n_lo,
                         num_inner + np.searchsorted(halo, global_ids))
 
-    return LocalGraph(part_id, nodes, num_inner, edges, num_inner_edges,
-                      to_local(src_all), to_local(dst_all), tuple(len(h) for h in halo_parts))
+    # inner edges: destinations are inner; sources outside map through the hop-1 index
+    # (positions in the final halo when later hops inserted nodes among them)
+    src_local = inner_src - n_lo
+    halo_pos = hop1_index if len(halo_parts) == 1 else np.searchsorted(halo, frontier_hop1)[
+        hop1_index]
+    src_local[is_outside] = num_inner + halo_pos
+    dst_local = inner_dst - n_lo
+    if len(src_all) > num_inner_edges:
+        src_local = np.concatenate([src_local, to_local(src_all[num_inner_edges:])])
+        dst_local = np.concatenate([dst_local, to_local(dst_all[num_inner_edges:])])
+    return LocalGraph(part_id, nodes, num_inner, edges, num_inner_edges, src_local, dst_local,
+                      tuple(len(h) for h in halo_parts))
 
 
 def build_local_graph(shuffle: Reshuffle, part_id: int, num_hops: int,

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from .._arrays import group_order
 from .._files import atomic_path
 from .._tensorfile import load_tensors, save_tensors
 from ..errors import FormatError, ValidationError
@@ -121,7 +122,7 @@ def _write_node_maps(plan: Plan, t: int, b: int, starts: list[int], type_offset:
     """New IDs of one block: part p's nodes get ``starts[p]``, ``starts[p] + 1``, ..."""
     parts = _assignment_block(plan, t, b)
     lo = b * plan.node_block
-    order = np.argsort(parts, kind="stable")
+    order = group_order(parts, plan.num_parts)
     counts = np.bincount(parts, minlength=plan.num_parts)
     rank = np.arange(len(parts), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
     new_ids = np.empty(len(parts), dtype=np.int64)
@@ -148,7 +149,7 @@ def _split_edge_chunk(plan: Plan, e: int, c: int, part_bounds: list[int]) -> lis
     src = np.load(plan.node_map_file(plan.ntypes.index(st)), mmap_mode="r")[chunk.src]
     dst = np.load(plan.node_map_file(plan.ntypes.index(dt)), mmap_mode="r")[chunk.dst]
     owner = np.searchsorted(np.asarray(part_bounds[1:]), dst, side="right")
-    order = np.argsort(owner, kind="stable")
+    order = group_order(owner, plan.num_parts)
     counts = np.bincount(owner, minlength=plan.num_parts)
     cut = np.concatenate([[0], np.cumsum(counts)])
     tensors = {"owner": owner.astype(np.int32)}
@@ -157,8 +158,8 @@ def _split_edge_chunk(plan: Plan, e: int, c: int, part_bounds: list[int]) -> lis
         sel = order[cut[p]:cut[p + 1]]
         tensors[f"src/{p}"], tensors[f"dst/{p}"] = src[sel], dst[sel]
         tensors[f"eid/{p}"] = eids[cut[p]:cut[p + 1]]
-    save_tensors(piece, tensors)
-    return finish_piece([piece], key, counts.tolist())
+    digest = save_tensors(piece, tensors)
+    return finish_piece([piece], key, counts.tolist(), {piece: digest})
 
 
 # ----- step 4: features -----------------------------------------------------------------------
@@ -188,7 +189,7 @@ def _split_feature_chunk(plan: Plan, kind: str, i: int, f: int, c: int) -> int:
         raise FormatError(f"feature {name!r} of {type_name!r}: chunk {c} has {len(data)} rows, "
                           f"the count pass saw {rows}", field=name)
     owner = _owners_of_rows(plan, kind, i, offset, offset + rows)
-    order = np.argsort(owner, kind="stable")
+    order = group_order(owner, plan.num_parts)
     cut = np.concatenate([[0], np.cumsum(np.bincount(owner, minlength=plan.num_parts))])
     tensors: dict[str, np.ndarray] = {}
     for p in range(plan.num_parts):
@@ -198,8 +199,8 @@ def _split_feature_chunk(plan: Plan, kind: str, i: int, f: int, c: int) -> int:
             tensors[f"{p}/values"], tensors[f"{p}/offsets"] = taken.values, taken.offsets
         else:
             tensors[f"{p}"] = np.ascontiguousarray(data[rows_p])
-    save_tensors(piece, tensors, {"ragged": str(isinstance(data, Ragged))})
-    finish_piece([piece], key, 0)
+    digest = save_tensors(piece, tensors, {"ragged": str(isinstance(data, Ragged))})
+    finish_piece([piece], key, 0, {piece: digest})
     return 0
 
 

@@ -120,7 +120,8 @@ def build_part(plan: Plan, p: int, node_ranges: np.ndarray, edge_ranges: np.ndar
     cut = int(np.count_nonzero((src < lo) | (src >= hi)))
     summary = {"rel": rel, "files": records, "halo": local.num_halo_nodes,
                "halo1": local.halo_per_hop[0] if local.halo_per_hop else 0, "cut": cut}
-    return finish_piece(files, key, summary)
+    return finish_piece(files, key, summary,
+                        {out / path: rec["sha256"] for path, rec in records.items()})
 
 
 def _halo_edge_data(plan: Plan, halo_edges: IdArray, edge_ranges: np.ndarray,

@@ -44,9 +44,15 @@ def finished_summary(files: list[Path], key: str) -> Any | None:
     return info.get("summary")
 
 
-def finish_piece(files: list[Path], key: str, summary: Any) -> Any:
-    """Record that ``files`` are complete (marker written last); returns ``summary``."""
-    records = {f.name: {"bytes": f.stat().st_size, "sha256": file_sha256(f)} for f in files}
+def finish_piece(files: list[Path], key: str, summary: Any,
+                 digests: dict[Path, str] | None = None) -> Any:
+    """Record that ``files`` are complete (marker written last); returns ``summary``.
+
+    ``digests`` gives SHA-256s computed while writing; other files are hashed here.
+    """
+    digests = digests or {}
+    records = {f.name: {"bytes": f.stat().st_size,
+                        "sha256": digests.get(f) or file_sha256(f)} for f in files}
     write_json_atomic(_marker(files[0]), {"key": key, "files": records, "summary": summary})
     return summary
 
