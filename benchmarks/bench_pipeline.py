@@ -17,6 +17,7 @@ The generated graph's edge cut is printed for the assignment methods too (from t
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import subprocess
 import sys
@@ -70,10 +71,8 @@ def run_measured(cmd: list[str]) -> dict:
                 procs = [root, *root.children(recursive=True)]
                 rss = []
                 for p in procs:
-                    try:
+                    with contextlib.suppress(psutil.Error):
                         rss.append((p.memory_info().rss, p.name()))
-                    except psutil.Error:
-                        pass
                 total = sum(r for r, _ in rss)
                 peak_sum[0] = max(peak_sum[0], total)
                 for r, name in rss:
