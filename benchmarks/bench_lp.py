@@ -1,0 +1,148 @@
+"""Out-of-core ``lp_assign`` vs in-memory METIS and random: edge cut, balance, time, memory.
+
+One command:
+
+    python benchmarks/bench_lp.py                       # R-MAT/SBM/RGG 1M + Walshaw, k=4,8,64
+    python benchmarks/bench_lp.py --graphs 4elt add20 --k 4 8 --coarse dist
+
+Each graph is written to DGL's chunked format (16 chunks); ``lp_assign`` runs in a fresh
+child process (numba compiled on a toy graph first, outside the timing) so that the peak
+RSS printed is that of the out-of-core method alone.  METIS and random run in memory on
+the same undirected graph; all cuts are counted by one function (``adjacency_cut``).
+
+``--coarse fit`` (default) coarsens only until the coarse graph fits one worker
+(``coarse_entries``); ``--coarse dist`` forces the distributed regime: coarsen down to
+``2000 * k`` nodes (KaMinPar's contraction limit), so most of the work is label
+propagation.  The geometric mean of cut / METIS is printed at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+import graphshard as gs
+
+WALSHAW = Path(__file__).resolve().parents[2] / "shared" / "data" / "walshaw" / "graphs"
+GEN = Path(__file__).resolve().parents[2] / "shared" / "bench" / "gen_graph.py"
+DEFAULT_GRAPHS = ["rmat-1m", "sbm-1m", "rgg-1m", "4elt", "add20", "memplus", "fe_body",
+                  "t60k", "wing_nodal"]
+
+
+def load_graph(name: str, cache: Path) -> gs.Graph:
+    """A benchmark graph by name: ``rmat-1m``, ``sbm-1m``, ``rgg-1m`` or a Walshaw graph."""
+    if name == "rmat-1m":
+        return gs.datasets.rmat(1_000_000, 8_000_000, seed=1)
+    if name == "sbm-1m":
+        return gs.datasets.sbm(1_000_000, 8_000_000, num_blocks=64, p_in=0.9, seed=1,
+                               num_features=0)
+    if name == "rgg-1m":
+        path = cache / "rgg-1m.npz"
+        if not path.exists():
+            subprocess.run([sys.executable, str(GEN), "rgg", "--nodes", "1000000", "--edges",
+                            "5000000", "--seed", "1", "-o", str(path)], check=True,
+                           stdout=subprocess.DEVNULL)
+        z = np.load(path)
+        return gs.graph((z["src"], z["dst"]), num_nodes=int(z["num_nodes"]))
+    return gs.io.read_metis(WALSHAW / f"{name}.graph")
+
+
+def _metis(adj, k: int, seed: int, path: Path) -> tuple[np.ndarray, float]:
+    """METIS parts and seconds, cached per graph, k and seed (METIS is deterministic)."""
+    from graphshard.partition.methods import MethodOptions, run_method
+
+    if path.exists():
+        z = np.load(path)
+        return z["parts"], float(z["seconds"])
+    t = time.perf_counter()
+    parts = run_method(adj, k, "metis", MethodOptions(seed=seed))
+    sec = time.perf_counter() - t
+    np.savez(path, parts=parts, seconds=sec)
+    return parts, sec
+
+
+def child(args: argparse.Namespace) -> None:
+    """Run lp_assign once (after a warm-up) and print time and peak RSS as JSON."""
+    from graphshard.io.chunked import load_chunked_meta
+    from graphshard.pipeline.lp import lp_assign
+
+    warm = tempfile.mkdtemp()
+    src = np.arange(200)
+    gs.io.write_chunked(gs.graph((src, (src + 1) % 200)), warm, 2)
+    lp_assign(load_chunked_meta(warm), 4, coarse_nodes=20, workers=args.workers)
+    meta = load_chunked_meta(args.child)
+    t = time.perf_counter()
+    parts = lp_assign(meta, args.k[0], coarse_nodes=args.coarse_nodes, workers=args.workers,
+                      seed=args.seed)
+    sec = time.perf_counter() - t
+    np.save(Path(args.child) / "parts.npy", np.concatenate(list(parts.values())))
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"seconds": sec, "rss_mb": rss}))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--graphs", nargs="+", default=DEFAULT_GRAPHS)
+    ap.add_argument("--k", nargs="+", type=int, default=[4, 8, 64])
+    ap.add_argument("--coarse", choices=["fit", "dist"], default="fit")
+    ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--coarse-nodes", type=int, default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        return child(args)
+
+    from graphshard.partition.adjacency import symmetric_adjacency
+    from graphshard.partition.backends import adjacency_cut
+    from graphshard.partition.methods import MethodOptions, run_method
+
+    cache = Path(tempfile.gettempdir()) / "graphshard-bench-lp"
+    cache.mkdir(exist_ok=True)
+    threads = os.environ.get("NUMBA_NUM_THREADS", "all")
+    print(f"graphshard lp_assign vs METIS; numba threads={threads}, workers={args.workers}, "
+          f"coarse={args.coarse}, loadavg={os.getloadavg()[0]:.2f}")
+    head = (f"{'graph':<11}{'nodes':>9}{'edges':>10}{'k':>4}{'lp cut':>10}{'metis':>10}"
+            f"{'random':>10}{'lp/metis':>9}{'imb':>7}{'lp s':>7}{'metis s':>8}{'lp MB':>7}")
+    print(head)
+    ratios = []
+    for name in args.graphs:
+        g = load_graph(name, cache)
+        src, dst = g.edges()
+        adj = symmetric_adjacency(src, dst, g.num_nodes())
+        with tempfile.TemporaryDirectory(dir=cache) as d:
+            gs.io.write_chunked(g, d, 16, fmt="numpy")
+            for k in args.k:
+                cn = 2000 * k if args.coarse == "dist" else None
+                cmd = [sys.executable, __file__, "--child", d, "--k", str(k), "--workers",
+                       str(args.workers), "--seed", str(args.seed)]
+                if cn is not None:
+                    cmd += ["--coarse-nodes", str(cn)]
+                out = json.loads(subprocess.run(cmd, check=True, capture_output=True,
+                                                text=True).stdout.splitlines()[-1])
+                parts = np.load(Path(d) / "parts.npy")
+                pm, tm = _metis(adj, k, args.seed, cache / f"metis-{name}-{k}-{args.seed}.npz")
+                pr = run_method(adj, k, "random", MethodOptions(seed=args.seed))
+                cl, cm, cr = (adjacency_cut(adj, p) for p in (parts, pm, pr))
+                imb = np.bincount(parts, minlength=k).max() * k / g.num_nodes() - 1
+                ratios.append(cl / max(cm, 1))
+                print(f"{name:<11}{g.num_nodes():>9}{g.num_edges():>10}{k:>4}{cl:>10}{cm:>10}"
+                      f"{cr:>10}{cl / max(cm, 1):>9.3f}{imb:>7.3f}{out['seconds']:>7.1f}"
+                      f"{tm:>8.1f}{out['rss_mb']:>7.0f}", flush=True)
+    gmean = math.exp(np.mean(np.log(ratios)))
+    print(f"geometric mean lp/metis over {len(ratios)} runs: {gmean:.3f}  "
+          f"(loadavg now {os.getloadavg()[0]:.2f})")
+
+
+if __name__ == "__main__":
+    main()

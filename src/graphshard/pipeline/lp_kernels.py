@@ -1,0 +1,218 @@
+"""Numba kernels of the label-propagation pipeline: pure functions on one shard's arrays.
+
+A *shard* is a CSR slice of an undirected weighted graph: rows are the nodes
+``lo .. lo + len(indptr) - 2`` (global IDs), ``indices`` are global neighbour IDs and
+``weights`` the edge weights.  Every kernel here touches one shard (or one edge chunk) plus
+per-node arrays, so its edge memory is bounded by the shard, never by the graph.
+
+Randomness is keyed (STYLE §8): :func:`keyed_hash` mixes ``(seed, item, step)``, so the
+order of visits and every tie-break are the same on any thread or worker count.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+__all__ = ["accumulate_degrees", "aggregate_sorted", "keyed_hash", "lp_sweep",
+           "rebalance_candidates", "shard_cut"]
+
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_GOLD = np.uint64(0x9E3779B97F4A7C15)
+
+
+@numba.njit(cache=True)
+def _mix(x):  # pragma: no cover - compiled
+    x = x ^ (x >> np.uint64(30))
+    x = x * _M1
+    x = x ^ (x >> np.uint64(27))
+    x = x * _M2
+    return x ^ (x >> np.uint64(31))
+
+
+@numba.njit(cache=True)
+def keyed_hash(seed, a, b):  # pragma: no cover - compiled
+    """A 64-bit hash of ``(seed, a, b)`` (splitmix64 finaliser), as uint64.
+
+    Example:
+        >>> int(keyed_hash(0, 1, 2)) == int(keyed_hash(0, 1, 2)) != int(keyed_hash(0, 2, 1))
+        True
+    """
+    h = _mix(np.uint64(seed) * _GOLD + np.uint64(a))
+    return _mix(h ^ (np.uint64(b) * _GOLD + np.uint64(0x632BE59BD9B4E019)))
+
+
+@numba.njit(cache=True, nogil=True)
+def accumulate_degrees(deg, u, v):  # pragma: no cover - compiled
+    """Add one to ``deg[u[i]]`` and ``deg[v[i]]`` for every non-loop edge, in place."""
+    for i in range(u.shape[0]):
+        if u[i] != v[i]:
+            deg[u[i]] += 1
+            deg[v[i]] += 1
+
+
+@numba.njit(cache=True, nogil=True)
+def aggregate_sorted(keys, weights):  # pragma: no cover - compiled
+    """Merge runs of equal ``keys`` (sorted) summing ``weights``; returns compact copies."""
+    n = keys.shape[0]
+    out_k = np.empty(n, dtype=np.int64)
+    out_w = np.empty(n, dtype=np.int64)
+    m = 0
+    for i in range(n):
+        if m > 0 and out_k[m - 1] == keys[i]:
+            out_w[m - 1] += weights[i]
+        else:
+            out_k[m] = keys[i]
+            out_w[m] = weights[i]
+            m += 1
+    return out_k[:m].copy(), out_w[:m].copy()
+
+
+@numba.njit(cache=True, nogil=True)
+def _visit_order(lo, num_rows, seed, step, sub, num_sub):  # pragma: no cover - compiled
+    """Rows active in sub-round ``sub`` of ``num_sub``, in a keyed random order."""
+    keys = np.empty(num_rows, dtype=np.uint64)
+    for r in range(num_rows):
+        keys[r] = keyed_hash(seed, lo + r, step)
+    order = np.argsort(keys)
+    take = np.empty(num_rows, dtype=np.int64)
+    m = 0
+    for i in range(num_rows):
+        r = order[i]
+        if (keys[r] >> np.uint64(40)) % np.uint64(num_sub) == np.uint64(sub):
+            take[m] = r
+            m += 1
+    return take[:m]
+
+
+@numba.njit(cache=True, nogil=True)
+def lp_sweep(indptr, indices, weights, lo, labels, node_w, label_w, max_w, seed, step,
+             sub, num_sub, strict, norm):  # pragma: no cover - compiled
+    """One size-constrained label-propagation sweep over the active rows of a shard.
+
+    Each active row (keyed random order) moves to the label with the heaviest connection
+    among those whose weight stays ``<= max_w``; ties break by a keyed hash.  With
+    ``strict`` a row moves only when the connection strictly grows (refinement); without,
+    it may also move on a tie (clustering).  With ``norm > 0`` labels are scored by
+    ``connection / weight ** norm`` (after the move), which favours tight small clusters
+    over hubs' big ones.  Labels and label weights of this shard's own
+    rows are updated live; other rows' labels come from the snapshot ``labels``.
+
+    Args:
+        indptr, indices, weights: the shard's CSR (int64; ``indices`` global).
+        lo: global ID of the shard's first row.
+        labels: int64 snapshot of every node's label (read only).
+        node_w: int64 weight of every node.
+        label_w: int64 snapshot weight of every label (read only).
+
+    Returns:
+        ``(new_labels, gains)``: int64 per row of the shard; ``gains`` is the connection
+        gained by the move (0 for rows that stay).
+    """
+    num_rows = indptr.shape[0] - 1
+    num_labels = label_w.shape[0]
+    new = labels[lo:lo + num_rows].copy()
+    gains = np.zeros(num_rows, dtype=np.int64)
+    delta = np.zeros(num_labels, dtype=np.int64)
+    rating = np.zeros(num_labels, dtype=np.int64)
+    max_deg = 0
+    for r in range(num_rows):
+        max_deg = max(max_deg, indptr[r + 1] - indptr[r])
+    touched = np.empty(max_deg, dtype=np.int64)
+    for r in _visit_order(lo, num_rows, seed, step, sub, num_sub):
+        start, end = indptr[r], indptr[r + 1]
+        cur = new[r]
+        wu = node_w[lo + r]
+        nt = 0
+        for j in range(start, end):
+            v = indices[j]
+            lv = new[v - lo] if lo <= v < lo + num_rows else labels[v]
+            if rating[lv] == 0:
+                touched[nt] = lv
+                nt += 1
+            rating[lv] += weights[j]
+        own = rating[cur]
+        best, best_r = cur, own
+        best_s = own / (label_w[cur] + delta[cur]) ** norm if norm > 0 else float(own)
+        key = keyed_hash(seed, lo + r, step)
+        best_h = _mix(key ^ (np.uint64(cur) * _GOLD))
+        for t in range(nt):
+            c = touched[t]
+            if c == cur or label_w[c] + delta[c] + wu > max_w:
+                continue
+            rc = rating[c]
+            if strict and rc <= own:
+                continue
+            sc = rc / (label_w[c] + delta[c] + wu) ** norm if norm > 0 else float(rc)
+            if sc < best_s:
+                continue
+            h = _mix(key ^ (np.uint64(c) * _GOLD))
+            if sc > best_s or h > best_h:
+                best, best_r, best_s, best_h = c, rc, sc, h
+        for t in range(nt):
+            rating[touched[t]] = 0
+        if best != cur:
+            delta[cur] -= wu
+            delta[best] += wu
+            new[r] = best
+            gains[r] = best_r - own
+    return new, gains
+
+
+@numba.njit(cache=True, nogil=True)
+def rebalance_candidates(indptr, indices, weights, lo, labels, node_w, part_w, max_w,
+                         seed):  # pragma: no cover - compiled
+    """Best move out of an overloaded part for every row of the shard that sits in one.
+
+    The target is the connected part with the highest connection that has room for the
+    row (else the lightest part); the gain is ``connection(target) - connection(own)``.
+
+    Returns:
+        ``(rows, targets, gains, ties)``: int64 global node IDs, target parts, gains and a
+        keyed tie-break key, for rows in parts heavier than ``max_w``.
+    """
+    num_rows = indptr.shape[0] - 1
+    k = part_w.shape[0]
+    lightest = np.argmin(part_w)
+    rating = np.zeros(k, dtype=np.int64)
+    rows = np.empty(num_rows, dtype=np.int64)
+    targets = np.empty(num_rows, dtype=np.int64)
+    gains = np.empty(num_rows, dtype=np.int64)
+    ties = np.empty(num_rows, dtype=np.int64)
+    m = 0
+    for r in range(num_rows):
+        u = lo + r
+        cur = labels[u]
+        if part_w[cur] <= max_w:
+            continue
+        for j in range(indptr[r], indptr[r + 1]):
+            rating[labels[indices[j]]] += weights[j]
+        best, best_r = lightest, rating[lightest]
+        for p in range(k):
+            if p != cur and part_w[p] + node_w[u] <= max_w and rating[p] > best_r:
+                best, best_r = p, rating[p]
+        if best == cur:
+            for j in range(indptr[r], indptr[r + 1]):
+                rating[labels[indices[j]]] = 0
+            continue
+        rows[m] = u
+        targets[m] = best
+        gains[m] = best_r - rating[cur]
+        ties[m] = np.int64(keyed_hash(seed, u, 17) >> np.uint64(2))
+        m += 1
+        for j in range(indptr[r], indptr[r + 1]):
+            rating[labels[indices[j]]] = 0
+    return rows[:m].copy(), targets[:m].copy(), gains[:m].copy(), ties[:m].copy()
+
+
+@numba.njit(cache=True, nogil=True)
+def shard_cut(indptr, indices, weights, lo, labels):  # pragma: no cover - compiled
+    """Sum of weights of the shard's entries whose endpoints carry different labels."""
+    cut = 0
+    for r in range(indptr.shape[0] - 1):
+        lu = labels[lo + r]
+        for j in range(indptr[r], indptr[r + 1]):
+            if labels[indices[j]] != lu:
+                cut += weights[j]
+    return cut

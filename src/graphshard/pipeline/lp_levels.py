@@ -1,0 +1,100 @@
+"""Build the levels of the label-propagation hierarchy: level 0 from chunked edge files,
+each coarser level by contracting clusters of the one below.
+
+Both builders stream: the driver reads one edge chunk at a time (or hands each task one
+shard) and keeps per-node arrays only; see :mod:`graphshard.pipeline.lp_shards`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+from ..io.chunked import ChunkedMeta, iter_edge_chunks
+from ..typing import IdArray
+from .lp_exec import Executor
+from .lp_kernels import accumulate_degrees
+from .lp_shards import ShardedGraph, build_shard, chunk_piece, contract_piece, shard_bounds
+
+__all__ = ["contract_level", "level0_from_chunks", "type_offsets"]
+
+
+def type_offsets(meta: ChunkedMeta) -> dict[str, int]:
+    """Homogeneous ID of the first node of every node type (types in declared order).
+
+    Example:
+        >>> import tempfile, graphshard as gs
+        >>> from graphshard.io.chunked import load_chunked_meta
+        >>> d = tempfile.mkdtemp()
+        >>> gs.io.write_chunked(gs.heterograph({("a", "r", "b"): ([0], [1])}), d, 1)
+        >>> type_offsets(load_chunked_meta(d))
+        {'a': 0, 'b': 1}
+    """
+    out, total = {}, 0
+    for nt, count in meta.num_nodes.items():
+        out[nt] = total
+        total += count
+    return out
+
+
+def _homogeneous_chunks(meta: ChunkedMeta) -> Iterator[tuple[IdArray, IdArray]]:
+    """Every edge chunk of every edge type, as homogeneous int64 ``(src, dst)``."""
+    off = type_offsets(meta)
+    for et in meta.num_edges:
+        for ch in iter_edge_chunks(meta, et):
+            yield ch.src + off[et[0]], ch.dst + off[et[2]]
+
+
+def _build_shards(pieces: list[str], bounds: IdArray, num_nodes: int, node_w: IdArray,
+                  directory: Path, ex: Executor) -> ShardedGraph:
+    calls = [(pieces, b, int(bounds[b]), int(bounds[b + 1]), num_nodes,
+              str(directory / f"shard{b}")) for b in range(len(bounds) - 1)]
+    degrees = ex.map(build_shard, calls)
+    for p in pieces:  # pieces are merged: free their disk space
+        for part in ("keys", "w", "off"):
+            os.remove(f"{p}_{part}.npy")
+    deg = np.concatenate(degrees) if degrees else np.zeros(0, np.int64)
+    return ShardedGraph(directory, bounds, node_w, deg.astype(np.int64))
+
+
+def level0_from_chunks(meta: ChunkedMeta, directory: Path, budget: int,
+                       ex: Executor) -> ShardedGraph:
+    """The undirected input graph (all edge types, both directions, loops dropped, parallel
+    edges merged into weights) as shards of about ``budget`` entries.
+
+    Two streaming passes over the edge chunks: degrees (to cut the shards), then pieces.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    n = sum(meta.num_nodes.values())
+    deg = np.zeros(n, dtype=np.int64)
+    for src, dst in _homogeneous_chunks(meta):
+        accumulate_degrees(deg, src, dst)
+    bounds = shard_bounds(deg, budget)
+    del deg
+    pieces: list[str] = []
+
+    def calls() -> Iterator[tuple]:
+        for src, dst in _homogeneous_chunks(meta):
+            pieces.append(str(directory / f"piece{len(pieces)}"))
+            yield pieces[-1], src, dst, n, bounds
+
+    ex.map(chunk_piece, calls())
+    return _build_shards(pieces, bounds, n, np.ones(n, dtype=np.int64), directory, ex)
+
+
+def contract_level(level: ShardedGraph, clusters: IdArray, num_coarse: int,
+                   directory: Path, budget: int, ex: Executor) -> ShardedGraph:
+    """Contract every cluster of ``level`` (``clusters``: fine node -> coarse ID) into a
+    node weighing its members; coarse edge weights sum the fine ones between clusters."""
+    directory.mkdir(parents=True, exist_ok=True)
+    bound = np.bincount(clusters, weights=level.degrees, minlength=num_coarse)
+    bounds = shard_bounds(bound.astype(np.int64), budget)
+    pieces = [str(directory / f"piece{b}") for b in range(level.num_shards)]
+    ex.map(contract_piece, [(*level.shard(b), pieces[b], num_coarse, bounds)
+                            for b in range(level.num_shards)],
+           shared={"clusters": clusters})
+    node_w = np.bincount(clusters, weights=level.node_weights, minlength=num_coarse)
+    return _build_shards(pieces, bounds, num_coarse, node_w.astype(np.int64), directory, ex)

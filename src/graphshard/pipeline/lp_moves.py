@@ -1,0 +1,131 @@
+"""Driver-side steps of label propagation on one level: sweeps, commits, rebalancing.
+
+Shard tasks propose moves from a snapshot of labels (:func:`lp_sweep`); the driver then
+commits them with :func:`commit_moves`, which reverts the lowest-gain moves into any label
+pushed over its weight limit.  Everything here works on per-node arrays; edges stay in
+the shard tasks.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from ..typing import IdArray
+from .lp_exec import Executor
+from .lp_shards import ShardedGraph, cut_task, rebalance_task, sweep_task
+
+__all__ = ["commit_moves", "level_cut", "rebalance", "sweeps"]
+
+logger = logging.getLogger(__name__)
+
+#: sub-rounds per round on a level with several shards: rows active in one sub-round see
+#: the others' labels of the previous one (fewer simultaneous, conflicting moves)
+SUBROUNDS = 4
+
+
+def _wsum(labels: IdArray, weights: IdArray, size: int) -> IdArray:
+    return np.bincount(labels, weights=weights, minlength=size).astype(np.int64)
+
+
+def _group_prefix(groups: IdArray, weights: IdArray) -> IdArray:
+    """Weight before each item inside its run of equal ``groups`` (sorted runs)."""
+    cs = np.cumsum(weights)
+    first = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
+    base = np.repeat((cs - weights)[first], np.diff(np.r_[first, len(groups)]))
+    return cs - weights - base
+
+
+def commit_moves(labels: IdArray, nodes: IdArray, targets: IdArray, gains: IdArray,
+                 node_w: IdArray, label_w: IdArray, max_w: int) -> tuple[IdArray, IdArray]:
+    """Apply moves ``nodes -> targets``, reverting, per overloaded label, its lowest-gain
+    incoming moves until every label weighs ``<= max_w`` (or no move into it is left).
+
+    Reverting can overload a move's source again; the loop repeats until no label that
+    received a move is over, so a feasible start stays feasible.
+
+    Returns:
+        ``(labels, label_w)``: new int64 copies.
+
+    Example:
+        >>> commit_moves(np.array([0, 1, 1]), np.array([1, 2]), np.array([0, 0]),
+        ...              np.array([5, 1]), np.ones(3, np.int64), np.array([1, 2]), 2)
+        (array([0, 0, 1]), array([2, 1]))
+    """
+    src = labels[nodes]
+    wt = node_w[nodes]
+    m = len(label_w)
+    w = label_w + _wsum(targets, wt, m) - _wsum(src, wt, m)
+    keep = np.ones(len(nodes), dtype=bool)
+    while True:
+        cand = np.flatnonzero(keep & (w[targets] > max_w))
+        if cand.size == 0:
+            break
+        order = np.lexsort((nodes[cand], gains[cand], targets[cand]))
+        cand = cand[order]
+        t = targets[cand]
+        rev = cand[_group_prefix(t, wt[cand]) < w[t] - max_w]
+        keep[rev] = False
+        w += _wsum(src[rev], wt[rev], m) - _wsum(targets[rev], wt[rev], m)
+    out = labels.copy()
+    out[nodes[keep]] = targets[keep]
+    return out, w
+
+
+def sweeps(level: ShardedGraph, ex: Executor, labels: IdArray, label_w: IdArray, max_w: int,
+           *, seed: int, step0: int, rounds: int, strict: bool,
+           min_moved: float = 0.001, norm: float = 0.0) -> tuple[IdArray, IdArray]:
+    """``rounds`` label-propagation rounds over all shards (stops early when fewer than
+    ``min_moved`` of the nodes move in a round).  Returns new ``(labels, label_w)``."""
+    num_sub = SUBROUNDS if level.num_shards > 1 else 1
+    shards = [level.shard(b) for b in range(level.num_shards)]
+    for r in range(rounds):
+        moved = 0
+        for sub in range(num_sub):
+            res = ex.map(sweep_task, shards, shared={
+                "labels": labels, "node_w": level.node_weights, "label_w": label_w,
+                "max_w": max_w, "seed": seed, "step": step0 + r, "sub": sub,
+                "num_sub": num_sub, "strict": strict, "norm": norm})
+            new = np.concatenate([x[0] for x in res])
+            gains = np.concatenate([x[1] for x in res])
+            nodes = np.flatnonzero(new != labels)
+            labels, label_w = commit_moves(labels, nodes, new[nodes], gains[nodes],
+                                           level.node_weights, label_w, max_w)
+            moved += len(nodes)
+        if moved < min_moved * level.num_nodes:
+            break
+    return labels, label_w
+
+
+def rebalance(level: ShardedGraph, ex: Executor, parts: IdArray, num_parts: int, max_w: int,
+              *, seed: int, max_iter: int = 20) -> IdArray:
+    """Move nodes out of parts heavier than ``max_w``, best gain first, into parts with
+    room.  Returns the new parts (unchanged when already balanced)."""
+    shards = [level.shard(b) for b in range(level.num_shards)]
+    node_w = level.node_weights
+    for it in range(max_iter):
+        pw = _wsum(parts, node_w, num_parts)
+        excess = pw - max_w
+        if (excess <= 0).all():
+            return parts
+        res = ex.map(rebalance_task, shards, shared={
+            "labels": parts, "node_w": node_w, "part_w": pw, "max_w": max_w,
+            "seed": seed + it})
+        rows, targets, gains, ties = (np.concatenate([x[i] for x in res]) for i in range(4))
+        src = parts[rows]
+        order = np.lexsort((ties, -gains, src))
+        rows, targets, gains, src = rows[order], targets[order], gains[order], src[order]
+        take = _group_prefix(src, node_w[rows]) < excess[src]
+        parts, _ = commit_moves(parts, rows[take], targets[take], gains[take], node_w, pw,
+                                max_w)
+    pw = _wsum(parts, node_w, num_parts)
+    if pw.max() > max_w:
+        logger.warning("lp: parts still weigh up to %d > %d after rebalancing", pw.max(), max_w)
+    return parts
+
+
+def level_cut(level: ShardedGraph, ex: Executor, parts: IdArray) -> int:
+    """Weighted cut of ``parts`` on ``level`` (each undirected edge counted once)."""
+    shards = [level.shard(b) for b in range(level.num_shards)]
+    return sum(ex.map(cut_task, shards, shared={"labels": parts})) // 2

@@ -1,0 +1,209 @@
+"""A graph level stored as CSR shards on disk, built by streaming and bucketing edges.
+
+Every level of the label-propagation hierarchy is a :class:`ShardedGraph`: node range
+``bounds[b] .. bounds[b + 1]`` of the undirected weighted graph lives in shard ``b`` as
+three ``.npy`` files (``indptr``, global ``indices``, ``weights``).  Shards are cut so that
+each holds at most about ``budget`` entries (plus one row), whatever the graph size.
+
+Building a level is an external bucket sort in two task kinds:
+
+* a *piece* task turns one batch of edges (an input chunk, or one shard mapped through a
+  clustering) into ``(key = u * n + v, weight)`` sorted and merged, with the offsets of
+  each target shard's slice (:func:`write_piece`);
+* a *shard* task reads its slice of every piece (memory-mapped) and merges them into its
+  CSR (:func:`build_shard`).
+
+No task ever holds more than one chunk or one shard of edges; the driver holds per-node
+arrays only.  The functions here are pure (paths and arrays in, small results out), so
+they run unchanged in a loop, on threads or as Ray tasks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..partition.adjacency import Adjacency
+from ..typing import IdArray
+from .lp_kernels import aggregate_sorted, lp_sweep, rebalance_candidates, shard_cut
+
+__all__ = [
+    "ShardedGraph",
+    "build_shard",
+    "chunk_piece",
+    "contract_piece",
+    "cut_task",
+    "gather",
+    "load_shard",
+    "rebalance_task",
+    "shard_bounds",
+    "sweep_task",
+    "write_piece",
+]
+
+
+@dataclass(frozen=True)
+class ShardedGraph:
+    """One level of the hierarchy.
+
+    Attributes:
+        directory: Folder of the shard files.
+        bounds: int64 ``num_shards + 1`` node boundaries.
+        node_weights: int64 weight of every node (per-node array).
+        degrees: int64 stored entries of every node (per-node array).
+    """
+
+    directory: Path
+    bounds: IdArray
+    node_weights: IdArray
+    degrees: IdArray
+
+    @property
+    def num_nodes(self) -> int:
+        """Nodes of this level."""
+        return int(self.bounds[-1])
+
+    @property
+    def num_shards(self) -> int:
+        """Shards of this level."""
+        return len(self.bounds) - 1
+
+    @property
+    def num_entries(self) -> int:
+        """Stored entries (twice the undirected edges)."""
+        return int(self.degrees.sum())
+
+    def shard(self, b: int) -> tuple[str, int]:
+        """``(path prefix, first row)`` of shard ``b``: the arguments of the shard tasks."""
+        return str(self.directory / f"shard{b}"), int(self.bounds[b])
+
+    def __repr__(self) -> str:
+        return (f"ShardedGraph(num_nodes={self.num_nodes}, num_entries={self.num_entries}, "
+                f"num_shards={self.num_shards})")
+
+
+def shard_bounds(sizes: IdArray, budget: int) -> IdArray:
+    """Cut rows with ``sizes`` entries into consecutive ranges of about ``budget`` entries.
+
+    Each range holds at most ``budget + max(sizes)`` entries; there is at least one range.
+
+    Example:
+        >>> shard_bounds(np.array([3, 3, 3, 3, 0]), 6).tolist()
+        [0, 2, 4, 5]
+    """
+    n = len(sizes)
+    if n == 0:
+        return np.zeros(2, dtype=np.int64)
+    before = np.cumsum(sizes) - sizes
+    group = before // max(1, int(budget))
+    cuts = np.flatnonzero(np.diff(group)) + 1
+    return np.concatenate([[0], cuts, [n]]).astype(np.int64)
+
+
+def write_piece(prefix: str, u: IdArray, v: IdArray, w: IdArray, num_nodes: int,
+                bounds: IdArray) -> int:
+    """Sort edges ``u -> v`` by ``(u, v)``, merge repeats, save them bucketed by ``bounds``.
+
+    Writes ``<prefix>_keys.npy`` (``u * num_nodes + v``), ``_w.npy`` and ``_off.npy``
+    (slice of every shard).  Returns the number of entries written.
+    """
+    keys = u * np.int64(num_nodes) + v
+    order = np.argsort(keys, kind="stable")
+    keys, w = aggregate_sorted(keys[order], np.ascontiguousarray(w, dtype=np.int64)[order])
+    off = np.searchsorted(keys, bounds * np.int64(num_nodes)).astype(np.int64)
+    np.save(prefix + "_keys.npy", keys)
+    np.save(prefix + "_w.npy", w)
+    np.save(prefix + "_off.npy", off)
+    return len(keys)
+
+
+def chunk_piece(prefix: str, src: IdArray, dst: IdArray, num_nodes: int,
+                bounds: IdArray) -> int:
+    """A piece of the level-0 graph from one edge chunk (homogeneous IDs), both directions."""
+    keep = src != dst
+    s, d = src[keep], dst[keep]
+    w = np.ones(2 * len(s), dtype=np.int64)
+    return write_piece(prefix, np.concatenate([s, d]), np.concatenate([d, s]), w, num_nodes,
+                       bounds)
+
+
+def load_shard(prefix: str) -> tuple[IdArray, IdArray, IdArray]:
+    """``(indptr, indices, weights)`` of one shard, memory-mapped."""
+    return tuple(np.load(f"{prefix}_{n}.npy", mmap_mode="r", allow_pickle=False)
+                 for n in ("indptr", "indices", "weights"))  # type: ignore[return-value]
+
+
+def contract_piece(shard_prefix: str, lo: int, piece_prefix: str, num_coarse: int,
+                   coarse_bounds: IdArray, *, clusters: IdArray) -> int:
+    """Map one shard through ``clusters`` (fine -> coarse node) into a coarse-level piece.
+
+    Entries inside a cluster vanish; parallel coarse entries merge, summing weights.
+    """
+    indptr, indices, weights = load_shard(shard_prefix)
+    rows = np.repeat(np.arange(lo, lo + len(indptr) - 1, dtype=np.int64), np.diff(indptr))
+    cu, cv = clusters[rows], clusters[np.asarray(indices)]
+    keep = cu != cv
+    return write_piece(piece_prefix, cu[keep], cv[keep], np.asarray(weights)[keep],
+                       num_coarse, coarse_bounds)
+
+
+def build_shard(piece_prefixes: list[str], b: int, lo: int, hi: int, num_nodes: int,
+                out_prefix: str) -> IdArray:
+    """Merge slice ``b`` of every piece into the CSR of rows ``lo .. hi``; returns degrees."""
+    keys, wts = [], []
+    for p in piece_prefixes:
+        off = np.load(p + "_off.npy", allow_pickle=False)
+        if off[b + 1] > off[b]:
+            keys.append(np.load(p + "_keys.npy", mmap_mode="r")[off[b]:off[b + 1]])
+            wts.append(np.load(p + "_w.npy", mmap_mode="r")[off[b]:off[b + 1]])
+    if keys:
+        k, w = np.concatenate(keys), np.concatenate(wts)
+        order = np.argsort(k, kind="stable")
+        k, w = aggregate_sorted(k[order], w[order])
+    else:
+        k, w = np.zeros(0, np.int64), np.zeros(0, np.int64)
+    rows = k // np.int64(num_nodes) - lo
+    degrees = np.bincount(rows, minlength=hi - lo).astype(np.int64)
+    indptr = np.zeros(hi - lo + 1, dtype=np.int64)
+    np.cumsum(degrees, out=indptr[1:])
+    np.save(out_prefix + "_indptr.npy", indptr)
+    np.save(out_prefix + "_indices.npy", k % np.int64(num_nodes))
+    np.save(out_prefix + "_weights.npy", w)
+    return degrees
+
+
+def gather(level: ShardedGraph) -> Adjacency:
+    """The whole level as one :class:`Adjacency` (only for a level that fits one worker)."""
+    parts = [load_shard(level.shard(b)[0]) for b in range(level.num_shards)]
+    indices = np.concatenate([np.asarray(p[1]) for p in parts])
+    weights = np.concatenate([np.asarray(p[2]) for p in parts])
+    indptr = np.zeros(level.num_nodes + 1, dtype=np.int64)
+    np.cumsum(level.degrees, out=indptr[1:])
+    return Adjacency(indptr, indices.astype(np.int64), weights.astype(np.int64),
+                     level.node_weights.reshape(-1, 1).copy())
+
+
+def sweep_task(prefix: str, lo: int, *, labels: IdArray, node_w: IdArray, label_w: IdArray,
+               max_w: int, seed: int, step: int, sub: int, num_sub: int,
+               strict: bool, norm: float = 0.0) -> tuple[IdArray, IdArray]:
+    """:func:`~graphshard.pipeline.lp_kernels.lp_sweep` on one shard."""
+    indptr, indices, weights = (np.asarray(a) for a in load_shard(prefix))
+    return lp_sweep(indptr, indices, weights, lo, labels, node_w, label_w, max_w, seed, step,
+                    sub, num_sub, strict, float(norm))
+
+
+def rebalance_task(prefix: str, lo: int, *, labels: IdArray, node_w: IdArray,
+                   part_w: IdArray, max_w: int, seed: int
+                   ) -> tuple[IdArray, IdArray, IdArray, IdArray]:
+    """:func:`~graphshard.pipeline.lp_kernels.rebalance_candidates` on one shard."""
+    indptr, indices, weights = (np.asarray(a) for a in load_shard(prefix))
+    return rebalance_candidates(indptr, indices, weights, lo, labels, node_w, part_w, max_w,
+                                seed)
+
+
+def cut_task(prefix: str, lo: int, *, labels: IdArray) -> int:
+    """Weighted entries of one shard between different labels."""
+    indptr, indices, weights = (np.asarray(a) for a in load_shard(prefix))
+    return int(shard_cut(indptr, indices, weights, lo, labels))

@@ -1,0 +1,191 @@
+"""Multilevel label-propagation assignment (``graphshard.pipeline.lp``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import graphshard as gs
+from graphshard.errors import ValidationError
+from graphshard.io.chunked import load_chunked_meta
+from graphshard.partition.adjacency import symmetric_adjacency
+from graphshard.partition.backends import adjacency_cut, max_part_weight
+from graphshard.partition.methods import MethodOptions, run_method
+from graphshard.pipeline import lp as lp_mod
+from graphshard.pipeline import lp_shards
+from graphshard.pipeline.lp import lp_assign
+from graphshard.pipeline.lp_moves import commit_moves
+
+
+def _chunked(g: gs.Graph, tmp_path, num_chunks: int, fmt: str = "numpy"):
+    d = tmp_path / f"c{num_chunks}{fmt}"
+    gs.io.write_chunked(g, d, num_chunks, fmt=fmt)
+    return load_chunked_meta(d)
+
+
+def _homogeneous(g: gs.Graph):
+    src, dst, _ = g.homogeneous_edges()
+    return symmetric_adjacency(src, dst, int(sum(g.num_nodes(t) for t in g.ntypes)))
+
+
+def _check_valid(parts: np.ndarray, k: int, imbalance: float) -> None:
+    assert parts.dtype == np.int64 and parts.min() >= 0 and parts.max() < k
+    assert np.bincount(parts, minlength=k).max() <= max_part_weight(len(parts), k, imbalance)
+
+
+@pytest.fixture(scope="module")
+def sbm():
+    return gs.datasets.sbm(6000, 40000, num_blocks=8, p_in=0.9, seed=3, num_features=0)
+
+
+@pytest.mark.parametrize("k", [2, 4, 8])
+def test_valid_balanced_and_good(sbm, tmp_path, k):
+    meta = _chunked(sbm, tmp_path, 4)
+    parts = lp_assign(meta, k, coarse_nodes=300)["_N"]
+    _check_valid(parts, k, 0.03)
+    adj = _homogeneous(sbm)
+    cut = adjacency_cut(adj, parts)
+    rnd = adjacency_cut(adj, run_method(adj, k, "random", MethodOptions()))
+    metis = adjacency_cut(adj, run_method(adj, k, "metis", MethodOptions()))
+    assert cut < 0.5 * rnd
+    assert cut <= 1.15 * metis
+
+
+def test_heterogeneous_ids_follow_type_order(tmp_path):
+    rng = np.random.default_rng(0)
+    g = gs.heterograph({("u", "buys", "i"): (rng.integers(0, 300, 2000),
+                                             rng.integers(0, 500, 2000)),
+                        ("i", "sim", "i"): (rng.integers(0, 500, 1000),
+                                            rng.integers(0, 500, 1000))},
+                       {"u": 300, "i": 500})
+    parts = lp_assign(_chunked(g, tmp_path, 3, fmt="parquet"), 4, coarse_nodes=50)
+    assert list(parts) == ["u", "i"] and len(parts["u"]) == 300 and len(parts["i"]) == 500
+    _check_valid(np.concatenate([parts["u"], parts["i"]]), 4, 0.03)
+
+
+def test_deterministic_and_independent_of_workers_and_chunking(sbm, tmp_path):
+    base = lp_assign(_chunked(sbm, tmp_path, 4), 4, coarse_nodes=300, seed=7,
+                     max_task_entries=20000)["_N"]
+    again = lp_assign(_chunked(sbm, tmp_path, 1), 4, coarse_nodes=300, seed=7,
+                      max_task_entries=20000, workers=2)["_N"]
+    csv = lp_assign(_chunked(sbm, tmp_path, 9, fmt="csv"), 4, coarse_nodes=300, seed=7,
+                    max_task_entries=20000)["_N"]
+    np.testing.assert_array_equal(base, again)
+    np.testing.assert_array_equal(base, csv)
+    other = lp_assign(_chunked(sbm, tmp_path, 4), 4, coarse_nodes=300, seed=8,
+                      max_task_entries=20000)["_N"]
+    assert not np.array_equal(base, other)
+
+
+def test_many_shards_stay_balanced_and_close_to_one_shard(sbm, tmp_path):
+    meta = _chunked(sbm, tmp_path, 4)
+    adj = _homogeneous(sbm)
+    one = lp_assign(meta, 8, coarse_nodes=300)["_N"]
+    many = lp_assign(meta, 8, coarse_nodes=300, max_task_entries=5000)["_N"]
+    _check_valid(many, 8, 0.03)
+    assert adjacency_cut(adj, many) <= 1.15 * adjacency_cut(adj, one)
+
+
+def test_memory_model_edges_stay_within_one_chunk_or_shard(sbm, tmp_path, monkeypatch):
+    """Every edge array of the pipeline passes through ``aggregate_sorted`` (pieces and
+    shard merges) or ``load_shard``; none may exceed one input chunk or one shard, and the
+    one graph gathered whole is the coarsest, within ``coarse_entries``."""
+    budget, chunks = 8000, 10
+    sizes: list[int] = []
+    real_agg, real_load, real_gather = (lp_shards.aggregate_sorted, lp_shards.load_shard,
+                                        lp_mod.gather)
+
+    def agg(keys, weights):
+        sizes.append(len(keys))
+        return real_agg(keys, weights)
+
+    def load(prefix):
+        arrays = real_load(prefix)
+        sizes.append(len(arrays[1]))
+        return arrays
+
+    gathered: list[int] = []
+
+    def gather(level):
+        gathered.append(level.num_entries)
+        return real_gather(level)
+
+    monkeypatch.setattr(lp_shards, "aggregate_sorted", agg)
+    monkeypatch.setattr(lp_shards, "load_shard", load)
+    monkeypatch.setattr(lp_mod, "gather", gather)
+    meta = _chunked(sbm, tmp_path, chunks)
+    parts = lp_assign(meta, 4, max_task_entries=budget, coarse_entries=12000)["_N"]
+    _check_valid(parts, 4, 0.03)
+    entries = 2 * sbm.num_edges()
+    max_deg = int(np.diff(_homogeneous(sbm).indptr).max())
+    assert len(sizes) > 20
+    assert max(sizes) <= max(budget + max_deg, 2 * -(-sbm.num_edges() // chunks))
+    assert max(sizes) < entries / 4
+    assert gathered == [gathered[0]] and gathered[0] <= 12000
+
+
+@pytest.mark.parametrize("name,factor", [("4elt", 1.15), ("add20", 1.15)])
+def test_walshaw_close_to_metis(shared_file, tmp_path, name, factor):
+    g = gs.io.read_metis(shared_file("walshaw", "graphs", f"{name}.graph"))
+    meta = _chunked(g, tmp_path, 5)
+    adj = _homogeneous(g)
+    for k in (4, 16):
+        parts = lp_assign(meta, k, coarse_nodes=100 * k, max_task_entries=20000)["_N"]
+        _check_valid(parts, k, 0.03)
+        metis = adjacency_cut(adj, run_method(adj, k, "metis", MethodOptions()))
+        rnd = adjacency_cut(adj, run_method(adj, k, "random", MethodOptions()))
+        cut = adjacency_cut(adj, parts)
+        assert cut <= factor * metis, (name, k, cut, metis)
+        assert cut < 0.5 * rnd
+
+
+@settings(max_examples=15, deadline=None)
+@given(n=st.integers(1, 60), m=st.integers(0, 200), k=st.integers(1, 5),
+       seed=st.integers(0, 3))
+def test_small_random_graphs_are_valid(tmp_path_factory, n, m, k, seed):
+    rng = np.random.default_rng(seed)
+    g = gs.graph((rng.integers(0, n, m), rng.integers(0, n, m)), num_nodes=n)
+    d = tmp_path_factory.mktemp("g")
+    gs.io.write_chunked(g, d, 2)
+    parts = lp_assign(load_chunked_meta(d), k, coarse_nodes=4, seed=seed,
+                      max_task_entries=50)["_N"]
+    assert len(parts) == n
+    _check_valid(parts, k, 0.03)
+
+
+def test_commit_reverts_lowest_gain_moves_into_full_labels():
+    labels = np.array([0, 0, 1, 1, 2])
+    nodes, targets, gains = np.array([2, 3, 4]), np.array([0, 0, 0]), np.array([3, 1, 2])
+    out, w = commit_moves(labels, nodes, targets, gains, np.ones(5, np.int64),
+                          np.array([2, 2, 1]), 4)
+    assert out.tolist() == [0, 0, 0, 1, 0] and w.tolist() == [4, 1, 0]
+
+
+def test_bad_arguments_raise(sbm, tmp_path):
+    meta = _chunked(sbm, tmp_path, 1)
+    with pytest.raises(ValidationError, match="num_parts"):
+        lp_assign(meta, 0)
+    with pytest.raises(ValidationError, match="imbalance"):
+        lp_assign(meta, 2, imbalance=1.5)
+    with pytest.raises(ValidationError, match="unknown initial partitioning method 'nope'"):
+        lp_assign(meta, 2, method="nope")
+
+
+def test_ray_matches_in_process(tmp_path):
+    ray = pytest.importorskip("ray")
+    g = gs.datasets.sbm(2000, 10000, num_blocks=4, seed=5, num_features=0)
+    meta = _chunked(g, tmp_path, 3)
+    opts = {"coarse_nodes": 200, "max_task_entries": 12000, "lp_rounds": 2,
+            "refine_rounds": 2}
+    local = lp_assign(meta, 4, **opts)["_N"]
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        remote = lp_assign(meta, 4, use_ray=True, **opts)["_N"]
+    finally:
+        if started:
+            ray.shutdown()
+    np.testing.assert_array_equal(local, remote)
