@@ -186,9 +186,10 @@ def test_auto_choice_rule(add20, elt4):
     assert backends.auto_choice(multi, 4, opts)[0] == "metis"
     assert backends.auto_choice(elt4, 4, opts)[0] == "metis"  # a mesh: degree skew 0.1
     skewed = "kaminpar" if HAS["kaminpar"] else "metis"  # add20: degree skew 2.1
-    assert backends.auto_choice(add20, 4, opts)[0] == skewed
+    assert backends.auto_choice(add20, 8, opts)[0] == skewed
+    assert backends.auto_choice(add20, 4, opts) == ("metis", "recursive")  # small k
     isolated = symmetric_adjacency(np.arange(9), np.arange(1, 10), 100)  # 90% isolated
-    assert backends.auto_choice(isolated, 4, opts)[0] == skewed
+    assert backends.auto_choice(isolated, 8, opts)[0] == skewed
 
 
 def test_methods_are_registered():

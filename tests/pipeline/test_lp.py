@@ -12,11 +12,11 @@ from graphshard.errors import ValidationError
 from graphshard.io.chunked import load_chunked_meta
 from graphshard.partition.adjacency import symmetric_adjacency
 from graphshard.partition.backends import adjacency_cut, max_part_weight
+from graphshard.partition.balance import commit_moves
 from graphshard.partition.methods import MethodOptions, run_method
 from graphshard.pipeline import lp as lp_mod
 from graphshard.pipeline import lp_shards
 from graphshard.pipeline.lp import lp_assign
-from graphshard.pipeline.lp_moves import commit_moves
 
 
 def _chunked(g: gs.Graph, tmp_path, num_chunks: int, fmt: str = "numpy"):

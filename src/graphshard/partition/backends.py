@@ -22,7 +22,6 @@ Mt-KaHyPar's DETERMINISTIC preset are reproducible on any thread count.
 from __future__ import annotations
 
 import logging
-import math
 import os
 import tempfile
 import time
@@ -35,6 +34,7 @@ from .._optional import import_optional
 from ..errors import ValidationError
 from ..typing import IdArray
 from .adjacency import Adjacency
+from .balance import max_part_weight
 from .methods import METHODS, MethodOptions, register_method
 
 __all__ = [
@@ -57,17 +57,6 @@ MTKAHYPAR_PRESETS = ("deterministic", "deterministic_quality", "default", "quali
 
 
 # --------------------------------------------------------------------------- metrics
-
-
-def max_part_weight(total_weight: int, num_parts: int, imbalance: float) -> int:
-    """Heaviest part allowed: ``floor((1 + imbalance) * total / num_parts)``, at least ``ceil``.
-
-    Example:
-        >>> max_part_weight(15606, 2, 0.05)
-        8193
-    """
-    bound = math.floor((1.0 + imbalance) * total_weight / num_parts + 1e-9)
-    return max(bound, -(-total_weight // num_parts))
 
 
 def adjacency_cut(adj: Adjacency, parts: IdArray) -> int:
@@ -491,6 +480,10 @@ ISOLATED_THRESHOLD = 0.05
 LARGE_ENTRIES = 10_000_000
 
 
+#: Up to this many parts METIS's recursive bisection beats KaMinPar on skewed graphs.
+SMALL_K = 4
+
+
 def auto_choice(adj: Adjacency, num_parts: int, options: MethodOptions) -> tuple[str, str]:
     """The ``(backend, preset)`` that :func:`auto_partition` runs for this graph.
 
@@ -506,8 +499,11 @@ def auto_choice(adj: Adjacency, num_parts: int, options: MethodOptions) -> tuple
           big power-law graphs; on R-MAT 1M nodes/10M edges, k=8, Mt-KaHyPar cut 0.41x
           METIS's in 0.48x its time at 1.12x its peak RSS (KaMinPar: 1.39x cut, 0.04x
           time, 0.46x memory).  On R-MAT 100k/1M edges Mt-KaHyPar took 7-11x METIS's time.
-       b. smaller -> KaMinPar ``default`` with isolated-node packing: R-MAT 20k/200k edges
-          cut 0.77x METIS's at 1.0x time; R-MAT 100k/1M edges 0.90-0.98x at 0.5x time.
+       b. smaller, k > 4 -> KaMinPar ``default`` with isolated-node packing: R-MAT
+          20k/200k edges cut 0.77x METIS's at 1.0x time; R-MAT 100k/1M edges k=8..64
+          0.81-0.90x of METIS's cut at 0.4-0.7x its time.
+       c. smaller, k <= 4 -> METIS (recursive bisection): on R-MAT 100k/1M edges at k=4
+          KaMinPar cut 1.29x METIS's (407,130 vs 314,545 undirected edges).
     3. Otherwise (near-uniform degrees) -> METIS: there KaMinPar cut 0.86-1.04x METIS's
        but took 1.1-5.7x METIS's time, over the 1.0x budget.
 
@@ -517,7 +513,7 @@ def auto_choice(adj: Adjacency, num_parts: int, options: MethodOptions) -> tuple
         >>> from graphshard.partition.adjacency import symmetric_adjacency
         >>> path = symmetric_adjacency(np.arange(7), np.arange(1, 8), 8)
         >>> auto_choice(path, 2, MethodOptions())
-        ('metis', 'kway')
+        ('metis', 'recursive')
     """
     if adj.vertex_weights is not None and np.ndim(adj.vertex_weights) == 2 \
             and np.shape(adj.vertex_weights)[1] > 1:
@@ -526,9 +522,9 @@ def auto_choice(adj: Adjacency, num_parts: int, options: MethodOptions) -> tuple
     skewed = degree_skew(adj) >= SKEW_THRESHOLD or isolated >= ISOLATED_THRESHOLD
     if skewed and adj.num_entries >= LARGE_ENTRIES and _available("mtkahypar"):
         return "mtkahypar", "default"
-    if skewed and _available("kaminpar"):
+    if skewed and num_parts > SMALL_K and _available("kaminpar"):
         return "kaminpar", "default"
-    return "metis", "kway"
+    return "metis", "recursive" if num_parts <= 8 else "kway"
 
 
 @register_method("auto", "picks METIS, KaMinPar or Mt-KaHyPar from the graph's size and "

@@ -5,8 +5,9 @@ A *shard* is a CSR slice of an undirected weighted graph: rows are the nodes
 ``weights`` the edge weights.  Every kernel here touches one shard (or one edge chunk) plus
 per-node arrays, so its edge memory is bounded by the shard, never by the graph.
 
-Randomness is keyed (STYLE §8): :func:`keyed_hash` mixes ``(seed, item, step)``, so the
-order of visits and every tie-break are the same on any thread or worker count.
+Randomness is keyed (STYLE §8): :func:`graphshard._keyed.keyed_hash` mixes
+``(seed, item, step)``, so the order of visits and every tie-break are the same on any
+thread or worker count.
 """
 
 from __future__ import annotations
@@ -14,34 +15,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["accumulate_degrees", "aggregate_sorted", "keyed_hash", "lp_sweep",
-           "rebalance_candidates", "shard_cut"]
+from .._keyed import GOLDEN, keyed_hash, mix
 
-_M1 = np.uint64(0xBF58476D1CE4E5B9)
-_M2 = np.uint64(0x94D049BB133111EB)
-_GOLD = np.uint64(0x9E3779B97F4A7C15)
-
-
-@numba.njit(cache=True)
-def _mix(x):  # pragma: no cover - compiled
-    x = x ^ (x >> np.uint64(30))
-    x = x * _M1
-    x = x ^ (x >> np.uint64(27))
-    x = x * _M2
-    return x ^ (x >> np.uint64(31))
-
-
-@numba.njit(cache=True)
-def keyed_hash(seed, a, b):  # pragma: no cover - compiled
-    """A 64-bit hash of ``(seed, a, b)`` (splitmix64 finaliser), as uint64.
-
-    Example:
-        >>> int(keyed_hash(0, 1, 2)) == int(keyed_hash(0, 1, 2)) != int(keyed_hash(0, 2, 1))
-        True
-    """
-    h = _mix(np.uint64(seed) * _GOLD + np.uint64(a))
-    return _mix(h ^ (np.uint64(b) * _GOLD + np.uint64(0x632BE59BD9B4E019)))
-
+__all__ = ["accumulate_degrees", "aggregate_sorted", "lp_sweep", "shard_cut"]
 
 @numba.njit(cache=True, nogil=True)
 def accumulate_degrees(deg, u, v):  # pragma: no cover - compiled
@@ -136,7 +112,7 @@ def lp_sweep(indptr, indices, weights, lo, labels, node_w, label_w, max_w, seed,
         best, best_r = cur, own
         best_s = own / (label_w[cur] + delta[cur]) ** norm if norm > 0 else float(own)
         key = keyed_hash(seed, lo + r, step)
-        best_h = _mix(key ^ (np.uint64(cur) * _GOLD))
+        best_h = mix(key ^ (np.uint64(cur) * GOLDEN))
         for t in range(nt):
             c = touched[t]
             if c == cur or label_w[c] + delta[c] + wu > max_w:
@@ -147,7 +123,7 @@ def lp_sweep(indptr, indices, weights, lo, labels, node_w, label_w, max_w, seed,
             sc = rc / (label_w[c] + delta[c] + wu) ** norm if norm > 0 else float(rc)
             if sc < best_s:
                 continue
-            h = _mix(key ^ (np.uint64(c) * _GOLD))
+            h = mix(key ^ (np.uint64(c) * GOLDEN))
             if sc > best_s or h > best_h:
                 best, best_r, best_s, best_h = c, rc, sc, h
         for t in range(nt):
@@ -158,52 +134,6 @@ def lp_sweep(indptr, indices, weights, lo, labels, node_w, label_w, max_w, seed,
             new[r] = best
             gains[r] = best_r - own
     return new, gains
-
-
-@numba.njit(cache=True, nogil=True)
-def rebalance_candidates(indptr, indices, weights, lo, labels, node_w, part_w, max_w,
-                         seed):  # pragma: no cover - compiled
-    """Best move out of an overloaded part for every row of the shard that sits in one.
-
-    The target is the connected part with the highest connection that has room for the
-    row (else the lightest part); the gain is ``connection(target) - connection(own)``.
-
-    Returns:
-        ``(rows, targets, gains, ties)``: int64 global node IDs, target parts, gains and a
-        keyed tie-break key, for rows in parts heavier than ``max_w``.
-    """
-    num_rows = indptr.shape[0] - 1
-    k = part_w.shape[0]
-    lightest = np.argmin(part_w)
-    rating = np.zeros(k, dtype=np.int64)
-    rows = np.empty(num_rows, dtype=np.int64)
-    targets = np.empty(num_rows, dtype=np.int64)
-    gains = np.empty(num_rows, dtype=np.int64)
-    ties = np.empty(num_rows, dtype=np.int64)
-    m = 0
-    for r in range(num_rows):
-        u = lo + r
-        cur = labels[u]
-        if part_w[cur] <= max_w:
-            continue
-        for j in range(indptr[r], indptr[r + 1]):
-            rating[labels[indices[j]]] += weights[j]
-        best, best_r = lightest, rating[lightest]
-        for p in range(k):
-            if p != cur and part_w[p] + node_w[u] <= max_w and rating[p] > best_r:
-                best, best_r = p, rating[p]
-        if best == cur:
-            for j in range(indptr[r], indptr[r + 1]):
-                rating[labels[indices[j]]] = 0
-            continue
-        rows[m] = u
-        targets[m] = best
-        gains[m] = best_r - rating[cur]
-        ties[m] = np.int64(keyed_hash(seed, u, 17) >> np.uint64(2))
-        m += 1
-        for j in range(indptr[r], indptr[r + 1]):
-            rating[labels[indices[j]]] = 0
-    return rows[:m].copy(), targets[:m].copy(), gains[:m].copy(), ties[:m].copy()
 
 
 @numba.njit(cache=True, nogil=True)

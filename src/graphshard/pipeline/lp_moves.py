@@ -12,65 +12,18 @@ import logging
 
 import numpy as np
 
+from ..partition.balance import commit_moves, group_prefix, weight_sums
 from ..typing import IdArray
 from .lp_exec import Executor
 from .lp_shards import ShardedGraph, cut_task, rebalance_task, sweep_task
 
-__all__ = ["commit_moves", "level_cut", "rebalance", "sweeps"]
+__all__ = ["level_cut", "rebalance", "sweeps"]
 
 logger = logging.getLogger(__name__)
 
 #: sub-rounds per round on a level with several shards: rows active in one sub-round see
 #: the others' labels of the previous one (fewer simultaneous, conflicting moves)
 SUBROUNDS = 4
-
-
-def _wsum(labels: IdArray, weights: IdArray, size: int) -> IdArray:
-    return np.bincount(labels, weights=weights, minlength=size).astype(np.int64)
-
-
-def _group_prefix(groups: IdArray, weights: IdArray) -> IdArray:
-    """Weight before each item inside its run of equal ``groups`` (sorted runs)."""
-    cs = np.cumsum(weights)
-    first = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
-    base = np.repeat((cs - weights)[first], np.diff(np.r_[first, len(groups)]))
-    return cs - weights - base
-
-
-def commit_moves(labels: IdArray, nodes: IdArray, targets: IdArray, gains: IdArray,
-                 node_w: IdArray, label_w: IdArray, max_w: int) -> tuple[IdArray, IdArray]:
-    """Apply moves ``nodes -> targets``, reverting, per overloaded label, its lowest-gain
-    incoming moves until every label weighs ``<= max_w`` (or no move into it is left).
-
-    Reverting can overload a move's source again; the loop repeats until no label that
-    received a move is over, so a feasible start stays feasible.
-
-    Returns:
-        ``(labels, label_w)``: new int64 copies.
-
-    Example:
-        >>> commit_moves(np.array([0, 1, 1]), np.array([1, 2]), np.array([0, 0]),
-        ...              np.array([5, 1]), np.ones(3, np.int64), np.array([1, 2]), 2)
-        (array([0, 0, 1]), array([2, 1]))
-    """
-    src = labels[nodes]
-    wt = node_w[nodes]
-    m = len(label_w)
-    w = label_w + _wsum(targets, wt, m) - _wsum(src, wt, m)
-    keep = np.ones(len(nodes), dtype=bool)
-    while True:
-        cand = np.flatnonzero(keep & (w[targets] > max_w))
-        if cand.size == 0:
-            break
-        order = np.lexsort((nodes[cand], gains[cand], targets[cand]))
-        cand = cand[order]
-        t = targets[cand]
-        rev = cand[_group_prefix(t, wt[cand]) < w[t] - max_w]
-        keep[rev] = False
-        w += _wsum(src[rev], wt[rev], m) - _wsum(targets[rev], wt[rev], m)
-    out = labels.copy()
-    out[nodes[keep]] = targets[keep]
-    return out, w
 
 
 def sweeps(level: ShardedGraph, ex: Executor, labels: IdArray, label_w: IdArray, max_w: int,
@@ -105,7 +58,7 @@ def rebalance(level: ShardedGraph, ex: Executor, parts: IdArray, num_parts: int,
     shards = [level.shard(b) for b in range(level.num_shards)]
     node_w = level.node_weights
     for it in range(max_iter):
-        pw = _wsum(parts, node_w, num_parts)
+        pw = weight_sums(parts, node_w, num_parts)
         excess = pw - max_w
         if (excess <= 0).all():
             return parts
@@ -116,10 +69,10 @@ def rebalance(level: ShardedGraph, ex: Executor, parts: IdArray, num_parts: int,
         src = parts[rows]
         order = np.lexsort((ties, -gains, src))
         rows, targets, gains, src = rows[order], targets[order], gains[order], src[order]
-        take = _group_prefix(src, node_w[rows]) < excess[src]
+        take = group_prefix(src, node_w[rows]) < excess[src]
         parts, _ = commit_moves(parts, rows[take], targets[take], gains[take], node_w, pw,
                                 max_w)
-    pw = _wsum(parts, node_w, num_parts)
+    pw = weight_sums(parts, node_w, num_parts)
     if pw.max() > max_w:
         logger.warning("lp: parts still weigh up to %d > %d after rebalancing", pw.max(), max_w)
     return parts

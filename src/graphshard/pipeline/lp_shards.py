@@ -26,8 +26,9 @@ from pathlib import Path
 import numpy as np
 
 from ..partition.adjacency import Adjacency
+from ..partition.balance import rebalance_candidates
 from ..typing import IdArray
-from .lp_kernels import aggregate_sorted, lp_sweep, rebalance_candidates, shard_cut
+from .lp_kernels import aggregate_sorted, lp_sweep, shard_cut
 
 __all__ = [
     "ShardedGraph",
@@ -197,7 +198,7 @@ def sweep_task(prefix: str, lo: int, *, labels: IdArray, node_w: IdArray, label_
 def rebalance_task(prefix: str, lo: int, *, labels: IdArray, node_w: IdArray,
                    part_w: IdArray, max_w: int, seed: int
                    ) -> tuple[IdArray, IdArray, IdArray, IdArray]:
-    """:func:`~graphshard.pipeline.lp_kernels.rebalance_candidates` on one shard."""
+    """:func:`~graphshard.partition.balance.rebalance_candidates` on one shard."""
     indptr, indices, weights = (np.asarray(a) for a in load_shard(prefix))
     return rebalance_candidates(indptr, indices, weights, lo, labels, node_w, part_w, max_w,
                                 seed)
