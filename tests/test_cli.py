@@ -13,7 +13,7 @@ from graphshard.cli import cli, main
 
 
 @pytest.mark.parametrize("args", [[], ["partition"], ["inspect"], ["convert"], ["assign"],
-                                  ["dispatch"]])
+                                  ["dispatch"], ["chunk"]])
 def test_every_help(args):
     result = CliRunner().invoke(cli, [*args, "--help"])
     assert result.exit_code == 0, result.output
@@ -80,8 +80,12 @@ def test_methods_choice_lists_registry():
 
 def test_pipeline_commands_local(tmp_path):
     g = gs.datasets.sbm(3000, 20000, num_blocks=4, num_features=2, seed=1)
-    gs.io.write_chunked(g, tmp_path / "chunked", 3)
+    src, dst = g.edges()
+    np.save(tmp_path / "edges.npy", np.stack([src, dst], axis=1))
     runner = CliRunner()
+    result = runner.invoke(cli, ["chunk", str(tmp_path / "edges.npy"), "--chunks", "3",
+                                 "--out", str(tmp_path / "chunked")])
+    assert result.exit_code == 0, result.output
     result = runner.invoke(cli, ["assign", str(tmp_path / "chunked"), "-k", "4", "-m", "hash",
                                  "--out", str(tmp_path / "assign"), "--engine", "local"])
     assert result.exit_code == 0, result.output

@@ -149,7 +149,8 @@ def inspect(config: Path, plot: Path | None, as_json: bool) -> None:
               type=click.Choice(["chunked", "euler", "graphshard"]))
 @click.option("--out", "-o", type=click.Path(path_type=Path), required=True)
 @click.option("--option", "-O", "options", multiple=True, metavar="KEY=VALUE",
-              help="Reader/writer option, repeatable (e.g. -O num_chunks=4 -O fmt=parquet).")
+              help="Reader/writer option, repeatable (e.g. -O num_chunks=4); prefix read. or "
+                   "write. when both take it (-O write.fmt=parquet).")
 def convert(inputs: tuple[str, ...], src_format: str, dst_format: str, out: Path,
             options: tuple[str, ...]) -> None:
     """Convert between graph formats (``--to graphshard`` writes one partition).
@@ -170,6 +171,32 @@ def convert(inputs: tuple[str, ...], src_format: str, dst_format: str, out: Path
         _render(result.report, result.config_path, False)
         return
     report = run_convert(src_format, list(inputs), dst_format, out, **opts)
+    console.print(repr(report))
+
+
+@cli.command()
+@click.argument("inputs", nargs=-1, required=True)
+@click.option("--format", "fmt_in", metavar="NAME",
+              help="Input format (chunked, euler, pgl, edgelist, metis); default from the "
+                   "suffix of the first input.")
+@click.option("--chunks", type=click.IntRange(min=1), default=4, show_default=True,
+              help="Chunks per node/edge type.")
+@click.option("--chunk-format", type=click.Choice(["numpy", "csv", "parquet"]),
+              default="numpy", show_default=True)
+@click.option("--out", "-o", type=click.Path(path_type=Path), required=True)
+def chunk(inputs: tuple[str, ...], fmt_in: str | None, chunks: int, chunk_format: str,
+          out: Path) -> None:
+    """Write any supported input in DGL's chunked graph format (the pipeline's input).
+
+    \b
+    Example:
+      graphshard chunk edges.parquet --chunks 16 --out chunked/
+    """
+    from .io.convert import convert as run_convert
+
+    fmt = _input_format(Path(inputs[0]), fmt_in)
+    report = run_convert(fmt, list(inputs), "chunked", out,
+                         **{"write.num_chunks": chunks, "write.fmt": chunk_format})
     console.print(repr(report))
 
 

@@ -45,8 +45,10 @@ def test_pgl_and_metis_and_edgelist(tmp_path: Path, shared_file) -> None:
 def test_bad_choices_list_valid_ones(tmp_path: Path) -> None:
     with pytest.raises(gs.ValidationError, match=r"unknown src_format format 'dgl'; choose"):
         convert("dgl", "x", "chunked", tmp_path)
-    with pytest.raises(gs.ValidationError, match=r"unknown options \['bogus'\].*num_chunks"):
+    with pytest.raises(gs.ValidationError, match=r"unknown option 'bogus'.*num_chunks"):
         convert("metis", "x", "chunked", tmp_path, bogus=1)
+    with pytest.raises(gs.ValidationError, match=r"taken by both .* write read\.fmt="):
+        convert("edgelist", "x", "chunked", tmp_path, fmt="npy")
 
 
 def test_failure_leaves_previous_output(tmp_path: Path) -> None:

@@ -110,14 +110,32 @@ def _entry(registry: dict[str, Format], name: str, what: str) -> Format:
 
 
 def _split(options: dict[str, Any], reader: Format, writer: Format) -> tuple[dict, dict]:
-    unknown = set(options) - set(reader.options) - set(writer.options)
-    if unknown:
-        raise ValidationError(
-            f"unknown options {sorted(unknown)}: reader {reader.name!r} takes "
-            f"{sorted(reader.options)}, writer {writer.name!r} takes {sorted(writer.options)}",
-            field="options", value=sorted(unknown))
-    return ({k: v for k, v in options.items() if k in reader.options},
-            {k: v for k, v in options.items() if k in writer.options})
+    """Options for the reader and the writer; ``read.X`` / ``write.X`` name one side only.
+
+    A bare name that both sides take (``fmt``) is ambiguous and refused.
+    """
+    read: dict[str, Any] = {}
+    write: dict[str, Any] = {}
+    for key, value in options.items():
+        side, name = key.split(".", 1) if key.startswith(("read.", "write.")) else ("", key)
+        in_reader, in_writer = name in reader.options, name in writer.options
+        if not side:
+            if in_reader and in_writer:
+                raise ValidationError(
+                    f"option {name!r} is taken by both reader {reader.name!r} and writer "
+                    f"{writer.name!r}: write read.{name}=... or write.{name}=...",
+                    field="options", value=name)
+            side = "read" if in_reader else "write" if in_writer else ""
+        if side == "read" and in_reader:
+            read[name] = value
+        elif side == "write" and in_writer:
+            write[name] = value
+        else:
+            raise ValidationError(
+                f"unknown option {key!r}: reader {reader.name!r} takes "
+                f"{sorted(reader.options)}, writer {writer.name!r} takes "
+                f"{sorted(writer.options)}", field="options", value=key)
+    return read, write
 
 
 def read_graph(fmt: str, inputs: Sequence[str | Path], **options: Any) -> Graph:
