@@ -163,8 +163,12 @@ def build_partitions(g: Graph, graph_name: str, num_parts: int, out_path: str | 
         total = num_parts * num_trainers_per_machine
         options = MethodOptions(imbalance=imbalance, objtype=objtype, seed=seed,
                                 threads=threads)
-        parts = run_method(adj.with_vertex_weights(weights), min(total, max(n, 1)), method,
-                           options)
+        adj = adj.with_vertex_weights(weights)
+        parts = run_method(adj, min(total, max(n, 1)), method, options)
+        if method == "auto":  # record what ran
+            from .backends import auto_choice
+
+            method = "auto:" + ":".join(auto_choice(adj, min(total, max(n, 1)), options))
         del adj
         if num_trainers_per_machine > 1:
             trainer_parts = parts
