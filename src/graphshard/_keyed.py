@@ -5,8 +5,9 @@ Results then do not depend on the order or the thread that computes them (STYLE 
 
 from __future__ import annotations
 
-import numba
 import numpy as np
+
+from ._jit import kernel
 
 __all__ = ["GOLDEN", "keyed_hash", "mix"]
 
@@ -15,7 +16,7 @@ _M2 = np.uint64(0x94D049BB133111EB)
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
-@numba.njit(cache=True)
+@kernel
 def mix(x):  # pragma: no cover - compiled
     """SplitMix64 finaliser (a bijection on uint64)."""
     x = x ^ (x >> np.uint64(30))
@@ -25,7 +26,7 @@ def mix(x):  # pragma: no cover - compiled
     return x ^ (x >> np.uint64(31))
 
 
-@numba.njit(cache=True)
+@kernel
 def keyed_hash(seed, a, b):  # pragma: no cover - compiled
     """A 64-bit hash of ``(seed, a, b)`` (splitmix64 finaliser), as uint64.
 

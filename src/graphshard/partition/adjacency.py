@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 import numpy.typing as npt
 
 from .._arrays import as_ids
+from .._jit import kernel
 from ..typing import IdArray
 
 __all__ = ["Adjacency", "symmetric_adjacency"]
@@ -49,7 +49,7 @@ class Adjacency:
         return Adjacency(self.indptr, self.indices, self.edge_weights, weights)
 
 
-@numba.njit(cache=True)
+@kernel
 def _scatter_both_directions(src, dst, num_nodes):  # pragma: no cover - compiled
     indptr = np.zeros(num_nodes + 1, dtype=np.int64)
     for i in range(src.shape[0]):
@@ -70,7 +70,7 @@ def _scatter_both_directions(src, dst, num_nodes):  # pragma: no cover - compile
     return indptr, indices
 
 
-@numba.njit(cache=True)
+@kernel
 def _sort_and_merge_rows(indptr, indices):  # pragma: no cover - compiled
     """Sort each row, merge repeated neighbours into weights, compact in place."""
     num_nodes = indptr.shape[0] - 1

@@ -10,9 +10,9 @@ from __future__ import annotations
 import logging
 import math
 
-import numba
 import numpy as np
 
+from .._jit import kernel
 from .._keyed import keyed_hash
 from ..typing import IdArray
 from .adjacency import Adjacency
@@ -83,7 +83,7 @@ def commit_moves(labels: IdArray, nodes: IdArray, targets: IdArray, gains: IdArr
 
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel
 def rebalance_candidates(indptr, indices, weights, lo, labels, node_w, part_w, max_w,
                          seed):  # pragma: no cover - compiled
     """Best move out of an overloaded part for every row of the shard that sits in one.

@@ -12,14 +12,14 @@ thread or worker count.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from .._jit import kernel
 from .._keyed import GOLDEN, keyed_hash, mix
 
 __all__ = ["accumulate_degrees", "aggregate_sorted", "lp_sweep", "shard_cut"]
 
-@numba.njit(cache=True, nogil=True)
+@kernel
 def accumulate_degrees(deg, u, v):  # pragma: no cover - compiled
     """Add one to ``deg[u[i]]`` and ``deg[v[i]]`` for every non-loop edge, in place."""
     for i in range(u.shape[0]):
@@ -28,7 +28,7 @@ def accumulate_degrees(deg, u, v):  # pragma: no cover - compiled
             deg[v[i]] += 1
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel
 def aggregate_sorted(keys, weights):  # pragma: no cover - compiled
     """Merge runs of equal ``keys`` (sorted) summing ``weights``; returns compact copies."""
     n = keys.shape[0]
@@ -45,7 +45,7 @@ def aggregate_sorted(keys, weights):  # pragma: no cover - compiled
     return out_k[:m].copy(), out_w[:m].copy()
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel
 def _visit_order(lo, num_rows, seed, step, sub, num_sub):  # pragma: no cover - compiled
     """Rows active in sub-round ``sub`` of ``num_sub``, in a keyed random order."""
     keys = np.empty(num_rows, dtype=np.uint64)
@@ -62,7 +62,7 @@ def _visit_order(lo, num_rows, seed, step, sub, num_sub):  # pragma: no cover - 
     return take[:m]
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel
 def lp_sweep(indptr, indices, weights, lo, labels, node_w, label_w, max_w, seed, step,
              sub, num_sub, strict, norm):  # pragma: no cover - compiled
     """One size-constrained label-propagation sweep over the active rows of a shard.
@@ -136,7 +136,7 @@ def lp_sweep(indptr, indices, weights, lo, labels, node_w, label_w, max_w, seed,
     return new, gains
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel
 def shard_cut(indptr, indices, weights, lo, labels):  # pragma: no cover - compiled
     """Sum of weights of the shard's entries whose endpoints carry different labels."""
     cut = 0

@@ -1,0 +1,46 @@
+"""Sampling: neighbours, multi-hop blocks, random and metapath walks, training pairs.
+
+Kernels are numba functions on raw CSR arrays behind a backend registry
+(:mod:`~graphshard.sampling.backend`); the functions here validate input, pick the kernels and
+build frozen result dataclasses.  Every random draw is keyed by (seed, node or walk ID, step),
+so a seed reproduces its result on any thread count, and on a partitioned graph.
+
+Example:
+    >>> import graphshard as gs
+    >>> g = gs.graph(([0, 1, 2], [1, 2, 0]))
+    >>> gs.sampling.random_walk(g, [0], 4, seed=0).traces.tolist()
+    [[0, 1, 2, 0]]
+"""
+
+from .backend import available_backends, get_backend, register_backend
+from .blocks import Block, SampledBlocks, sample_blocks
+from .convert import to_torch
+from .loader import MiniBatch, NeighborLoader
+from .neighbors import SampledEdges, degrees, find_edges, in_subgraph, sample_neighbors
+from .pairs import Pairs, in_batch_negatives, negative_sample, skip_gram_pairs
+from .walks import WalkResult, node2vec_walk, parse_metapath, random_walk
+
+__all__ = [
+    "Block",
+    "MiniBatch",
+    "NeighborLoader",
+    "Pairs",
+    "SampledBlocks",
+    "SampledEdges",
+    "WalkResult",
+    "available_backends",
+    "degrees",
+    "find_edges",
+    "get_backend",
+    "in_batch_negatives",
+    "in_subgraph",
+    "negative_sample",
+    "node2vec_walk",
+    "parse_metapath",
+    "random_walk",
+    "register_backend",
+    "sample_blocks",
+    "sample_neighbors",
+    "skip_gram_pairs",
+    "to_torch",
+]

@@ -1,0 +1,163 @@
+"""Numba kernels for random walks (uniform, weighted, metapath, node2vec) on raw CSR arrays.
+
+A metapath of ``m`` edge types is one concatenated CSR: step ``t`` (1-based) uses rows
+``row_base[(t - 1) % m] + node`` of ``indptr``.  Walks advance step-major in chunks of
+``_CHUNK`` walks, so the memory reads of independent walks overlap.  Walk ``w`` draws from
+``item_state(seed, salt, keys[w])``: draws ``2t`` and ``2t + 1`` pick step t, draw
+``2**40 + t`` decides a restart.  Weighted steps use the per-row alias records of ``row_alias``.
+Dead ends and stopped walks are padded with -1.
+
+Example:
+    >>> import numpy as np
+    >>> indptr = np.array([0, 1, 2]); nb = np.array([1, 0]); out = np.empty((1, 4), np.int64)
+    >>> rec = np.zeros((0, 2), np.int64); nnz = np.zeros(0, np.int64)
+    >>> walk(indptr, nb, rec, nnz, False, np.array([0]), np.array([0]), np.array([0]), 0.0,
+    ...      4, 0, 0, out)
+    >>> out.tolist()
+    [[0, 1, 0, 1]]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import prange
+
+from .._jit import kernel
+from ._kernels_nbr import alias_draw
+from ._rng import item_state, randint, uniform
+
+__all__ = ["node2vec_walk", "sort_rows", "walk", "walk_step"]
+
+_CHUNK = 128
+_RESTART = 1 << 40  # draw numbers of the restart decisions
+
+
+@kernel
+def _next(indptr, indices, rec, nnz, weighted, r, st, t):
+    """Neighbour drawn for step ``t`` from CSR row ``r``, or -1 at a dead end."""
+    s0 = indptr[r]
+    d = indptr[r + 1] - s0
+    if d == 0:
+        return -1
+    if not weighted:
+        return indices[s0 + randint(st, 2 * t, d)]
+    if nnz[r] == 0:
+        return -1
+    return rec[s0 + alias_draw(rec, s0, d, st, t), 1]
+
+
+@kernel(parallel=True)
+def walk(indptr, indices, rec, nnz, weighted, row_base, starts, keys, restart_prob, walk_len,
+         seed, salt, out):
+    """Fill ``out`` (walks x walk_len, int64) with walks from ``starts``.
+
+    Each step runs in two passes over the chunk: first every walk's row bounds, then every
+    walk's neighbour, so the cache misses of different walks overlap instead of queueing.
+    """
+    n = starts.shape[0]
+    m = row_base.shape[0]
+    nchunks = (n + _CHUNK - 1) // _CHUNK
+    for c in prange(nchunks):
+        lo = c * _CHUNK
+        size = min(n, lo + _CHUNK) - lo
+        states = np.empty(size, dtype=np.uint64)
+        row = np.empty(size, dtype=np.int64)
+        buf = np.empty((walk_len, size), dtype=np.int64)  # column-major: stays in cache
+        for i in range(size):
+            buf[0, i] = starts[lo + i]
+            states[i] = item_state(seed, salt, keys[lo + i])
+        for t in range(1, walk_len):
+            base = row_base[(t - 1) % m]
+            prev = buf[t - 1]
+            cur = buf[t]
+            for i in range(size):  # pass 1: row bounds
+                cur[i] = prev[i]
+                if cur[i] >= 0:
+                    row[i] = base + cur[i]
+                    if indptr[row[i] + 1] == indptr[row[i]]:
+                        cur[i] = -1
+            for i in range(size):  # pass 2: the step
+                if cur[i] >= 0:
+                    st = states[i]
+                    if restart_prob > 0 and uniform(st, _RESTART + t) < restart_prob:
+                        cur[i] = -1
+                    else:
+                        cur[i] = _next(indptr, indices, rec, nnz, weighted, row[i], st, t)
+        for i in range(size):
+            for t in range(walk_len):
+                out[lo + i, t] = buf[t, i]
+
+
+@kernel(parallel=True)
+def walk_step(indptr, indices, rec, nnz, weighted, rows, keys, restart_prob, t, seed, salt,
+              out):
+    """One step ``t`` of walks whose current node sits in sub-CSR row ``rows[w]`` (-1: the
+    walk has stopped); draws as :func:`walk`, so a step-wise remote walk equals a local one."""
+    for w in prange(rows.shape[0]):
+        if rows[w] < 0:
+            out[w] = -1
+            continue
+        st = item_state(seed, salt, keys[w])
+        if restart_prob > 0 and uniform(st, _RESTART + t) < restart_prob:
+            out[w] = -1
+            continue
+        out[w] = _next(indptr, indices, rec, nnz, weighted, rows[w], st, t)
+
+
+@kernel(parallel=True)
+def sort_rows(indptr, indices):
+    """A copy of ``indices`` with every row sorted (for membership tests by binary search)."""
+    out = indices.copy()
+    for r in prange(indptr.shape[0] - 1):
+        out[indptr[r]:indptr[r + 1]] = np.sort(indices[indptr[r]:indptr[r + 1]])
+    return out
+
+
+@kernel
+def _has_edge(indptr, sorted_indices, a, b):
+    lo = indptr[a]
+    hi = indptr[a + 1]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if sorted_indices[mid] < b:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo < indptr[a + 1] and sorted_indices[lo] == b
+
+
+@kernel(parallel=True)
+def node2vec_walk(indptr, sorted_indices, starts, keys, p, q, walk_len, seed, salt, out):
+    """Second-order (node2vec) walks by rejection: propose a uniform neighbour x of the
+    current node, accept with weight 1/p (x is the previous node), 1 (x is a neighbour of
+    the previous node) or 1/q (otherwise), relative to the largest of the three."""
+    wmax = max(1.0 / p, 1.0, 1.0 / q)
+    for w in prange(starts.shape[0]):
+        st = item_state(seed, salt, keys[w])
+        out[w, 0] = starts[w]
+        for t in range(1, walk_len):
+            cur = out[w, t - 1]
+            if cur < 0:
+                out[w, t] = -1
+                continue
+            s0 = indptr[cur]
+            d = indptr[cur + 1] - s0
+            if d == 0:
+                out[w, t] = -1
+                continue
+            if t == 1:
+                out[w, t] = sorted_indices[s0 + randint(st, 4096 * t, d)]
+                continue
+            prev = out[w, t - 2]
+            x = -1
+            for a in range(2000):
+                x = sorted_indices[s0 + randint(st, 4096 * t + 2 * a, d)]
+                if x == prev:
+                    wx = 1.0 / p
+                elif _has_edge(indptr, sorted_indices, prev, x):
+                    wx = 1.0
+                else:
+                    wx = 1.0 / q
+                if uniform(st, 4096 * t + 2 * a + 1) * wmax < wx:
+                    break
+            out[w, t] = x

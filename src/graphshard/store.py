@@ -1,0 +1,265 @@
+"""The graph-store protocol that samplers talk to, and its in-memory implementation.
+
+A store answers batched questions only: the neighbourhoods of an ID array for one edge type,
+degrees, feature rows by IDs.  :class:`CSRStore` answers them from per-type CSR arrays (from a
+:class:`~graphshard.graph.Graph`, or raw and possibly memory-mapped arrays of a loaded
+partition) and also offers the whole local adjacency, which the samplers use as a fast path.
+A distributed graph implements :class:`GraphStore` only; the sampled result is the same
+because every random draw is keyed by node ID, not by row position.
+
+Example:
+    >>> import graphshard as gs
+    >>> store = as_store(gs.graph(([0, 0, 1], [1, 2, 2])))
+    >>> nb = store.neighbors([2], "_E", edge_dir="in")
+    >>> nb.indptr.tolist(), nb.indices.tolist(), store.degrees([2, 0], "_E").tolist()
+    ([0, 2], [0, 1], [2, 0])
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from ._arrays import as_ids, check_id_range
+from .errors import ValidationError
+from .graph import CSR, Graph
+from .typing import EdgeType, EdgeTypeLike, IdArray
+
+__all__ = ["EDGE_DIRS", "CSRStore", "GraphStore", "LocalAdjacency", "as_store", "check_weights"]
+
+#: Valid ``edge_dir`` values: ``"in"`` follows in-edges (CSC), ``"out"`` out-edges (CSR).
+EDGE_DIRS = ("in", "out")
+
+
+@runtime_checkable
+class GraphStore(Protocol):
+    """What a sampler needs from a graph: types, sizes and batched lookups (arrays in, out)."""
+
+    @property
+    def ntypes(self) -> list[str]: ...
+    @property
+    def canonical_etypes(self) -> list[EdgeType]: ...
+    def num_nodes(self, ntype: str | None = None) -> int: ...
+    def num_edges(self, etype: EdgeTypeLike | None = None) -> int: ...
+    def to_canonical_etype(self, etype: EdgeTypeLike | None) -> EdgeType: ...
+
+    def neighbors(self, ids: Any, etype: EdgeTypeLike, *, edge_dir: str = "in") -> CSR:
+        """Sub-CSR of ``ids``: row i holds the in- (or out-) edges of ``ids[i]``."""
+        ...
+
+    def degrees(self, ids: Any, etype: EdgeTypeLike, *, edge_dir: str = "in") -> IdArray: ...
+    def edge_features(self, etype: EdgeTypeLike, name: str, eids: Any) -> np.ndarray: ...
+    def node_features(self, ntype: str, name: str, ids: Any) -> np.ndarray: ...
+    def find_edges(self, eids: Any, etype: EdgeTypeLike) -> tuple[IdArray, IdArray]: ...
+
+
+@runtime_checkable
+class LocalAdjacency(Protocol):
+    """Optional fast path: the whole adjacency and per-row alias tables in memory."""
+
+    def adjacency(self, etype: EdgeType, edge_dir: str) -> CSR: ...
+    def weight_table(self, etype: EdgeType, edge_dir: str, name: str
+                     ) -> tuple[np.ndarray, IdArray]: ...
+
+
+class CSRStore:
+    """A :class:`GraphStore` over per-type CSR arrays, built on first use and cached.
+
+    Args:
+        graph: The graph whose ``in_csr``/``out_csr``, sizes and features are served.
+
+    Use :func:`as_store` to get the cached store of a Graph.  Weight alias tables are built
+    on the first weighted call per (edge type, direction, feature) and kept; call
+    :meth:`clear_cache` after changing a feature in place.
+    """
+
+    def __init__(self, graph: Graph) -> None:
+        self._g = graph
+        self._cum: dict[tuple[EdgeType, str, str], tuple[np.ndarray, IdArray]] = {}
+        self._extra: dict[Any, Any] = {}
+        self._lock = threading.RLock()
+
+    # ----- schema ---------------------------------------------------------------------------
+    @property
+    def graph(self) -> Graph:
+        """The wrapped graph."""
+        return self._g
+
+    @property
+    def ntypes(self) -> list[str]:
+        """Node types in declared order."""
+        return self._g.ntypes
+
+    @property
+    def canonical_etypes(self) -> list[EdgeType]:
+        """Canonical edge types in declared order."""
+        return self._g.canonical_etypes
+
+    def num_nodes(self, ntype: str | None = None) -> int:
+        """Nodes of ``ntype`` (all types when None)."""
+        return self._g.num_nodes(ntype)
+
+    def num_edges(self, etype: EdgeTypeLike | None = None) -> int:
+        """Edges of ``etype`` (all types when None)."""
+        return self._g.num_edges(etype)
+
+    def to_canonical_etype(self, etype: EdgeTypeLike | None) -> EdgeType:
+        """Resolve an edge type name; raises ValidationError listing the valid ones."""
+        return self._g.to_canonical_etype(etype)
+
+    # ----- adjacency ------------------------------------------------------------------------
+    def adjacency(self, etype: EdgeType, edge_dir: str) -> CSR:
+        """Whole CSR of ``etype``: grouped by destination for ``"in"``, by source for ``"out"``."""
+        check_edge_dir(edge_dir)
+        return self._g.in_csr(etype) if edge_dir == "in" else self._g.out_csr(etype)
+
+    def weight_table(self, etype: EdgeType, edge_dir: str, name: str
+                     ) -> tuple[np.ndarray, IdArray]:
+        """Per-row alias records of feature ``name`` in CSR order, ``(rec, nnz)`` (see
+        ``sampling._kernels_nbr.row_alias``; 16 bytes per edge), built on first use."""
+        key = (etype, edge_dir, name)
+        with self._lock:
+            if key not in self._cum:
+                from .sampling.backend import get_backend
+
+                csr = self.adjacency(etype, edge_dir)
+                w = edge_weights(self._g.edge_frame(etype), etype, name, csr.eids)
+                scratch = np.empty(len(w), dtype=np.int64)
+                self._cum[key] = get_backend("cpu").row_alias(csr.indptr, csr.indices, w,
+                                                              scratch)
+            return self._cum[key]
+
+    def cached(self, key: Any, build: Callable[[], Any]) -> Any:
+        """A derived structure (sorted rows, degree tables) built once per store."""
+        with self._lock:
+            if key not in self._extra:
+                self._extra[key] = build()
+            return self._extra[key]
+
+    def clear_cache(self) -> None:
+        """Forget weight tables and derived structures."""
+        with self._lock:
+            self._cum.clear()
+            self._extra.clear()
+
+    # ----- batched lookups -----------------------------------------------------------------
+    def neighbors(self, ids: Any, etype: EdgeTypeLike, *, edge_dir: str = "in") -> CSR:
+        """Sub-CSR of ``ids`` (new arrays): row i lists the edges of ``ids[i]`` in CSR order.
+
+        Raises:
+            ValidationError: an ID is out of range, or the edge type or direction is unknown.
+        """
+        et = self.to_canonical_etype(etype)
+        csr = self.adjacency(et, edge_dir)
+        rows = self._rows(ids, et, edge_dir)
+        starts = csr.indptr[rows]
+        lengths = csr.indptr[rows + 1] - starts
+        indptr = np.zeros(len(rows) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=indptr[1:])
+        pos = np.repeat(starts - indptr[:-1], lengths) + np.arange(indptr[-1], dtype=np.int64)
+        return CSR(indptr, csr.indices[pos], csr.eids[pos])
+
+    def degrees(self, ids: Any, etype: EdgeTypeLike, *, edge_dir: str = "in") -> IdArray:
+        """In- (or out-) degrees of ``ids`` for one edge type (int64, new array)."""
+        et = self.to_canonical_etype(etype)
+        indptr = self.adjacency(et, edge_dir).indptr
+        rows = self._rows(ids, et, edge_dir)
+        return indptr[rows + 1] - indptr[rows]
+
+    def edge_features(self, etype: EdgeTypeLike, name: str, eids: Any) -> np.ndarray:
+        """Rows ``eids`` of edge feature ``name`` (a copy)."""
+        et = self.to_canonical_etype(etype)
+        ids = as_ids(eids, "eids")
+        check_id_range(ids, self.num_edges(et), f"eids of {et}")
+        return np.asarray(self._g.edge_frame(et)[name])[ids]
+
+    def node_features(self, ntype: str, name: str, ids: Any) -> np.ndarray:
+        """Rows ``ids`` of node feature ``name`` of ``ntype`` (a copy)."""
+        nid = as_ids(ids, "ids")
+        check_id_range(nid, self.num_nodes(ntype), f"ids of node type {ntype!r}")
+        return np.asarray(self._g.node_frame(ntype)[name])[nid]
+
+    def find_edges(self, eids: Any, etype: EdgeTypeLike) -> tuple[IdArray, IdArray]:
+        """Endpoints ``(src, dst)`` of per-type edge IDs."""
+        return self._g.find_edges(eids, etype)
+
+    def _rows(self, ids: Any, et: EdgeType, edge_dir: str) -> IdArray:
+        check_edge_dir(edge_dir)
+        ntype = et[2] if edge_dir == "in" else et[0]
+        rows = as_ids(ids, "ids")
+        check_id_range(rows, self.num_nodes(ntype), f"{ntype!r} node IDs")
+        return rows
+
+    def __repr__(self) -> str:
+        return f"CSRStore({self._g!r})"
+
+
+def check_edge_dir(edge_dir: str) -> None:
+    """Raise ValidationError unless ``edge_dir`` is ``"in"`` or ``"out"``."""
+    if edge_dir not in EDGE_DIRS:
+        raise ValidationError(f"edge_dir must be one of {EDGE_DIRS}, got {edge_dir!r}",
+                              field="edge_dir", value=edge_dir)
+
+
+def edge_weights(frame: Mapping[str, Any], etype: EdgeType, name: str, eids: IdArray
+                 ) -> np.ndarray:
+    """Feature ``name`` of ``etype`` gathered at ``eids`` as float64, checked for sampling.
+
+    Raises:
+        ValidationError: the feature is missing, not one value per edge, negative or not finite.
+    """
+    if name not in frame:
+        raise ValidationError(f"edge type {etype}: no edge feature {name!r} to use as prob; "
+                              f"features are {sorted(frame)}", field="prob", value=name)
+    col = np.asarray(frame[name])
+    return check_weights(col[eids], eids, etype, name)
+
+
+def check_weights(w: Any, eids: IdArray, etype: EdgeType, name: str) -> np.ndarray:
+    """``w`` (one weight per edge of ``eids``) as contiguous float64, or a ValidationError
+    naming the first edge whose weight is negative or not finite."""
+    w = np.asarray(w)
+    if w.ndim == 2 and w.shape[1] == 1:
+        w = w[:, 0]
+    if w.ndim != 1 or w.dtype.kind not in "fiub":
+        raise ValidationError(f"edge type {etype}: prob feature {name!r} must hold one number "
+                              f"per edge, got shape {w.shape} dtype {w.dtype}", field="prob")
+    w = np.ascontiguousarray(w, dtype=np.float64)
+    bad = np.flatnonzero(~(w >= 0) | ~np.isfinite(w))
+    if bad.size:
+        raise ValidationError(f"edge type {etype}: prob feature {name!r} must be finite and "
+                              f">= 0, but edge {int(eids[bad[0]])} has weight {w[bad[0]]}",
+                              field="prob", value=float(w[bad[0]]))
+    return w
+
+
+_STORES: weakref.WeakKeyDictionary[Graph, CSRStore] = weakref.WeakKeyDictionary()
+_STORES_LOCK = threading.Lock()
+
+
+def as_store(g: Any) -> GraphStore:
+    """The store of ``g``: the cached :class:`CSRStore` of a Graph, or ``g`` if it is a store.
+
+    Raises:
+        ValidationError: ``g`` is neither a Graph nor implements :class:`GraphStore`.
+
+    Example:
+        >>> import graphshard as gs
+        >>> g = gs.graph(([0], [1]))
+        >>> as_store(g) is as_store(g)
+        True
+    """
+    if isinstance(g, Graph):
+        with _STORES_LOCK:
+            store = _STORES.get(g)
+            if store is None:
+                store = _STORES[g] = CSRStore(g)
+            return store
+    if isinstance(g, GraphStore):
+        return g
+    raise ValidationError(f"expected a graphshard Graph or a GraphStore, got {type(g).__name__}",
+                          field="g")
