@@ -28,19 +28,8 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb") -> Iterator[IO[
         >>> (d / "x.txt").read_text()
         'hello'
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, mode) as handle:
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    with atomic_path(path) as tmp, open(tmp, mode) as handle:
+        yield handle
 
 
 def write_json_atomic(path: str | os.PathLike[str], obj: Any) -> None:

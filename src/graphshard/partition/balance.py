@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -29,7 +30,7 @@ def max_part_weight(total_weight: int, num_parts: int, imbalance: float) -> int:
     return max(bound, -(-total_weight // num_parts))
 
 __all__ = ["commit_moves", "enforce_balance", "group_prefix", "max_part_weight",
-           "rebalance_candidates", "weight_sums"]
+           "rebalance_candidates", "rebalance_loop", "weight_sums"]
 
 log = logging.getLogger(__name__)
 
@@ -147,20 +148,34 @@ def enforce_balance(adj: Adjacency, parts: IdArray, num_parts: int, imbalance: f
     node_w = (np.ones(adj.num_nodes, dtype=np.int64) if adj.vertex_weights is None
               else np.ascontiguousarray(adj.vertex_weights[:, 0], dtype=np.int64))
     max_w = max_part_weight(int(node_w.sum()), num_parts, imbalance)
+    def candidates(labels: IdArray, part_w: IdArray, it: int) -> tuple[IdArray, ...]:
+        return rebalance_candidates(adj.indptr, adj.indices, adj.edge_weights, 0, labels,
+                                    node_w, part_w, max_w, seed + it)
+
+    return rebalance_loop(parts, node_w, num_parts, max_w, candidates, max_iter=max_iter)
+
+
+def rebalance_loop(parts: IdArray, node_w: IdArray, num_parts: int, max_w: int,
+                   candidates: Callable[[IdArray, IdArray, int], tuple[IdArray, ...]], *,
+                   max_iter: int = 20) -> IdArray:
+    """Rounds of: ``candidates(parts, part_weights, round)`` proposes moves out of heavy
+    parts (rows, targets, gains, tie keys, as :func:`rebalance_candidates` returns); the
+    best-gain moves that remove each part's excess are committed.  Stops when balanced.
+    """
     for it in range(max_iter):
         pw = weight_sums(parts, node_w, num_parts)
         excess = pw - max_w
         if (excess <= 0).all():
             return parts
-        rows, targets, gains, ties = rebalance_candidates(
-            adj.indptr, adj.indices, adj.edge_weights, 0, parts, node_w, pw, max_w, seed + it)
+        rows, targets, gains, ties = candidates(parts, pw, it)
         src = parts[rows]
         order = np.lexsort((ties, -gains, src))
         rows, targets, gains, src = rows[order], targets[order], gains[order], src[order]
         take = group_prefix(src, node_w[rows]) < excess[src]
         parts, _ = commit_moves(parts, rows[take], targets[take], gains[take], node_w, pw,
                                 max_w)
-    if weight_sums(parts, node_w, num_parts).max() > max_w:
-        log.warning("parts still weigh more than %d after %d rebalancing rounds", max_w,
-                    max_iter)
+    heaviest = weight_sums(parts, node_w, num_parts).max()
+    if heaviest > max_w:
+        log.warning("parts still weigh up to %d > %d after %d rebalancing rounds", heaviest,
+                    max_w, max_iter)
     return parts

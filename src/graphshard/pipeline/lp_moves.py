@@ -12,7 +12,7 @@ import logging
 
 import numpy as np
 
-from ..partition.balance import commit_moves, group_prefix, weight_sums
+from ..partition.balance import commit_moves, rebalance_loop
 from ..typing import IdArray
 from .lp_exec import Executor
 from .lp_shards import ShardedGraph, cut_task, rebalance_task, sweep_task
@@ -57,25 +57,13 @@ def rebalance(level: ShardedGraph, ex: Executor, parts: IdArray, num_parts: int,
     room.  Returns the new parts (unchanged when already balanced)."""
     shards = [level.shard(b) for b in range(level.num_shards)]
     node_w = level.node_weights
-    for it in range(max_iter):
-        pw = weight_sums(parts, node_w, num_parts)
-        excess = pw - max_w
-        if (excess <= 0).all():
-            return parts
+    def candidates(labels: IdArray, part_w: IdArray, it: int) -> tuple[IdArray, ...]:
         res = ex.map(rebalance_task, shards, shared={
-            "labels": parts, "node_w": node_w, "part_w": pw, "max_w": max_w,
+            "labels": labels, "node_w": node_w, "part_w": part_w, "max_w": max_w,
             "seed": seed + it})
-        rows, targets, gains, ties = (np.concatenate([x[i] for x in res]) for i in range(4))
-        src = parts[rows]
-        order = np.lexsort((ties, -gains, src))
-        rows, targets, gains, src = rows[order], targets[order], gains[order], src[order]
-        take = group_prefix(src, node_w[rows]) < excess[src]
-        parts, _ = commit_moves(parts, rows[take], targets[take], gains[take], node_w, pw,
-                                max_w)
-    pw = weight_sums(parts, node_w, num_parts)
-    if pw.max() > max_w:
-        logger.warning("lp: parts still weigh up to %d > %d after rebalancing", pw.max(), max_w)
-    return parts
+        return tuple(np.concatenate([x[i] for x in res]) for i in range(4))
+
+    return rebalance_loop(parts, node_w, num_parts, max_w, candidates, max_iter=max_iter)
 
 
 def level_cut(level: ShardedGraph, ex: Executor, parts: IdArray) -> int:
