@@ -1,0 +1,40 @@
+"""Distributed graphs on Ray: graph servers, DistGraph, DistTensor, DistEmbedding, sampling.
+
+Importing this package does not import Ray; Ray is imported when servers start or a
+DistGraph connects.  Unstable API: the server protocol may change between releases.
+
+Example:
+    >>> import graphshard as gs
+    >>> sorted(gs.dist.OPTIMIZERS)
+    ['adagrad', 'sgd']
+"""
+
+from ._rpc import ServerError, ServerTimeoutError
+from ._server import GraphServer
+from ._tensors import OPTIMIZERS
+from .embedding import DistEmbedding, SparseAdagrad, SparseSGD
+from .graph import DistGraph
+from .sampling import sample_blocks, sample_neighbors
+from .serve import ServeHandle, find_servers, serve, server_names, shutdown
+from .tensor import DistTensor
+from .whole import assemble_graph
+
+__all__ = [
+    "OPTIMIZERS",
+    "DistEmbedding",
+    "DistGraph",
+    "DistTensor",
+    "GraphServer",
+    "ServeHandle",
+    "ServerError",
+    "ServerTimeoutError",
+    "SparseAdagrad",
+    "SparseSGD",
+    "assemble_graph",
+    "find_servers",
+    "sample_blocks",
+    "sample_neighbors",
+    "serve",
+    "server_names",
+    "shutdown",
+]

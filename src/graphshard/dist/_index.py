@@ -1,0 +1,202 @@
+"""Read-side index of one partition in global (shuffled) per-type IDs.
+
+A :class:`PartIndex` answers the store questions for the nodes and edges its partition owns:
+in-neighbourhoods of inner nodes (complete, since an edge lives with its destination),
+the partition's share of out-neighbourhoods (its inner edges only, so that the shares of all
+partitions add up to the whole row without double counting), degrees, feature rows and edge
+endpoints.  Rows of a per-type CSR keep edge-ID order, the order of the whole reshuffled
+graph's CSR, so the keyed sampling kernels draw exactly the same edges here as on the whole
+graph.  Graph servers wrap one PartIndex each; a trainer co-located with a partition builds
+its own over the same memory-mapped files.
+
+Example:
+    >>> import tempfile, numpy as np, graphshard as gs
+    >>> out = tempfile.mkdtemp()
+    >>> gs.partition_graph(gs.graph(([0, 1, 2, 3], [1, 2, 3, 0])), "ring", 2, out,
+    ...                    part_method="hash")
+    >>> idx = PartIndex(gs.partition.load_partition_data(f"{out}/ring.json", 0))
+    >>> nb = idx.neighbors(idx.owned_nodes("_N"), ("_N", "_E", "_N"), "in")
+    >>> len(nb.indices) == idx.num_inner_edges
+    True
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._arrays import as_ids
+from ..errors import ValidationError
+from ..graph import CSR, build_csr
+from ..partition.files import Partition
+from ..store import check_edge_dir
+from ..typing import EdgeType, IdArray
+
+__all__ = ["PartIndex", "gather_rows"]
+
+
+def gather_rows(indptr: IdArray, rows: IdArray) -> tuple[IdArray, IdArray]:
+    """``(sub_indptr, positions)``: the CSR positions of ``rows``, concatenated in order."""
+    starts = indptr[rows]
+    lengths = indptr[rows + 1] - starts
+    sub = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=sub[1:])
+    pos = np.repeat(starts - sub[:-1], lengths) + np.arange(sub[-1], dtype=np.int64)
+    return sub, pos
+
+
+class PartIndex:
+    """Per-type CSR views and feature rows of one loaded partition (global per-type IDs).
+
+    Args:
+        part: A partition from :func:`~graphshard.partition.load_partition_data`.
+    """
+
+    def __init__(self, part: Partition) -> None:
+        self.part_id = part.part_id
+        self.book = part.book
+        self.ntypes = list(part.ntypes)
+        self.canonical_etypes = list(part.canonical_etypes)
+        self.node_feats = part.node_feats
+        self.edge_feats = part.edge_feats
+        g = part.graph
+        ndata, edata = g.ndata, g.edata
+        src, dst = g.edges()
+        self._local_dst = dst
+        inner = np.asarray(edata["inner_edge"], dtype=bool)
+        self.num_inner_edges = int(inner.sum())
+        # global per-type ID of every local node
+        _, self._node_pt = self.book.map_to_per_ntype(np.asarray(ndata["_ID"]))
+        etype_of = np.asarray(edata["_TYPE"])
+        eid = np.asarray(edata["_ID"])
+        self._node_lo: dict[str, int] = {}
+        self._node_n: dict[str, int] = {}
+        for t in self.ntypes:
+            lo, n = _range(self.book.partid2nids(self.part_id, t))
+            self._node_lo[t], self._node_n[t] = lo, n
+        self._edge_lo: dict[EdgeType, int] = {}
+        self._esel: dict[EdgeType, IdArray] = {}
+        self._src_pt: dict[EdgeType, IdArray] = {}
+        self._in: dict[EdgeType, CSR] = {}
+        self._out: dict[EdgeType, tuple[IdArray, CSR]] = {}
+        for t, et in enumerate(self.canonical_etypes):
+            sel = np.flatnonzero(inner & (etype_of == t))
+            lo, n = _range(self.book.partid2eids(self.part_id, et))
+            _, e_pt = self.book.map_to_per_etype(eid[sel]) if len(sel) else (None, sel)
+            order = np.argsort(e_pt, kind="stable")  # already sorted: inner edges in ID order
+            sel = sel[order]
+            self._esel[et], self._edge_lo[et] = sel, lo
+            self._src_pt[et] = self._node_pt[src[sel]]
+            rows = self._node_pt[dst[sel]] - self._node_lo[et[2]]
+            csr = build_csr(rows, self._src_pt[et], self._node_n[et[2]])
+            self._in[et] = CSR(csr.indptr, csr.indices, csr.eids + lo)
+
+    # ----- helpers --------------------------------------------------------------------------
+    def owned_nodes(self, ntype: str) -> IdArray:
+        """Per-type IDs of the nodes of ``ntype`` this partition owns."""
+        lo = self._node_lo[ntype]
+        return np.arange(lo, lo + self._node_n[ntype], dtype=np.int64)
+
+    def owned_rows(self, ids: Any, ntype: str) -> IdArray:
+        """CSR rows of owned per-type node IDs; raises ValidationError for others."""
+        ids = as_ids(ids, "ids")
+        rows = ids - self._node_lo[ntype]
+        bad = np.flatnonzero((rows < 0) | (rows >= self._node_n[ntype]))
+        if bad.size:
+            raise ValidationError(f"partition {self.part_id}: {ntype!r} node {ids[bad[0]]} at "
+                                  f"position {bad[0]} is not owned here", field="ids")
+        return rows
+
+    def _owned_edges(self, eids: Any, et: EdgeType) -> IdArray:
+        ids = as_ids(eids, "eids")
+        rows = ids - self._edge_lo[et]
+        bad = np.flatnonzero((rows < 0) | (rows >= len(self._esel[et])))
+        if bad.size:
+            raise ValidationError(f"partition {self.part_id}: edge {ids[bad[0]]} of {et} at "
+                                  f"position {bad[0]} is not owned here", field="eids")
+        return rows
+
+    def out_csr(self, et: EdgeType) -> tuple[IdArray, CSR]:
+        """``(row keys, CSR)``: inner edges of ``et`` grouped by source per-type ID; row
+        ``i`` holds the out-edges of node ``keys[i]`` (sorted keys), in edge-ID order."""
+        if et not in self._out:
+            keys, inv = np.unique(self._src_pt[et], return_inverse=True)
+            dst_pt = self._node_pt[self._local_dst[self._esel[et]]]
+            csr = build_csr(inv.astype(np.int64), dst_pt, len(keys))
+            self._out[et] = (keys, CSR(csr.indptr, csr.indices, csr.eids + self._edge_lo[et]))
+        return self._out[et]
+
+    def in_csr(self, et: EdgeType) -> CSR:
+        """In-edges of ``et`` of the owned ``et[2]`` nodes; row ``i`` is owned node
+        ``lo + i``; indices are source per-type IDs, eids per-type edge IDs."""
+        return self._in[et]
+
+    def node_lo(self, ntype: str) -> int:
+        """First per-type ID of ``ntype`` owned here."""
+        return self._node_lo[ntype]
+
+    def _out_rows(self, ids: Any, et: EdgeType) -> tuple[CSR, IdArray]:
+        keys, csr = self.out_csr(et)
+        ids = as_ids(ids, "ids")
+        pos = np.minimum(np.searchsorted(keys, ids), max(len(keys) - 1, 0))
+        found = (keys[pos] == ids) if len(keys) else np.zeros(len(ids), dtype=bool)
+        # an absent node gets an empty row: point it at an empty slice
+        indptr = np.concatenate([csr.indptr, [csr.indptr[-1]]])
+        rows = np.where(found, pos, len(keys))
+        return CSR(indptr, csr.indices, csr.eids), rows
+
+    # ----- store questions ------------------------------------------------------------------
+    def neighbors(self, ids: Any, et: EdgeType, edge_dir: str = "in") -> CSR:
+        """Sub-CSR of ``ids``: in-edges of owned nodes, or this part's out-edges of any node."""
+        check_edge_dir(edge_dir)
+        if edge_dir == "in":
+            csr, rows = self._in[et], self.owned_rows(ids, et[2])
+        else:
+            csr, rows = self._out_rows(ids, et)
+        sub, pos = gather_rows(csr.indptr, rows)
+        return CSR(sub, csr.indices[pos], csr.eids[pos])
+
+    def degrees(self, ids: Any, et: EdgeType, edge_dir: str = "in") -> IdArray:
+        """In-degrees of owned nodes, or this part's share of out-degrees of any nodes."""
+        check_edge_dir(edge_dir)
+        if edge_dir == "in":
+            csr, rows = self._in[et], self.owned_rows(ids, et[2])
+        else:
+            csr, rows = self._out_rows(ids, et)
+        return csr.indptr[rows + 1] - csr.indptr[rows]
+
+    def node_features(self, ntype: str, name: str, ids: Any) -> np.ndarray:
+        """Rows of owned nodes of feature ``name`` (a copy)."""
+        col = self._column(self.node_feats, f"{ntype}/{name}", "node")
+        return np.asarray(col[self.owned_rows(ids, ntype)])
+
+    def edge_features(self, et: EdgeType, name: str, eids: Any) -> np.ndarray:
+        """Rows of owned edges of feature ``name`` (a copy)."""
+        col = self._column(self.edge_feats, f"{':'.join(et)}/{name}", "edge")
+        return np.asarray(col[self._owned_edges(eids, et)])
+
+    def find_edges(self, eids: Any, et: EdgeType) -> tuple[IdArray, IdArray]:
+        """Endpoints (per-type IDs) of owned edges."""
+        rows = self._owned_edges(eids, et)
+        return self._src_pt[et][rows], self._node_pt[self._local_dst[self._esel[et][rows]]]
+
+    def schema(self) -> dict[str, Any]:
+        """Feature names with their row shape and dtype, for the client's data views."""
+        def describe(feats: dict[str, Any]) -> dict[str, tuple[tuple[int, ...], str]]:
+            return {k: (tuple(np.shape(v)[1:]), str(np.asarray(v[:0]).dtype))
+                    for k, v in feats.items() if hasattr(v, "shape")}
+        return {"node": describe(self.node_feats), "edge": describe(self.edge_feats)}
+
+    def _column(self, feats: dict[str, Any], key: str, kind: str) -> Any:
+        if key not in feats:
+            raise ValidationError(f"partition {self.part_id}: no {kind} feature {key!r}; "
+                                  f"features are {sorted(feats)}", field="name", value=key)
+        return feats[key]
+
+    def __repr__(self) -> str:
+        return f"PartIndex(part_id={self.part_id}, inner_edges={self.num_inner_edges})"
+
+
+def _range(ids: IdArray) -> tuple[int, int]:
+    return (int(ids[0]) if len(ids) else 0), len(ids)

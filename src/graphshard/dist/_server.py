@@ -1,0 +1,150 @@
+"""The graph server: a plain class that serves one partition (wrapped by ``ray.remote``).
+
+Every method takes and returns plain arrays and tuples, so the same object answers a remote
+call in a Ray actor and a direct call in a trainer co-located with the partition.  A server
+restarted by Ray runs ``__init__`` again: it reloads its partition (memory-mapped) and finds
+its distributed tensors in their files.
+
+Example:
+    >>> import tempfile, numpy as np, graphshard as gs
+    >>> out = tempfile.mkdtemp()
+    >>> gs.partition_graph(gs.graph(([0, 1, 2], [1, 2, 0])), "tri", 1, out)
+    >>> srv = GraphServer(f"{out}/tri.json", 0, tempfile.mkdtemp())
+    >>> srv.degrees(np.array([0, 1]), ("_N", "_E", "_N"), "in").tolist()
+    [1, 1]
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._arrays import as_ids
+from ..partition.files import load_partition_data
+from ..sampling.backend import get_backend
+from ..sampling.neighbors import sample_etype
+from ..typing import EdgeType, IdArray
+from ._index import PartIndex
+from ._tensors import TensorShard
+
+__all__ = ["GraphServer", "SampleRequest"]
+
+#: ``(etype, keys, fanout, salt)``: sample ``fanout`` in-edges of every node of ``keys``.
+SampleRequest = tuple[EdgeType, IdArray, int, int]
+
+
+class GraphServer:
+    """Serves partition ``part_id`` of ``config``: structure, features, tensors, sampling.
+
+    Args:
+        config: Path of the partition config JSON.
+        part_id: The partition.
+        tensor_dir: Folder of the distributed tensors (one sub-folder per partition).
+        verify: Check the part files' SHA-256 when loading.
+    """
+
+    def __init__(self, config: str, part_id: int, tensor_dir: str, verify: bool = False
+                 ) -> None:
+        self.config = str(config)
+        self.part_id = int(part_id)
+        self.index = PartIndex(load_partition_data(config, part_id, verify=verify))
+        self.tensors = TensorShard(Path(tensor_dir) / f"part{part_id}")
+
+    # ----- liveness ---------------------------------------------------------------------------
+    def info(self) -> dict[str, Any]:
+        """Part ID, process ID, Ray node ID (if in Ray) and the feature schema."""
+        node_id = None
+        try:
+            import ray
+
+            if ray.is_initialized():
+                node_id = ray.get_runtime_context().get_node_id()
+        except ImportError:  # pragma: no cover - only without ray
+            pass
+        return {"part_id": self.part_id, "pid": os.getpid(), "node_id": node_id,
+                "schema": self.index.schema(), "tensor_dir": str(self.tensors.dir.parent)}
+
+    # ----- structure and features ---------------------------------------------------------
+    def neighbors(self, ids: IdArray, et: EdgeType, edge_dir: str
+                  ) -> tuple[IdArray, IdArray, IdArray]:
+        """``(indptr, indices, eids)`` of ``ids`` (see :meth:`PartIndex.neighbors`)."""
+        csr = self.index.neighbors(ids, et, edge_dir)
+        return csr.indptr, csr.indices, csr.eids
+
+    def degrees(self, ids: IdArray, et: EdgeType, edge_dir: str) -> IdArray:
+        """In-degrees of owned nodes, or this part's share of out-degrees."""
+        return self.index.degrees(ids, et, edge_dir)
+
+    def node_features(self, ntype: str, name: str, ids: IdArray) -> np.ndarray:
+        """Feature rows of owned nodes."""
+        return self.index.node_features(ntype, name, ids)
+
+    def edge_features(self, et: EdgeType, name: str, eids: IdArray) -> np.ndarray:
+        """Feature rows of owned edges."""
+        return self.index.edge_features(et, name, eids)
+
+    def find_edges(self, eids: IdArray, et: EdgeType) -> tuple[IdArray, IdArray]:
+        """Endpoints of owned edges."""
+        return self.index.find_edges(eids, et)
+
+    # ----- sampling ----------------------------------------------------------------------------
+    def sample(self, requests: list[SampleRequest], replace: bool, prob: str | None,
+               exclude: dict[EdgeType, IdArray], seed: int, backend: str = "cpu"
+               ) -> list[tuple[IdArray, IdArray, IdArray]]:
+        """Sample in-edges around owned nodes, one ``(nbrs, eids, counts)`` per request.
+
+        Draws are keyed by (seed, salt, node ID) as in the local engine, so the result is
+        the one the whole graph gives for these nodes.
+        """
+        bk = get_backend(backend)
+        out = []
+        for et, keys, k, salt in requests:
+            keys = as_ids(keys, "keys")
+            if prob is not None or et in exclude:
+                out.append(sample_etype(self.index, et, "in", keys, k, replace=replace,
+                                        prob=prob, exclude=exclude.get(et), seed=seed,
+                                        salt=salt, backend=backend))
+                continue
+            csr = self.index.in_csr(et)
+            rows = self.index.owned_rows(keys, et[2])
+            counts = bk.sample_counts(csr.indptr, rows, k, replace)
+            offsets = np.zeros(len(keys) + 1, dtype=np.int64)
+            np.cumsum(counts, out=offsets[1:])
+            nbr = np.empty(offsets[-1], dtype=np.int64)
+            eid = np.empty(offsets[-1], dtype=np.int64)
+            bk.fill_uniform(csr.indptr, csr.indices, csr.eids, rows, keys, offsets, k,
+                            replace, seed, salt, nbr, eid)
+            out.append((nbr, eid, counts))
+        return out
+
+    # ----- distributed tensors --------------------------------------------------------------
+    def tensor_create(self, name: str, shape: tuple[int, ...], dtype: str) -> None:
+        """Create (or keep, if the same layout exists) this part's rows of a tensor."""
+        self.tensors.create(name, shape, dtype)
+
+    def tensor_exists(self, name: str) -> tuple[tuple[int, ...], str] | None:
+        """``(local shape, dtype)`` or None."""
+        return self.tensors.exists(name)
+
+    def tensor_delete(self, name: str) -> None:
+        """Delete this part's rows of a tensor."""
+        self.tensors.delete(name)
+
+    def tensor_read(self, name: str, rows: IdArray) -> np.ndarray:
+        """Local rows of a tensor."""
+        return self.tensors.read(name, rows)
+
+    def tensor_write(self, name: str, rows: IdArray, values: np.ndarray) -> None:
+        """Set local rows of a tensor."""
+        self.tensors.write(name, rows, values)
+
+    def tensor_update(self, name: str, rows: IdArray, grads: np.ndarray, optimizer: str,
+                      lr: float, state: str | None, eps: float) -> None:
+        """A sparse optimizer step on local rows (see :meth:`TensorShard.update`)."""
+        self.tensors.update(name, rows, grads, optimizer, lr, state, eps)
+
+    def __repr__(self) -> str:
+        return f"GraphServer(config={self.config!r}, part_id={self.part_id})"

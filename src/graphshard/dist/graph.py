@@ -1,0 +1,399 @@
+"""DistGraph: a partitioned graph served by Ray graph servers, behind the GraphStore protocol.
+
+IDs are the shuffled IDs of the partition book: per-type node and edge IDs rank a node (edge)
+among those of its type, part by part.  Every batched question is split by owning partition
+(in-edges, features and endpoints live with their owner; out-edges are spread over the
+partitions of their destinations, so out-questions go to every server), sent as one call per
+server, answered concurrently and put back in the caller's order.  Partitions co-located with
+the trainer are read in-process from the same memory-mapped files.
+
+Example:
+    >>> import graphshard as gs
+    >>> dg = gs.dist.DistGraph("parts/shop.json")  # doctest: +SKIP
+    >>> dg.nodes["item"].data["feat"][[0, 5]].shape  # doctest: +SKIP
+    (2, 100)
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from .._arrays import as_ids, check_id_range
+from ..errors import ValidationError
+from ..graph import CSR
+from ..ids import RangePartitionBook
+from ..partition.files import read_config
+from ..store import check_edge_dir
+from ..typing import EdgeType, EdgeTypeLike, IdArray
+from ._rpc import Router, group_by_owner
+from ._server import GraphServer
+from .serve import ServeHandle, ensure_ray, find_servers, serve
+
+__all__ = ["DistGraph"]
+
+
+class DistGraph:
+    """A partitioned graph served by one graph server per partition (a GraphStore).
+
+    Args:
+        config: Path of the partition config JSON.
+        address: Ray cluster to join; None uses the running Ray or starts a local one.
+        colocate: Partitions read in-process from their files instead of through their
+            server: ``"auto"`` (those whose server runs on this machine), a list of part
+            IDs, or ``()`` for none.
+        timeout: Seconds a request may take, retries after a server failure included.
+        start: Start the servers (owned by this object, stopped by :meth:`close`) when none
+            are running for ``config``.
+    """
+
+    def __init__(self, config: str | os.PathLike[str], address: str | None = None, *,
+                 colocate: str | Sequence[int] = "auto", timeout: float = 60.0,
+                 start: bool = True) -> None:
+        path, cfg = read_config(config)
+        self.config = str(path.resolve())
+        self.graph_name = str(cfg["graph_name"])
+        self._book = RangePartitionBook.from_config(cfg)
+        self._ntypes = [t for t, _ in sorted(cfg["ntypes"].items(), key=lambda kv: kv[1])]
+        self._etypes: list[EdgeType] = [
+            tuple(e.split(":")) for e, _ in sorted(cfg["etypes"].items(),  # type: ignore[misc]
+                                                   key=lambda kv: kv[1])]
+        self._num_nodes = {t: int(sum(e - s for s, e in cfg["node_map"][t]))
+                           for t in self._ntypes}
+        self._num_edges = {et: int(sum(e - s for s, e in cfg["edge_map"][":".join(et)]))
+                           for et in self._etypes}
+        ray = ensure_ray(address)
+        self.handle: ServeHandle | None = None
+        actors = find_servers(self.config)
+        if actors is None:
+            if not start:
+                raise ValidationError(f"{self.config}: no graph servers are running; start "
+                                      "them with graphshard.dist.serve", field="config")
+            self.handle = serve(self.config, address=address)
+            actors = self.handle.actors()
+        infos = ray.get([a.info.remote() for a in actors], timeout=timeout)
+        self._schema = infos[0]["schema"]
+        for info in infos[1:]:
+            for kind in ("node", "edge"):
+                self._schema[kind].update(info["schema"][kind])
+        here = ray.get_runtime_context().get_node_id()
+        if isinstance(colocate, str):
+            if colocate != "auto":
+                raise ValidationError(f"colocate must be 'auto' or a list of part IDs, got "
+                                      f"{colocate!r}", field="colocate", value=colocate)
+            parts = [i["part_id"] for i in infos if i["node_id"] == here]
+        else:
+            parts = [int(p) for p in colocate]
+        local = {p: GraphServer(self.config, p, infos[p]["tensor_dir"]) for p in parts}
+        self.tensor_dir = infos[0]["tensor_dir"]
+        self.router = Router(actors, local, timeout=timeout)
+        self._cache: dict[Any, Any] = {}
+        self._lock = threading.RLock()
+
+    # ----- schema ---------------------------------------------------------------------------
+    @property
+    def ntypes(self) -> list[str]:
+        """Node types in ID order."""
+        return list(self._ntypes)
+
+    @property
+    def canonical_etypes(self) -> list[EdgeType]:
+        """Canonical edge types in ID order."""
+        return list(self._etypes)
+
+    @property
+    def etypes(self) -> list[str]:
+        """Relation names in ID order."""
+        return [et[1] for et in self._etypes]
+
+    @property
+    def colocated(self) -> list[int]:
+        """Partitions answered in-process."""
+        return sorted(self.router.local)
+
+    def num_nodes(self, ntype: str | None = None) -> int:
+        """Nodes of ``ntype`` (all types when None)."""
+        return (sum(self._num_nodes.values()) if ntype is None
+                else self._num_nodes[self._ntype(ntype)])
+
+    def num_edges(self, etype: EdgeTypeLike | None = None) -> int:
+        """Edges of ``etype`` (all types when None)."""
+        return (sum(self._num_edges.values()) if etype is None
+                else self._num_edges[self.to_canonical_etype(etype)])
+
+    def number_of_nodes(self, ntype: str | None = None) -> int:
+        """DGL's name of :meth:`num_nodes`."""
+        return self.num_nodes(ntype)
+
+    def number_of_edges(self, etype: EdgeTypeLike | None = None) -> int:
+        """DGL's name of :meth:`num_edges`."""
+        return self.num_edges(etype)
+
+    def num_partitions(self) -> int:
+        """Number of partitions (servers)."""
+        return self.router.num_parts
+
+    def get_partition_book(self) -> RangePartitionBook:
+        """The partition book (shuffled ID ranges of every partition)."""
+        return self._book
+
+    def _ntype(self, ntype: str | None) -> str:
+        if ntype is None:
+            if len(self._ntypes) != 1:
+                raise ValidationError(f"the graph has node types {self._ntypes}: name one",
+                                      field="ntype")
+            return self._ntypes[0]
+        if ntype not in self._num_nodes:
+            raise ValidationError(f"unknown node type {ntype!r}; node types are "
+                                  f"{self._ntypes}", field="ntype", value=ntype)
+        return ntype
+
+    def to_canonical_etype(self, etype: EdgeTypeLike | None) -> EdgeType:
+        """Resolve a relation name, ``"src:rel:dst"`` or tuple to a canonical edge type."""
+        if etype is None:
+            if len(self._etypes) != 1:
+                raise ValidationError(f"the graph has edge types {self._etypes}: name one",
+                                      field="etype")
+            return self._etypes[0]
+        if isinstance(etype, str) and etype.count(":") == 2:
+            etype = tuple(etype.split(":"))  # type: ignore[assignment]
+        if isinstance(etype, tuple) and etype in self._num_edges:
+            return etype  # type: ignore[return-value]
+        matches = [et for et in self._etypes if et[1] == etype]
+        if len(matches) != 1:
+            raise ValidationError(f"edge type {etype!r} matches {len(matches)} of the edge "
+                                  f"types {self._etypes}", field="etype", value=etype)
+        return matches[0]
+
+    # ----- GraphStore -----------------------------------------------------------------------
+    def _node_groups(self, ids: Any, ntype: str) -> tuple[IdArray, list[IdArray]]:
+        arr = as_ids(ids, "ids")
+        check_id_range(arr, self._num_nodes[ntype], f"{ntype!r} node IDs")
+        owner = self._book.nid2partid(arr, ntype) if len(arr) else arr
+        return arr, group_by_owner(owner, self.num_partitions())
+
+    def _edge_groups(self, eids: Any, et: EdgeType) -> tuple[IdArray, list[IdArray]]:
+        arr = as_ids(eids, "eids")
+        check_id_range(arr, self._num_edges[et], f"eids of {et}")
+        owner = self._book.eid2partid(arr, et) if len(arr) else arr
+        return arr, group_by_owner(owner, self.num_partitions())
+
+    def _by_owner(self, method: str, ids: IdArray, groups: list[IdArray],
+                  args: Callable[[IdArray], tuple]) -> list[tuple[IdArray, Any]]:
+        """One call per owning server, ``args(ids of that server)``; (positions, result)."""
+        todo = [(p, idx) for p, idx in enumerate(groups) if len(idx)]
+        res = self.router.call([(p, method, args(ids[idx])) for p, idx in todo])
+        return [(idx, r) for (_, idx), r in zip(todo, res, strict=True)]
+
+    def neighbors(self, ids: Any, etype: EdgeTypeLike, *, edge_dir: str = "in") -> CSR:
+        """Sub-CSR of ``ids``: row i lists the in- (out-) edges of ``ids[i]`` in edge-ID order
+        (new arrays; per-type source/destination and edge IDs)."""
+        check_edge_dir(edge_dir)
+        et = self.to_canonical_etype(etype)
+        if edge_dir == "out":
+            return self._out_neighbors(ids, et)
+        arr, groups = self._node_groups(ids, et[2])
+        parts = self._by_owner("neighbors", arr, groups, lambda x: (x, et, "in"))
+        lengths = np.zeros(len(arr), dtype=np.int64)
+        for idx, (indptr, _, _) in parts:
+            lengths[idx] = np.diff(indptr)
+        out_ptr = np.zeros(len(arr) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=out_ptr[1:])
+        indices = np.empty(out_ptr[-1], dtype=np.int64)
+        eids = np.empty(out_ptr[-1], dtype=np.int64)
+        for idx, (indptr, ind, e) in parts:
+            pos = np.repeat(out_ptr[idx] - indptr[:-1], np.diff(indptr)) + np.arange(
+                len(ind), dtype=np.int64)
+            indices[pos], eids[pos] = ind, e
+        return CSR(out_ptr, indices, eids)
+
+    def _out_neighbors(self, ids: Any, et: EdgeType) -> CSR:
+        arr = as_ids(ids, "ids")
+        check_id_range(arr, self._num_nodes[et[0]], f"{et[0]!r} node IDs")
+        ref = self.router.put(arr)
+        parts = self.router.call([(p, "neighbors", (ref, et, "out"))
+                                  for p in range(self.num_partitions())])
+        lengths = sum(np.diff(indptr) for indptr, _, _ in parts)
+        out_ptr = np.zeros(len(arr) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=out_ptr[1:])
+        cursor = out_ptr[:-1].copy()
+        indices = np.empty(out_ptr[-1], dtype=np.int64)
+        eids = np.empty(out_ptr[-1], dtype=np.int64)
+        for indptr, ind, e in parts:  # parts in ID order: rows stay in edge-ID order
+            n = np.diff(indptr)
+            pos = np.repeat(cursor - indptr[:-1], n) + np.arange(len(ind), dtype=np.int64)
+            indices[pos], eids[pos] = ind, e
+            cursor += n
+        return CSR(out_ptr, indices, eids)
+
+    def degrees(self, ids: Any, etype: EdgeTypeLike, *, edge_dir: str = "in") -> IdArray:
+        """In- (or out-) degrees of ``ids`` for one edge type (int64)."""
+        check_edge_dir(edge_dir)
+        et = self.to_canonical_etype(etype)
+        if edge_dir == "out":
+            arr = as_ids(ids, "ids")
+            check_id_range(arr, self._num_nodes[et[0]], f"{et[0]!r} node IDs")
+            ref = self.router.put(arr)
+            res = self.router.call([(p, "degrees", (ref, et, "out"))
+                                    for p in range(self.num_partitions())])
+            return np.sum(res, axis=0, dtype=np.int64) if res else np.zeros(len(arr), np.int64)
+        arr, groups = self._node_groups(ids, et[2])
+        out = np.zeros(len(arr), dtype=np.int64)
+        for idx, deg in self._by_owner("degrees", arr, groups, lambda x: (x, et, "in")):
+            out[idx] = deg
+        return out
+
+    def _rows(self, kind: str, key: str, method: str, type_arg: Any, arr: IdArray,
+              groups: list[IdArray], name: str) -> np.ndarray:
+        shape, dtype = self._feature_info(kind, key)
+        out = np.empty((len(arr), *shape), dtype=dtype)
+        for idx, rows in self._by_owner(method, arr, groups, lambda x: (type_arg, name, x)):
+            out[idx] = rows
+        return out
+
+    def _feature_info(self, kind: str, key: str) -> tuple[tuple[int, ...], str]:
+        if key not in self._schema[kind]:
+            raise ValidationError(f"no {kind} feature {key!r}; {kind} features are "
+                                  f"{sorted(self._schema[kind])}", field="name", value=key)
+        shape, dtype = self._schema[kind][key]
+        return tuple(shape), dtype
+
+    def node_features(self, ntype: str, name: str, ids: Any) -> np.ndarray:
+        """Rows ``ids`` (per-type IDs) of node feature ``name`` of ``ntype`` (a new array)."""
+        nt = self._ntype(ntype)
+        arr, groups = self._node_groups(ids, nt)
+        return self._rows("node", f"{nt}/{name}", "node_features", nt, arr, groups, name)
+
+    def edge_features(self, etype: EdgeTypeLike, name: str, eids: Any) -> np.ndarray:
+        """Rows ``eids`` (per-type IDs) of edge feature ``name`` of ``etype``."""
+        et = self.to_canonical_etype(etype)
+        arr, groups = self._edge_groups(eids, et)
+        return self._rows("edge", f"{':'.join(et)}/{name}", "edge_features", et, arr,
+                          groups, name)
+
+    def find_edges(self, eids: Any, etype: EdgeTypeLike) -> tuple[IdArray, IdArray]:
+        """Endpoints ``(src, dst)`` (per-type IDs) of per-type edge IDs."""
+        et = self.to_canonical_etype(etype)
+        arr, groups = self._edge_groups(eids, et)
+        src = np.empty(len(arr), dtype=np.int64)
+        dst = np.empty(len(arr), dtype=np.int64)
+        for idx, (s, d) in self._by_owner("find_edges", arr, groups, lambda x: (x, et)):
+            src[idx], dst[idx] = s, d
+        return src, dst
+
+    def cached(self, key: Any, build: Callable[[], Any]) -> Any:
+        """A derived structure (e.g. a degree table) built once per DistGraph."""
+        with self._lock:
+            if key not in self._cache:
+                self._cache[key] = build()
+            return self._cache[key]
+
+    # ----- data views -----------------------------------------------------------------------
+    @property
+    def nodes(self) -> _TypeViews:
+        """``g.nodes[ntype].data[name][ids]``: feature rows by per-type IDs."""
+        return _TypeViews(self, "node")
+
+    @property
+    def edges(self) -> _TypeViews:
+        """``g.edges[etype].data[name][eids]``."""
+        return _TypeViews(self, "edge")
+
+    @property
+    def ndata(self) -> _DataView:
+        """Node data of the graph's only node type."""
+        return _DataView(self, "node", self._ntype(None))
+
+    @property
+    def edata(self) -> _DataView:
+        """Edge data of the graph's only edge type."""
+        return _DataView(self, "edge", self.to_canonical_etype(None))
+
+    # ----- lifetime -------------------------------------------------------------------------
+    def close(self) -> None:
+        """Stop the servers if this DistGraph started them."""
+        if self.handle is not None:
+            self.handle.shutdown()
+            self.handle = None
+
+    def __enter__(self) -> DistGraph:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return (f"DistGraph({self.graph_name!r}, num_parts={self.num_partitions()}, "
+                f"num_nodes={self._num_nodes}, colocated={self.colocated})")
+
+
+class _TypeViews:
+    def __init__(self, g: DistGraph, kind: str) -> None:
+        self._g, self._kind = g, kind
+
+    def __getitem__(self, type_: Any) -> _TypeData:
+        g = self._g
+        t = g._ntype(type_) if self._kind == "node" else g.to_canonical_etype(type_)
+        return _TypeData(_DataView(g, self._kind, t))
+
+
+class _TypeData:
+    def __init__(self, data: _DataView) -> None:
+        self.data = data
+
+
+class _DataView:
+    """Feature columns of one node or edge type: ``view[name][ids]`` reads rows."""
+
+    def __init__(self, g: DistGraph, kind: str, type_: Any) -> None:
+        self._g, self._kind, self._type = g, kind, type_
+        self._prefix = (type_ if kind == "node" else ":".join(type_)) + "/"
+
+    def __iter__(self) -> Iterator[str]:
+        names = [k[len(self._prefix):] for k in self._g._schema[self._kind]
+                 if k.startswith(self._prefix)]
+        names += [k[2] for k in self._g._cache.get("tensors", {})
+                  if k[:2] == (self._kind, self._type)]
+        return iter(sorted(names))
+
+    def __contains__(self, name: object) -> bool:
+        return name in list(self)
+
+    def __getitem__(self, name: str) -> Any:
+        tensors = self._g._cache.get("tensors", {})
+        if (self._kind, self._type, name) in tensors:
+            return tensors[(self._kind, self._type, name)]
+        self._g._feature_info(self._kind, self._prefix + name)
+        return _FeatureColumn(self._g, self._kind, self._type, name)
+
+    def __setitem__(self, name: str, tensor: Any) -> None:
+        """Attach a DistTensor (of this type's partition policy) under ``name``."""
+        self._g.cached("tensors", dict)[(self._kind, self._type, name)] = tensor
+
+
+class _FeatureColumn:
+    """Read-only view of one stored feature: ``col[ids]`` fetches rows."""
+
+    def __init__(self, g: DistGraph, kind: str, type_: Any, name: str) -> None:
+        self._g, self._kind, self._type, self.name = g, kind, type_, name
+        key = (type_ if kind == "node" else ":".join(type_)) + "/" + name
+        row_shape, self.dtype = g._feature_info(kind, key)
+        n = g.num_nodes(type_) if kind == "node" else g.num_edges(type_)
+        self.shape = (n, *row_shape)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, ids: Any) -> np.ndarray:
+        if isinstance(ids, slice):
+            ids = np.arange(len(self))[ids]
+        if self._kind == "node":
+            return self._g.node_features(self._type, self.name, ids)
+        return self._g.edge_features(self._type, self.name, ids)
+
+    def __repr__(self) -> str:
+        return f"FeatureColumn({self.name!r}, shape={self.shape}, dtype={self.dtype})"

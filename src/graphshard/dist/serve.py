@@ -1,0 +1,219 @@
+"""Start graph servers on Ray (one actor per partition) and find or stop them by name.
+
+Servers are named actors in the ``"graphshard"`` namespace, named after the graph and the
+config path, so that trainers started later (``DistGraph(config, address=...)``) find them.
+They are placed with Ray's ``SPREAD`` strategy (one per machine while machines last), ask for
+no CPU by default (they mostly wait on I/O and leave the cores to trainers), and are
+restarted by Ray when they die (``max_restarts``), reloading their partition.
+
+Example:
+    >>> handle = serve("parts/shop.json")  # doctest: +SKIP
+    >>> handle.shutdown()  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .._optional import import_optional
+from ..errors import ConfigError
+from ..partition.files import read_config
+from ._rpc import ServerError, ServerTimeoutError
+from ._server import GraphServer
+
+__all__ = ["NAMESPACE", "ServeHandle", "ensure_ray", "find_servers", "serve", "server_names",
+           "shutdown"]
+
+log = logging.getLogger(__name__)
+
+#: Ray namespace of the graph servers.
+NAMESPACE = "graphshard"
+_REMOTE: dict[str, Any] = {}
+
+
+def ensure_ray(address: str | None = None) -> Any:
+    """The ``ray`` module, initialised: joins ``address`` or starts a local Ray."""
+    ray = import_optional("ray", "graph servers")
+    if not ray.is_initialized():
+        ray.init(address=address, include_dashboard=False, log_to_driver=False)
+    return ray
+
+
+def _key(config: str | os.PathLike[str]) -> tuple[Path, str, int]:
+    path, cfg = read_config(config)
+    path = path.resolve()
+    digest = hashlib.sha1(str(path).encode()).hexdigest()[:10]
+    return path, f"{cfg['graph_name']}-{digest}", int(cfg["num_parts"])
+
+
+def server_names(config: str | os.PathLike[str]) -> list[str]:
+    """Actor names of the servers of ``config``, one per partition.
+
+    Example:
+        >>> import tempfile, graphshard as gs
+        >>> out = tempfile.mkdtemp()
+        >>> gs.partition_graph(gs.graph(([0, 1], [1, 0])), "pair", 2, out, part_method="hash")
+        >>> [n.split(":")[-1] for n in server_names(f"{out}/pair.json")]
+        ['part0', 'part1']
+    """
+    _, base, num_parts = _key(config)
+    return [f"{base}:part{p}" for p in range(num_parts)]
+
+
+@dataclass(frozen=True)
+class ServeHandle:
+    """Where the servers of one partitioned graph run.
+
+    Attributes:
+        config: Absolute path of the partition config.
+        names: Ray actor name of each partition's server (namespace :data:`NAMESPACE`).
+        node_ids: Ray node ID each server runs on.
+        pids: Process ID of each server (at start).
+        tensor_dir: Folder of the distributed tensors' files.
+
+    Servers that are not detached live as long as this handle (Ray stops an actor when its
+    last handle goes away): keep it until training ends.
+    """
+
+    config: str
+    names: tuple[str, ...]
+    node_ids: tuple[str, ...]
+    pids: tuple[int, ...]
+    tensor_dir: str
+    handles: tuple[Any, ...] = field(default=(), repr=False, compare=False)
+
+    def actors(self) -> list[Any]:
+        """The servers' actor handles."""
+        if self.handles:
+            return list(self.handles)
+        ray = ensure_ray()
+        return [ray.get_actor(n, namespace=NAMESPACE) for n in self.names]
+
+    def shutdown(self) -> None:
+        """Stop every server (no restart); waits until their processes are gone.  Empty
+        tensor folders are removed; persistent tensors' files stay."""
+        _kill(self.names, self.pids)
+        root = Path(self.tensor_dir)
+        for folder in [*root.glob("part*"), root]:
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+
+    def __repr__(self) -> str:
+        return f"ServeHandle(config={self.config!r}, num_servers={len(self.names)})"
+
+
+def _remote_class(ray: Any) -> Any:
+    if "server" not in _REMOTE:
+        _REMOTE["server"] = ray.remote(GraphServer)
+    return _REMOTE["server"]
+
+
+def serve(config: str | os.PathLike[str], *, address: str | None = None,
+          max_restarts: int = 3, num_cpus: float = 0.0, tensor_dir: str | None = None,
+          detached: bool = False, verify: bool = False, timeout: float = 300.0
+          ) -> ServeHandle:
+    """Start one graph server per partition of ``config`` and wait until all are ready.
+
+    Args:
+        config: Path of the partition config JSON.
+        address: Ray cluster to join (``"auto"``, ``"ray://head:10001"``); None starts or
+            reuses a local Ray.
+        max_restarts: Times Ray restarts a dead server (-1: forever).
+        num_cpus: CPUs each server reserves.
+        tensor_dir: Folder of distributed tensors (default: a folder under the temp dir,
+            one per graph); must be visible to a server after a restart.
+        detached: Keep the servers alive after this driver exits (stop them with
+            :func:`shutdown`).
+        verify: Check the part files' SHA-256 while loading.
+        timeout: Seconds to wait for all servers to load.
+
+    Returns:
+        A :class:`ServeHandle`.
+
+    Raises:
+        ConfigError: servers for this config are already running.
+        ServerError: a server failed to load its partition (the cause is chained).
+    """
+    ray = ensure_ray(address)
+    path, base, num_parts = _key(config)
+    names = server_names(path)
+    if find_servers(path) is not None:
+        raise ConfigError(f"{path}: graph servers are already running ({names[0]}, ...); "
+                          "connect with DistGraph or stop them with graphshard.dist.shutdown",
+                          path=str(path))
+    tdir = tensor_dir or os.path.join(tempfile.gettempdir(), f"graphshard-tensors-{base}")
+    remote = _remote_class(ray)
+    options: dict[str, Any] = {"namespace": NAMESPACE, "num_cpus": num_cpus,
+                               "max_restarts": max_restarts, "max_task_retries": 0,
+                               "scheduling_strategy": "SPREAD"}
+    if detached:
+        options["lifetime"] = "detached"
+    t0 = time.perf_counter()
+    actors = [remote.options(name=n, **options).remote(str(path), p, tdir, verify)
+              for p, n in enumerate(names)]
+    try:
+        infos = ray.get([a.info.remote() for a in actors], timeout=timeout)
+    except ray.exceptions.GetTimeoutError as exc:
+        _kill(names, ())
+        raise ServerTimeoutError(f"{path}: graph servers did not load within {timeout:g} s",
+                                 path=str(path)) from exc
+    except Exception as exc:
+        _kill(names, ())
+        raise ServerError(f"{path}: a graph server failed to start: {exc}",
+                          path=str(path)) from exc
+    log.info("serving %s: %d servers ready in %.2f s", path, num_parts, time.perf_counter() - t0)
+    return ServeHandle(str(path), tuple(names), tuple(str(i["node_id"]) for i in infos),
+                       tuple(int(i["pid"]) for i in infos), tdir, tuple(actors))
+
+
+def find_servers(config: str | os.PathLike[str]) -> list[Any] | None:
+    """Actor handles of running servers of ``config`` (all partitions), or None."""
+    ray = ensure_ray()
+    actors = []
+    for name in server_names(config):
+        try:
+            actors.append(ray.get_actor(name, namespace=NAMESPACE))
+        except ValueError:
+            return None
+    return actors
+
+
+def shutdown(config: str | os.PathLike[str], *, address: str | None = None) -> None:
+    """Stop the servers of ``config`` started by any driver (e.g. detached ones)."""
+    ensure_ray(address)
+    _kill(server_names(config), ())
+
+
+def _kill(names: Any, pids: Any, wait: float = 10.0) -> None:
+    ray = ensure_ray()
+    actors = []
+    for name in names:
+        with contextlib.suppress(ValueError):
+            actors.append(ray.get_actor(name, namespace=NAMESPACE))
+    pids = set(pids)
+    with contextlib.suppress(Exception):  # current pids (a restarted server has a new one)
+        pids.update(i["pid"] for i in ray.get([a.info.remote() for a in actors], timeout=2.0))
+    for actor in actors:
+        ray.kill(actor, no_restart=True)
+    end = time.monotonic() + wait
+    for pid in pids:
+        while time.monotonic() < end and _alive(pid):
+            time.sleep(0.05)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pragma: no cover - a pid reused by another user
+        return True
+    return True

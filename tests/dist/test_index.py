@@ -1,0 +1,113 @@
+"""The server side without Ray: partition index, graph server, tensor shard, routing helpers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import graphshard as gs
+from graphshard.dist._index import PartIndex
+from graphshard.dist._rpc import group_by_owner
+from graphshard.dist._server import GraphServer
+from graphshard.dist._tensors import TensorShard
+from graphshard.errors import ValidationError
+from graphshard.store import as_store
+
+
+@pytest.mark.parametrize("k", [1, 2, 4])
+def test_assembled_graph_matches_original_under_id_maps(shop_parts, k):
+    p = shop_parts[k]
+    for t in ("u", "i"):
+        np.testing.assert_array_equal(p.whole.nodes[t].data["feat"],
+                                      p.graph.nodes[t].data["feat"][p.nids[t]])
+    for et in p.graph.canonical_etypes:
+        src, dst = p.whole.edges(etype=et)
+        osrc, odst = p.graph.edges(etype=et)
+        e = p.eids[et]
+        np.testing.assert_array_equal(p.nids[et[0]][src], osrc[e])
+        np.testing.assert_array_equal(p.nids[et[2]][dst], odst[e])
+
+
+def test_part_index_answers_like_the_whole_graph(shop_parts, tmp_path):
+    p = shop_parts[4]
+    ref = as_store(p.whole)
+    servers = [GraphServer(p.config, i, str(tmp_path)) for i in range(4)]
+    book = gs.load_partition_book(p.config)
+    for et in p.whole.canonical_etypes:
+        ids = np.arange(p.whole.num_nodes(et[2]))
+        owner = book.nid2partid(ids, et[2])
+        for i, srv in enumerate(servers):
+            mine = ids[owner == i]
+            got = srv.neighbors(mine, et, "in")
+            want = ref.neighbors(mine, et, edge_dir="in")
+            for a, b in zip(got, (want.indptr, want.indices, want.eids), strict=True):
+                np.testing.assert_array_equal(a, b)
+        # out-edges: the shares of all parts add up to the whole row
+        src_ids = np.arange(p.whole.num_nodes(et[0]))
+        total = sum(s.degrees(src_ids, et, "out") for s in servers)
+        np.testing.assert_array_equal(total, ref.degrees(src_ids, et, edge_dir="out"))
+
+
+def test_part_index_rejects_nodes_owned_elsewhere(shop_parts):
+    p = shop_parts[2]
+    idx = PartIndex(gs.partition.load_partition_data(p.config, 0))
+    foreign = gs.load_partition_book(p.config).partid2nids(1, "u")[:1]
+    with pytest.raises(ValidationError, match="is not owned here"):
+        idx.node_features("u", "feat", foreign)
+    with pytest.raises(ValidationError, match="no node feature 'u/nope'"):
+        idx.node_features("u", "nope", idx.owned_nodes("u")[:1])
+
+
+def test_group_by_owner_keeps_input_order():
+    groups = group_by_owner(np.array([2, 0, 2, 1, 0]), 4)
+    assert [g.tolist() for g in groups] == [[1, 4], [3], [0, 2], []]
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adagrad"])
+def test_shard_sparse_update_equals_dense_reference(tmp_path, optimizer):
+    rng = np.random.default_rng(0)
+    shard = TensorShard(tmp_path)
+    shard.create("w", (6, 3), "float32")
+    shard.create("w.adagrad", (6, 3), "float32")
+    w0 = rng.normal(size=(6, 3)).astype(np.float32)
+    shard.write("w", np.arange(6), w0)
+    ref_w, ref_s = w0.astype(np.float64), np.zeros((6, 3))
+    for _ in range(3):
+        rows = rng.integers(0, 6, 8)
+        grads = rng.normal(size=(8, 3))
+        shard.update("w", rows, grads, optimizer, 0.1, "w.adagrad")
+        dense = np.zeros((6, 3))
+        np.add.at(dense, rows, grads)
+        touched = np.unique(rows)
+        if optimizer == "sgd":
+            ref_w[touched] -= 0.1 * dense[touched]
+        else:
+            ref_s[touched] += dense[touched] ** 2
+            ref_w[touched] -= 0.1 * dense[touched] / (np.sqrt(ref_s[touched]) + 1e-10)
+    np.testing.assert_allclose(shard.read("w", np.arange(6)), ref_w, rtol=1e-5, atol=1e-6)
+
+
+def test_shard_errors_name_the_problem(tmp_path):
+    shard = TensorShard(tmp_path)
+    shard.create("w", (2, 2), "float32")
+    with pytest.raises(ValidationError, match=r"exists with shape/dtype"):
+        shard.create("w", (3, 2), "float32")
+    with pytest.raises(ValidationError, match=r"local row 5 at position 1 is out of range"):
+        shard.read("w", [0, 5])
+    with pytest.raises(ValidationError, match="must be letters"):
+        shard.create("../x", (1,), "float32")
+    with pytest.raises(ValidationError, match="unknown sparse optimizer 'adam'"):
+        shard.update("w", [0], np.ones((1, 2)), "adam", 0.1)
+    shard.delete("w")
+    with pytest.raises(ValidationError, match="no distributed tensor 'w'"):
+        shard.read("w", [0])
+
+
+def test_import_dist_does_not_import_ray():
+    import subprocess
+    import sys
+
+    code = "import graphshard, graphshard.dist, sys; print('ray' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False"
