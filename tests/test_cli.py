@@ -13,7 +13,7 @@ from graphshard.cli import cli, main
 
 
 @pytest.mark.parametrize("args", [[], ["partition"], ["inspect"], ["convert"], ["assign"],
-                                  ["dispatch"], ["chunk"]])
+                                  ["dispatch"], ["chunk"], ["serve"]])
 def test_every_help(args):
     result = CliRunner().invoke(cli, [*args, "--help"])
     assert result.exit_code == 0, result.output
@@ -104,3 +104,12 @@ def test_pipeline_commands_local(tmp_path):
     assert result.exit_code == 0, result.output
     assert main(["dispatch", str(tmp_path / "chunked"), str(tmp_path / "imported"), "--out",
                  str(tmp_path / "p2"), "--engine", "local", "--memory-budget", "1k"]) == 1
+
+
+def test_serve_for_a_moment(tmp_path, ray_cluster):
+    g = gs.graph(([0, 1, 2, 3], [1, 2, 3, 0]))
+    gs.partition_graph(g, "ring", 2, tmp_path, part_method="hash")
+    result = CliRunner().invoke(cli, ["serve", str(tmp_path / "ring.json"), "--for", "0"])
+    assert result.exit_code == 0, result.output
+    assert "serving" in result.output and "ring" in result.output
+    assert main(["serve", str(tmp_path / "ring.json"), "--detach"]) == 2

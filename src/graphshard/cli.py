@@ -297,6 +297,59 @@ def dispatch(chunked: Path, assignment: Path, out: Path, name: str | None, halo:
     _render(result.report, result.config_path, as_json)
 
 
+@cli.command()
+@click.argument("config", type=click.Path(path_type=Path))
+@click.option("--address", metavar="ADDR",
+              help="Ray cluster to run on (default: a local Ray started here).")
+@click.option("--detach", is_flag=True,
+              help="Leave the servers running after this command exits (needs --address).")
+@click.option("--stop", is_flag=True, help="Stop the running servers of CONFIG instead.")
+@click.option("--for", "duration", type=float, metavar="SECONDS",
+              help="Serve for this long, then stop (default: until Ctrl-C).")
+@click.option("--max-restarts", type=click.IntRange(min=0), default=3, show_default=True,
+              help="Times Ray restarts a dead server.")
+def serve(config: Path, address: str | None, detach: bool, stop: bool,
+          duration: float | None, max_restarts: int) -> None:
+    """Start one graph server per partition on Ray and print where they run.
+
+    Trainers connect with graphshard.dist.DistGraph(CONFIG, address=...).
+
+    \b
+    Example:
+      graphshard serve parts/rmat.json --for 60
+      graphshard serve parts/rmat.json --address auto --detach
+    """
+    import time
+
+    from . import dist
+
+    if stop:
+        dist.shutdown(config, address=address)
+        console.print(f"stopped the servers of {config}")
+        return
+    if detach and not address:
+        raise click.UsageError("--detach needs --address: a local Ray stops with this command")
+    handle = dist.serve(config, address=address, detached=detach, max_restarts=max_restarts)
+    table = Table("part", "actor", "node", "pid", title=f"serving {handle.config}",
+                  title_justify="left")
+    for p, (name, node, pid) in enumerate(zip(handle.names, handle.node_ids, handle.pids,
+                                              strict=True)):
+        table.add_row(str(p), name, node[:12], str(pid))
+    console.print(table)
+    if detach:
+        return
+    try:
+        if duration is None:
+            click.echo("serving; Ctrl-C stops the servers", err=True)
+            while True:
+                time.sleep(3600)
+        time.sleep(duration)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        handle.shutdown()
+
+
 def _parse_option(item: str) -> tuple[str, Any]:
     key, eq, value = item.partition("=")
     if not eq:

@@ -21,6 +21,8 @@ __all__ = [
     "GraphshardError",
     "MissingDependencyError",
     "PartitionNotFoundError",
+    "ServerError",
+    "ServerTimeoutError",
     "ValidationError",
 ]
 
@@ -70,3 +72,11 @@ class PartitionNotFoundError(GraphshardError, FileNotFoundError):
 
 class MissingDependencyError(GraphshardError, ImportError):
     """An optional dependency needed by a feature is not installed."""
+
+
+class ServerError(GraphshardError, RuntimeError):
+    """A graph server failed and could not be reached again."""
+
+
+class ServerTimeoutError(ServerError, TimeoutError):
+    """A graph server did not answer within the request timeout."""

@@ -9,7 +9,7 @@ Example:
     ['adagrad', 'sgd']
 """
 
-from ._rpc import ServerError, ServerTimeoutError
+from ..errors import ServerError, ServerTimeoutError
 from ._server import GraphServer
 from ._tensors import OPTIMIZERS
 from .embedding import DistEmbedding, SparseAdagrad, SparseSGD

@@ -21,23 +21,15 @@ from typing import Any
 import numpy as np
 
 from .._optional import import_optional
-from ..errors import GraphshardError
+from ..errors import ServerError, ServerTimeoutError
 from ..typing import IdArray
 
-__all__ = ["Call", "Router", "ServerError", "ServerTimeoutError", "group_by_owner"]
+__all__ = ["Call", "Router", "group_by_owner"]
 
 log = logging.getLogger(__name__)
 
 #: ``(part_id, method name, positional args)``
 Call = tuple[int, str, tuple]
-
-
-class ServerError(GraphshardError, RuntimeError):
-    """A graph server failed and could not be reached again."""
-
-
-class ServerTimeoutError(ServerError, TimeoutError):
-    """A graph server did not answer within the request timeout."""
 
 
 def group_by_owner(owner: IdArray, num_parts: int) -> list[IdArray]:

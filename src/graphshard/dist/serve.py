@@ -26,7 +26,7 @@ from typing import Any
 from .._optional import import_optional
 from ..errors import ConfigError
 from ..partition.files import read_config
-from ._rpc import ServerError, ServerTimeoutError
+from ..errors import ServerError, ServerTimeoutError
 from ._server import GraphServer
 
 __all__ = ["NAMESPACE", "ServeHandle", "ensure_ray", "find_servers", "serve", "server_names",
