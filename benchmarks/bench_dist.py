@@ -77,7 +77,7 @@ def main() -> None:
         return blocks, feat[blocks.input_nodes["_N"]]
 
     def dist_step(b: int) -> tuple[gs.sampling.SampledBlocks, np.ndarray, float]:
-        blocks = gs.dist.sample_blocks(dg, batches[b], fanouts, seed=b)
+        blocks = gs.sampling.sample_blocks(dg, batches[b], fanouts, seed=b)
         t = time.perf_counter()
         x = dg.ndata["feat"][blocks.input_nodes["_N"]]
         return blocks, x, time.perf_counter() - t

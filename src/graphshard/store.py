@@ -29,7 +29,8 @@ from .errors import ValidationError
 from .graph import CSR, Graph
 from .typing import EdgeType, EdgeTypeLike, IdArray
 
-__all__ = ["EDGE_DIRS", "CSRStore", "GraphStore", "LocalAdjacency", "as_store", "check_weights"]
+__all__ = ["EDGE_DIRS", "CSRStore", "GraphStore", "Hop", "HopSampler", "LocalAdjacency", "as_store",
+           "check_weights"]
 
 #: Valid ``edge_dir`` values: ``"in"`` follows in-edges (CSC), ``"out"`` out-edges (CSR).
 EDGE_DIRS = ("in", "out")
@@ -55,6 +56,24 @@ class GraphStore(Protocol):
     def edge_features(self, etype: EdgeTypeLike, name: str, eids: Any) -> np.ndarray: ...
     def node_features(self, ntype: str, name: str, ids: Any) -> np.ndarray: ...
     def find_edges(self, eids: Any, etype: EdgeTypeLike) -> tuple[IdArray, IdArray]: ...
+
+
+#: One hop of in-edge sampling: ``{etype: (destination keys, fanout, salt)}``.
+Hop = Mapping[EdgeType, tuple[IdArray, int, int]]
+
+
+@runtime_checkable
+class HopSampler(Protocol):
+    """Optional: a store that samples a whole hop itself (a distributed graph runs the
+    kernels next to its partitions, one request per server per hop).
+
+    ``sample_hop`` returns ``{etype: (neighbours, eids, counts)}`` exactly as
+    :func:`graphshard.sampling.neighbors.sample_etype` would for each edge type.
+    """
+
+    def sample_hop(self, hop: Hop, *, replace: bool, prob: str | None,
+                   exclude: Mapping[EdgeType, IdArray], seed: int, backend: str = "cpu"
+                   ) -> dict[EdgeType, tuple[IdArray, IdArray, IdArray]]: ...
 
 
 @runtime_checkable

@@ -68,10 +68,10 @@ def test_sampling_identical_to_local_engine(shop_parts, shop_dist, k):
         if opts.get("prob"):
             fan = [{"buys": 3, "follows": 2}] * 2
         want = gs.sampling.sample_blocks(whole, seeds, fan, seed=11, **opts)
-        _same_blocks(gs.dist.sample_blocks(dg, seeds, fan, seed=11, **opts), want)
+        _same_blocks(gs.sampling.sample_blocks(dg, seeds, fan, seed=11, **opts), want)
         _same_blocks(gs.sampling.sample_blocks(dg, seeds, fan, seed=11, **opts), want)
     excl = {"buys": np.arange(0, 400, 2)}
-    a = gs.dist.sample_neighbors(dg, {"i": np.arange(50)}, 4, exclude_edges=excl, seed=5)
+    a = gs.sampling.sample_neighbors(dg, {"i": np.arange(50)}, 4, exclude_edges=excl, seed=5)
     b = gs.sampling.sample_neighbors(whole, {"i": np.arange(50)}, 4, exclude_edges=excl,
                                      seed=5)
     for et in b.src:
@@ -97,7 +97,7 @@ def test_sampling_distribution_matches_exact_probabilities(shop_parts, shop_dist
     w = np.asarray(whole.edges["buys"].data["w"])[nb.eids].astype(np.float64)
     counts = dict.fromkeys(nb.eids.tolist(), 0)
     for s in range(600):
-        e = gs.dist.sample_neighbors(dg, {"i": [node]}, 1, prob="w", seed=s).eids[
+        e = gs.sampling.sample_neighbors(dg, {"i": [node]}, 1, prob="w", seed=s).eids[
             ("u", "buys", "i")]
         counts[int(e[0])] += 1
     obs = np.array([counts[e] for e in nb.eids.tolist()])
@@ -113,7 +113,7 @@ def test_colocated_partitions_give_the_same_answers(ray_cluster, shop_parts, sho
     np.testing.assert_array_equal(dg.nodes["u"].data["feat"][ids],
                                   p.whole.nodes["u"].data["feat"][ids])
     fan = [2, 3]
-    _same_blocks(gs.dist.sample_blocks(dg, {"i": [1, 2, 40]}, fan, seed=1),
+    _same_blocks(gs.sampling.sample_blocks(dg, {"i": [1, 2, 40]}, fan, seed=1),
                  gs.sampling.sample_blocks(p.whole, {"i": [1, 2, 40]}, fan, seed=1))
 
 

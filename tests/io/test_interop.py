@@ -51,7 +51,7 @@ def test_from_scipy() -> None:
 def test_missing_package_message() -> None:
     if importlib.util.find_spec("dgl") is not None:
         pytest.skip("dgl is installed")
-    with pytest.raises(gs.MissingDependencyError, match="to_dgl needs .*pip install dgl"):
+    with pytest.raises(gs.MissingDependencyError, match=r"to_dgl needs .*pip install dgl"):
         to_dgl(gs.graph(([0], [1])))
 
 

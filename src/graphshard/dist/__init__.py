@@ -14,7 +14,6 @@ from ._server import GraphServer
 from ._tensors import OPTIMIZERS
 from .embedding import DistEmbedding, SparseAdagrad, SparseSGD
 from .graph import DistGraph
-from .sampling import sample_blocks, sample_neighbors
 from .serve import ServeHandle, find_servers, serve, server_names, shutdown
 from .tensor import DistTensor
 from .whole import assemble_graph
@@ -32,8 +31,6 @@ __all__ = [
     "SparseSGD",
     "assemble_graph",
     "find_servers",
-    "sample_blocks",
-    "sample_neighbors",
     "serve",
     "server_names",
     "shutdown",

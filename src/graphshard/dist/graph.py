@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -28,7 +28,7 @@ from ..errors import ValidationError
 from ..graph import CSR
 from ..ids import RangePartitionBook
 from ..partition.files import read_config
-from ..store import check_edge_dir
+from ..store import Hop, check_edge_dir
 from ..typing import EdgeType, EdgeTypeLike, IdArray
 from ._rpc import Router, group_by_owner
 from ._server import GraphServer
@@ -229,6 +229,15 @@ class DistGraph:
             indices[pos], eids[pos] = ind, e
             cursor += n
         return CSR(out_ptr, indices, eids)
+
+    def sample_hop(self, hop: Hop, *, replace: bool, prob: str | None,
+                   exclude: Mapping[EdgeType, IdArray], seed: int, backend: str = "cpu"
+                   ) -> dict[EdgeType, tuple[IdArray, IdArray, IdArray]]:
+        """Sample one in-edge hop on the servers (:class:`~graphshard.store.HopSampler`)."""
+        from .sampling import sample_hop
+
+        return sample_hop(self, hop, replace=replace, prob=prob, exclude=exclude, seed=seed,
+                          backend=backend)
 
     def degrees(self, ids: Any, etype: EdgeTypeLike, *, edge_dir: str = "in") -> IdArray:
         """In- (or out-) degrees of ``ids`` for one edge type (int64)."""

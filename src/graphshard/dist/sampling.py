@@ -17,32 +17,20 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .. import sampling as local
-from ..sampling._validate import (
-    etype_salt,
-    layer_fanouts,
-    one_fanout,
-    resolve_seed,
-    seeds_by_type,
-)
-from ..sampling.backend import get_backend
-from ..sampling.blocks import Block, SampledBlocks, _reindex
-from ..sampling.neighbors import SampledEdges, _exclude_by_type
-from ..store import check_edge_dir
+from ..store import Hop
 from ..typing import EdgeType, IdArray
 from ._rpc import group_by_owner
-from .graph import DistGraph
 
-__all__ = ["sample_blocks", "sample_neighbors"]
+if TYPE_CHECKING:
+    from .graph import DistGraph
 
-_Hop = dict[EdgeType, tuple[IdArray, int, int]]  # etype -> (keys, fanout, salt)
+__all__ = ["sample_hop"]
 
-
-def sample_hop(g: DistGraph, hop: _Hop, *, replace: bool, prob: str | None,
+def sample_hop(g: DistGraph, hop: Hop, *, replace: bool, prob: str | None,
                exclude: Mapping[EdgeType, IdArray], seed: int, backend: str = "cpu"
                ) -> dict[EdgeType, tuple[IdArray, IdArray, IdArray]]:
     """Sample in-edges of every edge type of ``hop`` on the servers, one call per server.
@@ -87,74 +75,3 @@ def sample_hop(g: DistGraph, hop: _Hop, *, replace: bool, prob: str | None,
             nbr[pos], eid[pos] = n, e
         out[et] = (nbr, eid, counts)
     return out
-
-
-def sample_neighbors(g: Any, seeds: Any, fanout: int | Mapping[Any, int], edge_dir: str = "in",
-                     replace: bool = False, prob: str | None = None, exclude_edges: Any = None,
-                     *, seed: int | None = None, backend: str = "cpu") -> SampledEdges:
-    """:func:`graphshard.sampling.sample_neighbors`, run on the servers for ``edge_dir="in"``.
-
-    Any other store, or out-edges (spread over all partitions), go through the local engine
-    and the store protocol.  The result is the same for a seed either way.
-    """
-    if not isinstance(g, DistGraph) or edge_dir != "in":
-        return local.sample_neighbors(g, seeds, fanout, edge_dir, replace, prob, exclude_edges,
-                                      seed=seed, backend=backend)
-    check_edge_dir(edge_dir)
-    fan = one_fanout(g, fanout)
-    by_type = seeds_by_type(g, seeds)
-    excl = _exclude_by_type(g, exclude_edges)
-    s = resolve_seed(seed)
-    hop = {et: (by_type[et[2]], fan[et], etype_salt(g, et, "in"))
-           for et in g.canonical_etypes if et[2] in by_type and fan[et] != 0}
-    res = sample_hop(g, hop, replace=replace, prob=prob, exclude=excl, seed=s, backend=backend)
-    src: dict[EdgeType, IdArray] = {}
-    dst: dict[EdgeType, IdArray] = {}
-    eids: dict[EdgeType, IdArray] = {}
-    empty = np.zeros(0, dtype=np.int64)
-    for et in g.canonical_etypes:
-        if et[2] not in by_type:
-            continue
-        nbr, e, counts = res.get(et, (empty, empty, np.zeros(len(by_type[et[2]]), np.int64)))
-        src[et], dst[et], eids[et] = nbr, np.repeat(by_type[et[2]], counts), e
-    return SampledEdges(src, dst, eids)
-
-
-def sample_blocks(g: Any, seeds: Any, fanouts: Any, *, replace: bool = False,
-                  prob: str | None = None, exclude_edges: Any = None, seed: int | None = None,
-                  backend: str = "cpu") -> SampledBlocks:
-    """:func:`graphshard.sampling.sample_blocks` with every hop sampled on the servers.
-
-    One request per server per hop; reindexing runs in the caller.  Same result as the
-    local engine on the whole graph for a seed.  Other stores go to the local engine.
-    """
-    if not isinstance(g, DistGraph):
-        return local.sample_blocks(g, seeds, fanouts, replace=replace, prob=prob,
-                                   exclude_edges=exclude_edges, seed=seed, backend=backend)
-    layers = layer_fanouts(g, fanouts)
-    bk = get_backend(backend)
-    excl = _exclude_by_type(g, exclude_edges)
-    s = resolve_seed(seed)
-    empty = np.zeros(0, dtype=np.int64)
-    cur = {t: bk.relabel(empty, ids)[0] for t, ids in seeds_by_type(g, seeds).items()}
-    output = cur
-    blocks: list[Block] = []
-    for h, fan in enumerate(reversed(layers)):
-        hop = {et: (cur[et[2]], fan[et], etype_salt(g, et, "in", h))
-               for et in g.canonical_etypes if et[2] in cur and fan[et] != 0}
-        res = sample_hop(g, hop, replace=replace, prob=prob, exclude=excl, seed=s,
-                         backend=backend)
-        nbrs: dict[EdgeType, IdArray] = {}
-        dst: dict[EdgeType, IdArray] = {}
-        eids: dict[EdgeType, IdArray] = {}
-        for et in g.canonical_etypes:
-            keys = cur.get(et[2])
-            if keys is None:
-                continue
-            nbrs[et], eids[et], counts = res.get(et, (empty, empty,
-                                                      np.zeros(len(keys), np.int64)))
-            dst[et] = np.repeat(np.arange(len(keys), dtype=np.int64), counts)
-        src_nodes, src = _reindex(bk, cur, nbrs, empty)
-        blocks.insert(0, Block(src_nodes, dict(cur), src, dst, eids))
-        cur = src_nodes
-    return SampledBlocks(dict(cur), dict(output), blocks)

@@ -29,7 +29,7 @@ from ..store import as_store
 from ..typing import EdgeType, EdgeTypeLike, IdArray
 from ._validate import etype_salt, layer_fanouts, resolve_seed, seeds_by_type
 from .backend import get_backend
-from .neighbors import _exclude_by_type, sample_etype
+from .neighbors import _exclude_by_type, sample_hop
 
 __all__ = ["Block", "SampledBlocks", "sample_blocks"]
 
@@ -166,21 +166,16 @@ def sample_blocks(g: Any, seeds: Any, fanouts: Any, *, replace: bool = False,
     cur = {t: bk.relabel(empty, ids)[0] for t, ids in seeds_by_type(store, seeds).items()}
     output = cur
     blocks: list[Block] = []
-    for hop, fan in enumerate(reversed(layers)):
+    for h, fan in enumerate(reversed(layers)):
+        hop = {et: (cur[et[2]], fan[et], etype_salt(store, et, "in", h))
+               for et in store.canonical_etypes if et[2] in cur}
+        sampled = sample_hop(store, hop, replace=replace, prob=prob, exclude=excl, seed=s,
+                             backend=backend)
         nbrs: dict[EdgeType, IdArray] = {}
         dst: dict[EdgeType, IdArray] = {}
         eids: dict[EdgeType, IdArray] = {}
-        for et in store.canonical_etypes:
-            keys = cur.get(et[2])
-            if keys is None:
-                continue
-            if fan[et] == 0:
-                nbrs[et], eids[et], counts = empty, empty, np.zeros(len(keys), np.int64)
-            else:
-                nbrs[et], eids[et], counts = sample_etype(
-                    store, et, "in", keys, fan[et], replace=replace, prob=prob,
-                    exclude=excl.get(et), seed=s, salt=etype_salt(store, et, "in", hop),
-                    backend=backend)
+        for et, (keys, _, _) in hop.items():
+            nbrs[et], eids[et], counts = sampled[et]
             dst[et] = np.repeat(np.arange(len(keys), dtype=np.int64), counts)
         src_nodes, src = _reindex(bk, cur, nbrs, empty)
         blocks.insert(0, Block(src_nodes, dict(cur), src, dst, eids))

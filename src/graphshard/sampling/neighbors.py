@@ -20,7 +20,15 @@ import numpy as np
 from .._arrays import as_ids, check_id_range
 from ..errors import ValidationError
 from ..graph import CSR
-from ..store import GraphStore, LocalAdjacency, as_store, check_edge_dir, check_weights
+from ..store import (
+    GraphStore,
+    Hop,
+    HopSampler,
+    LocalAdjacency,
+    as_store,
+    check_edge_dir,
+    check_weights,
+)
 from ..typing import EdgeType, EdgeTypeLike, IdArray
 from ._validate import checked_csr, etype_salt, one_fanout, resolve_seed, seeds_by_type
 from .backend import get_backend
@@ -125,6 +133,29 @@ def _exclude_by_type(store: GraphStore, exclude_edges: Any) -> dict[EdgeType, Id
     return out
 
 
+def sample_hop(store: GraphStore, hop: Hop, *, edge_dir: str = "in", replace: bool,
+               prob: str | None, exclude: Mapping[EdgeType, IdArray], seed: int,
+               backend: str = "cpu") -> dict[EdgeType, tuple[IdArray, IdArray, IdArray]]:
+    """Sample every edge type of one hop: ``{etype: (neighbours, eids, counts)}``.
+
+    A store that implements :class:`~graphshard.store.HopSampler` samples in-edge hops
+    itself (e.g. on its graph servers); otherwise each edge type goes through
+    :func:`sample_etype`.  Fanout 0 gives empty results.
+    """
+    empty = np.zeros(0, dtype=np.int64)
+    out = {et: (empty, empty, np.zeros(len(keys), dtype=np.int64))
+           for et, (keys, k, _) in hop.items() if k == 0}
+    todo = {et: v for et, v in hop.items() if v[1] != 0}
+    if todo and edge_dir == "in" and isinstance(store, HopSampler):
+        out.update(store.sample_hop(todo, replace=replace, prob=prob, exclude=exclude,
+                                    seed=seed, backend=backend))
+        return out
+    for et, (keys, k, salt) in todo.items():
+        out[et] = sample_etype(store, et, edge_dir, keys, k, replace=replace, prob=prob,
+                               exclude=exclude.get(et), seed=seed, salt=salt, backend=backend)
+    return out
+
+
 def sample_neighbors(g: Any, seeds: Any, fanout: int | Mapping[EdgeTypeLike, int],
                      edge_dir: str = "in", replace: bool = False, prob: str | None = None,
                      exclude_edges: Any = None, *, seed: int | None = None,
@@ -169,18 +200,13 @@ def sample_neighbors(g: Any, seeds: Any, fanout: int | Mapping[EdgeTypeLike, int
     src: dict[EdgeType, IdArray] = {}
     dst: dict[EdgeType, IdArray] = {}
     eids: dict[EdgeType, IdArray] = {}
-    for et in store.canonical_etypes:
-        ntype = et[2] if edge_dir == "in" else et[0]
-        keys = by_type.get(ntype)
-        if keys is None:
-            continue
-        if fan[et] == 0:
-            nbr = e = np.zeros(0, dtype=np.int64)
-            counts = np.zeros(len(keys), dtype=np.int64)
-        else:
-            nbr, e, counts = sample_etype(store, et, edge_dir, keys, fan[et], replace=replace,
-                                          prob=prob, exclude=excl.get(et), seed=s,
-                                          salt=etype_salt(store, et, edge_dir), backend=backend)
+    hop = {et: (by_type[et[2] if edge_dir == "in" else et[0]], fan[et],
+                etype_salt(store, et, edge_dir))
+           for et in store.canonical_etypes if (et[2] if edge_dir == "in" else et[0]) in by_type}
+    sampled = sample_hop(store, hop, edge_dir=edge_dir, replace=replace, prob=prob,
+                         exclude=excl, seed=s, backend=backend)
+    for et, (keys, _, _) in hop.items():
+        nbr, e, counts = sampled[et]
         own = np.repeat(keys, counts)
         src[et], dst[et] = (nbr, own) if edge_dir == "in" else (own, nbr)
         eids[et] = e
