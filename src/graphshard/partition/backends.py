@@ -495,10 +495,13 @@ def auto_choice(adj: Adjacency, num_parts: int, options: MethodOptions) -> tuple
     2. Skewed degrees (:func:`degree_skew` >= 1.0: R-MAT 4.3-6.5, memplus 3.6, add20 2.1;
        meshes, RGG and SBM 0.01-0.4) or >= 5% isolated nodes (R-MAT 34-43%):
 
-       a. with >= 10M adjacency entries -> Mt-KaHyPar ``default``: METIS scales badly on
-          big power-law graphs; on R-MAT 1M nodes/10M edges, k=8, Mt-KaHyPar cut 0.41x
-          METIS's in 0.48x its time at 1.12x its peak RSS (KaMinPar: 1.39x cut, 0.04x
-          time, 0.46x memory).  On R-MAT 100k/1M edges Mt-KaHyPar took 7-11x METIS's time.
+       a. with >= 10M adjacency entries and k <= 8 -> Mt-KaHyPar ``default``: METIS
+          scales badly on big power-law graphs; on R-MAT 1M nodes/10M edges, k=8,
+          Mt-KaHyPar cut 0.41x METIS's in 0.48x its time at 1.12x its peak RSS (KaMinPar:
+          1.39x cut, 0.04x time, 0.46x memory); end to end in the shared harness 0.43x
+          pymetis's cut in 0.73x its time.  At k=64 it took 3.5x METIS's time (112 s vs
+          32 s) for 0.72x its cut, so larger k goes to (b).  On R-MAT 100k/1M edges
+          Mt-KaHyPar took 7-11x METIS's time.
        b. smaller, k > 4 -> KaMinPar ``default`` with isolated-node packing: R-MAT
           20k/200k edges cut 0.77x METIS's at 1.0x time; R-MAT 100k/1M edges k=8..64
           0.81-0.90x of METIS's cut at 0.4-0.7x its time.
@@ -520,7 +523,8 @@ def auto_choice(adj: Adjacency, num_parts: int, options: MethodOptions) -> tuple
         return "metis", "kway"
     isolated = float(np.mean(np.diff(adj.indptr) == 0)) if adj.num_nodes else 0.0
     skewed = degree_skew(adj) >= SKEW_THRESHOLD or isolated >= ISOLATED_THRESHOLD
-    if skewed and adj.num_entries >= LARGE_ENTRIES and _available("mtkahypar"):
+    if skewed and adj.num_entries >= LARGE_ENTRIES and num_parts <= 8 \
+            and _available("mtkahypar"):
         return "mtkahypar", "default"
     if skewed and num_parts > SMALL_K and _available("kaminpar"):
         return "kaminpar", "default"
