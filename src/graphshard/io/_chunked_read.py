@@ -32,10 +32,12 @@ def _read_csv(file: Path, delimiter: str, field: str) -> pa.Table:
     if file.stat().st_size == 0:
         return pa.table({})
     try:
-        return pacsv.read_csv(
+        table = pacsv.read_csv(
             file, read_options=pacsv.ReadOptions(autogenerate_column_names=True),
             parse_options=pacsv.ParseOptions(delimiter=delimiter))
-    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        table.column_names  # noqa: B018 - decodes the names: invalid UTF-8 fails here
+        return table
+    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError) as exc:
         raise fail(file, f"unreadable CSV ({exc})".replace("\n", " "), field=field) from exc
 
 
