@@ -6,6 +6,13 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# CI runs the same examples every time (a red CI must be reproducible); locally hypothesis
+# keeps exploring new examples and remembers failures in .hypothesis/.
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 _DEFAULT = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 

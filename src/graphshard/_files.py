@@ -7,11 +7,12 @@ import hashlib
 import json
 import os
 import tempfile
+import tokenize
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-__all__ = ["atomic_path", "atomic_write", "file_sha256", "write_json_atomic"]
+__all__ = ["atomic_path", "atomic_write", "file_sha256", "load_npy", "write_json_atomic"]
 
 
 @contextlib.contextmanager
@@ -73,3 +74,27 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def load_npy(path: str | os.PathLike[str], *, mmap_mode: str | None = None) -> Any:
+    """``np.load`` without pickle; a damaged file is a :class:`FormatError` naming it.
+
+    numpy reports a corrupt header as ValueError, SyntaxError or tokenize.TokenError
+    depending on the damage; all become FormatError here.
+
+    Example:
+        >>> import tempfile, pathlib, numpy as np
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "a.npy"
+        >>> np.save(p, np.arange(3))
+        >>> load_npy(p).tolist()
+        [0, 1, 2]
+    """
+    import numpy as np
+
+    from .errors import FormatError
+
+    try:
+        return np.load(path, mmap_mode=mmap_mode, allow_pickle=False)
+    except (ValueError, OSError, EOFError, SyntaxError, tokenize.TokenError) as exc:
+        raise FormatError(f"{path}: not a readable .npy/.npz file ({exc})",
+                          path=str(path)) from exc

@@ -11,6 +11,8 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
+from .._files import load_npy
+from ..errors import FormatError
 from ..ragged import Ragged
 from ._common import column_to_numpy, fail, list_to_ragged
 
@@ -49,10 +51,15 @@ def _read_table(spec: FileSpec, i: int) -> tuple[Path, Any]:
         raise fail(file, "chunk file does not exist", field=field, value=str(file))
     if spec.fmt == "csv":
         return file, _read_csv(file, spec.delimiter, field)
+    if spec.fmt == "numpy":
+        try:
+            return file, load_npy(file, mmap_mode="r")
+        except FormatError as exc:
+            raise fail(file, f"unreadable numpy chunk ({exc.__cause__})", field=field) from exc
     try:
-        if spec.fmt == "numpy":
-            return file, np.load(file, mmap_mode="r", allow_pickle=False)
-        return file, pq.read_table(file)
+        table = pq.read_table(file)
+        table.column_names  # noqa: B018 - decodes the names: invalid UTF-8 fails here
+        return file, table
     except (ValueError, OSError, EOFError, pa.ArrowException) as exc:
         raise fail(file, f"unreadable {spec.fmt} chunk ({exc})", field=field) from exc
 

@@ -10,6 +10,7 @@ dense per-type IDs in sorted order, and the original IDs are kept as node featur
 
 from __future__ import annotations
 
+import tokenize
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -81,7 +82,8 @@ def _load_table(path: Path, fmt: str, delimiter: str | None, header: bool,
         if delim == " ":
             parse = pacsv.ParseOptions(delimiter=" ", ignore_empty_lines=True)
         return pacsv.read_csv(path, read_options=read, parse_options=parse)
-    except (pa.ArrowException, OSError, ValueError, EOFError, KeyError) as exc:
+    except (pa.ArrowException, OSError, ValueError, EOFError, KeyError, SyntaxError,
+            tokenize.TokenError) as exc:
         raise fail(path, f"unreadable {fmt} edge list ({exc})".replace("\n", " ")) from exc
 
 

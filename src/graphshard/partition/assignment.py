@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from .._files import atomic_path, write_json_atomic
+from .._files import atomic_path, load_npy, write_json_atomic
 from ..errors import FormatError, PartitionNotFoundError
 from ..typing import IdArray
 
@@ -62,11 +62,7 @@ def read_assignment(path: str | os.PathLike[str], ntypes: Sequence[str]) -> dict
     for ntype in ntypes:
         npy, txt = folder / f"{ntype}.npy", folder / f"{ntype}.txt"
         if npy.exists():
-            try:
-                arr = np.load(npy, allow_pickle=False)
-            except ValueError as exc:
-                raise FormatError(f"{npy}: not a readable .npy array ({exc})",
-                                  path=str(npy)) from exc
+            arr = load_npy(npy)
             if arr.ndim != 1 or arr.dtype.kind not in "iu":
                 raise FormatError(f"{npy}: expected a 1-D integer array, got {arr.dtype} "
                                   f"{arr.shape}", path=str(npy))
