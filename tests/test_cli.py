@@ -13,7 +13,7 @@ from graphshard.cli import cli, main
 
 
 @pytest.mark.parametrize("args", [[], ["partition"], ["inspect"], ["convert"], ["assign"],
-                                  ["dispatch"], ["chunk"], ["serve"]])
+                                  ["dispatch"], ["chunk"], ["serve"], ["train"]])
 def test_every_help(args):
     result = CliRunner().invoke(cli, [*args, "--help"])
     assert result.exit_code == 0, result.output

@@ -13,7 +13,8 @@ EXTRAS = {
     "kaminpar": "quality",
     "matplotlib": "plot",
     "ray": "ray",
-    "torch": "torch",
+    "torch": "train",
+    "yaml": "train",
     "networkx": "interop",
 }
 

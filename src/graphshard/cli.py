@@ -350,6 +350,23 @@ def serve(config: Path, address: str | None, detach: bool, stop: bool,
         handle.shutdown()
 
 
+@cli.command()
+@click.argument("config", type=click.Path(path_type=Path))
+def train(config: Path) -> None:
+    """Train from a YAML config with PGL/Graph4Rec keys (task: walk or sage).
+
+    Needs the train extra: pip install 'graphshard[train]'.
+
+    \b
+    Example:
+      graphshard train walk.yaml
+    """
+    from .examples import train_from_config
+
+    result = train_from_config(config)
+    console.print(repr(result))
+
+
 def _parse_option(item: str) -> tuple[str, Any]:
     key, eq, value = item.partition("=")
     if not eq:

@@ -1,0 +1,42 @@
+"""Training examples on top of the store protocol: GraphSAGE and walk embeddings.
+
+Everything here needs torch (``pip install 'graphshard[torch]'``); the YAML config reader
+also needs pyyaml.  Names load lazily, so importing this package imports neither.
+Unstable API: the examples are a first pass and may change between releases.
+
+Example:
+    >>> import graphshard.examples as ex
+    >>> sorted(ex.__all__)[:2]
+    ['TrainResult', 'WalkEmbeddingResult']
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_LAZY = {
+    "TrainResult": ".sage",
+    "train_sage": ".sage",
+    "WalkEmbeddingResult": ".walk_embed",
+    "train_walk_embedding": ".walk_embed",
+    "save_embeddings": ".walk_embed",
+    "load_embeddings": ".walk_embed",
+    "train_from_config": ".config",
+    "read_config": ".config",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    target = _LAZY.get(name)
+    if target is None:
+        raise AttributeError(f"module 'graphshard.examples' has no attribute {name!r}")
+    value = getattr(importlib.import_module(target, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,148 @@
+"""Train from a YAML config with PGL / Graph4Rec's keys (the hook for ``graphshard train``).
+
+A walk config (``task: walk``, the default) reads PGL's keys ``meta_path``, ``walk_len``,
+``walk_times``, ``win_size``, ``neg_num``, ``embed_size`` (or ``emb_size``), ``epochs``,
+``batch_size``, ``lr``, ``optimizer``, ``excluded_train_pair``, ``need_train``,
+``need_inference``, ``warm_start_from``, ``output_path``, ``seed``.  A GraphSAGE config
+(``task: sage``) reads ``fanouts``, ``hidden_size``, ``epochs``, ``batch_size``, ``lr``,
+``feat``, ``label``, ``train_mask``, ``val_mask``, ``test_mask``, ``dropout``, ``seed``.
+The graph is ``graph:`` (a partition config JSON, served by a DistGraph) or ``generate:``
+(a :func:`graphshard.datasets.from_spec` spec).  PGL keys we do not use (``etype2files``,
+``shard_num``, ...) are logged and ignored; relative paths are read from the YAML's folder.
+
+Checkpoints: a walk run writes its tables to ``output_path`` (``<ntype>.npy`` and
+``<ntype>.txt``); ``warm_start_from`` reads such a folder back to continue training, or
+with ``need_train: false`` only to dump it again.  Optimizer state is not saved.
+
+Unstable API (first pass of issue 7).
+
+Example:
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "walk.yaml"
+    >>> _ = p.write_text("generate: sbm:nodes=50,edges=200\\nwalk_len: 4\\nepochs: 1\\n")
+    >>> read_config(p)["walk_len"]  # doctest: +SKIP
+    4
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from .._optional import import_optional
+from ..errors import ConfigError
+
+__all__ = ["TASKS", "read_config", "train_from_config"]
+
+logger = logging.getLogger(__name__)
+
+#: Tasks a config can name.
+TASKS = ("walk", "sage")
+
+_COMMON = {"task", "graph", "generate", "seed", "epochs", "batch_size", "lr", "task_name",
+           "output_path"}
+_WALK = {"meta_path": "metapath", "walk_len": "walk_len", "walk_times": "walk_times",
+         "win_size": "win_size", "neg_num": "neg_num", "embed_size": "emb_size",
+         "emb_size": "emb_size", "optimizer": "optimizer",
+         "excluded_train_pair": "exclude_pairs", "neg_distribution": "neg_distribution"}
+_WALK_FLOW = {"need_train", "need_inference", "warm_start_from"}
+_SAGE = {"fanouts": "fanouts", "hidden_size": "hidden", "hidden": "hidden", "feat": "feat",
+         "label": "label", "train_mask": "train_mask", "val_mask": "val_mask",
+         "test_mask": "test_mask", "dropout": "dropout", "weight_decay": "weight_decay"}
+
+
+def read_config(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The YAML mapping at ``path``.
+
+    Raises:
+        ConfigError: the file is not YAML or not a mapping.
+        MissingDependencyError: pyyaml is not installed.
+    """
+    yaml = import_optional("yaml", "YAML training configs")
+    try:
+        cfg = yaml.safe_load(Path(path).read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"{path}: cannot read the YAML config: {exc}", path=str(path)) from exc
+    if not isinstance(cfg, dict):
+        raise ConfigError(f"{path}: expected a mapping of keys, got {type(cfg).__name__}",
+                          path=str(path))
+    return cfg
+
+
+def _graph(cfg: dict[str, Any], base: Path, path: Any) -> Any:
+    if "graph" in cfg:
+        p = Path(cfg["graph"])
+        return p if p.is_absolute() else base / p
+    if "generate" in cfg:
+        from ..datasets import from_spec
+
+        return from_spec(str(cfg["generate"]))
+    raise ConfigError(f"{path}: name the graph with 'graph: <partition config .json>' or "
+                      "'generate: <spec>'", path=str(path), field="graph")
+
+
+def train_from_config(path: str | os.PathLike[str]) -> Any:
+    """Run the training a YAML config describes (``graphshard train CONFIG.yaml``).
+
+    Args:
+        path: The YAML file.
+
+    Returns:
+        A :class:`~graphshard.examples.walk_embed.WalkEmbeddingResult` (``task: walk``; None
+        when ``need_train`` is false) or a :class:`~graphshard.examples.sage.TrainResult`
+        (``task: sage``).
+
+    Raises:
+        ConfigError: unknown task, a missing graph, or a bad value.
+        MissingDependencyError: torch or pyyaml is not installed.
+    """
+    cfg = read_config(path)
+    base = Path(path).resolve().parent
+    task = cfg.get("task", "walk")
+    if task not in TASKS:
+        raise ConfigError(f"{path}: task must be one of {TASKS}, got {task!r}", path=str(path),
+                          field="task")
+    known = _COMMON | (set(_WALK) | _WALK_FLOW if task == "walk" else set(_SAGE))
+    ignored = sorted(set(cfg) - known)
+    if ignored:
+        logger.warning("%s: ignoring keys %s", path, ignored)
+    table = _WALK if task == "walk" else _SAGE
+    kwargs = {table[k]: v for k, v in cfg.items() if k in table}
+    kwargs.update({k: cfg[k] for k in ("seed", "epochs", "batch_size", "lr") if k in cfg})
+    if isinstance(kwargs.get("exclude_pairs"), str):
+        kwargs["exclude_pairs"] = [p for p in kwargs["exclude_pairs"].split(";") if p]
+    graph = _graph(cfg, base, path)
+    out = cfg.get("output_path")
+    out = None if out is None else (Path(out) if Path(out).is_absolute() else base / out)
+    try:
+        if task == "sage":
+            from .sage import train_sage
+
+            return train_sage(graph, **kwargs)
+        return _walk(graph, kwargs, cfg, base, out)
+    except TypeError as exc:
+        raise ConfigError(f"{path}: {exc}", path=str(path)) from exc
+
+
+def _walk(graph: Any, kwargs: dict[str, Any], cfg: dict[str, Any], base: Path,
+          out: Path | None) -> Any:
+    from .walk_embed import load_embeddings, save_embeddings, train_walk_embedding
+
+    warm = cfg.get("warm_start_from")
+    init = None
+    if warm:
+        warm_dir = Path(warm) if Path(warm).is_absolute() else base / warm
+        init = dict(load_embeddings(warm_dir))
+    if not cfg.get("need_train", True):
+        if init is None:
+            raise ConfigError("need_train is false: set warm_start_from to the tables to "
+                              "dump", field="warm_start_from")
+        if cfg.get("need_inference", True) and out is not None:
+            save_embeddings(init, out)
+        return None
+    res = train_walk_embedding(graph, init=init, **kwargs)
+    if out is not None:  # without need_inference only the .npy tables (a checkpoint)
+        save_embeddings(res, out, text=bool(cfg.get("need_inference", True)))
+    return res

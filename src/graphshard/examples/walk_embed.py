@@ -1,0 +1,348 @@
+"""Unsupervised walk embeddings (DeepWalk / metapath2vec, Graph4Rec's walk-based model).
+
+Each epoch walks ``walk_times`` times from every start node (in shuffled buffers of walks),
+cuts skip-gram (centre, context) pairs within ``win_size``, draws ``neg_num`` negatives of
+the context's node type per pair, and minimises the sigmoid loss
+``-log s(e_c . e_p) - sum log s(-e_c . e_n)`` over one embedding table per node type (shared
+by centres and contexts, as PGL's walk-based model).  The tables are sparse: a step reads
+and updates only the rows of its batch.  On a DistGraph they are
+:class:`~graphshard.dist.DistEmbedding` tables updated on the servers by
+:class:`~graphshard.dist.SparseAdagrad` / :class:`~graphshard.dist.SparseSGD`; locally they
+are torch tensors updated in place, row by row, with the same Adagrad / SGD rule.
+
+Unstable API (first pass of issue 7).
+
+Example:
+    >>> import graphshard as gs
+    >>> from graphshard.examples import train_walk_embedding
+    >>> g = gs.graph(([0, 1, 2, 3], [1, 2, 3, 0]))
+    >>> res = train_walk_embedding(g, walk_len=5, walk_times=2, win_size=2, neg_num=2,
+    ...                            emb_size=4, epochs=1, seed=0)  # doctest: +SKIP
+    >>> res.embeddings["_N"].shape  # doctest: +SKIP
+    (4, 4)
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._files import atomic_path, atomic_write
+from .._optional import import_optional
+from ..errors import FormatError, ValidationError
+from ..sampling import negative_sample, parse_metapath, random_walk, skip_gram_pairs
+from ..store import GraphStore
+from ..typing import IdArray
+from ._common import open_store, subseed
+
+__all__ = ["WalkEmbeddingResult", "load_embeddings", "save_embeddings",
+           "train_walk_embedding"]
+
+logger = logging.getLogger(__name__)
+
+#: Valid ``optimizer`` values.
+OPTIMIZERS = ("adagrad", "sgd")
+
+
+@dataclass(frozen=True)
+class WalkEmbeddingResult:
+    """What :func:`train_walk_embedding` returns.
+
+    Attributes:
+        embeddings: ``{ntype: (num_nodes, emb_size) float32}``, rows in node ID order (a
+            copy; shuffled IDs for a DistGraph).
+        losses: Mean loss per epoch.
+        step_losses: Loss of every step, in order.
+        num_pairs: Training pairs per epoch.
+        seconds: Seconds per epoch.
+    """
+
+    embeddings: dict[str, np.ndarray] = field(repr=False)
+    losses: list[float]
+    step_losses: list[float] = field(repr=False)
+    num_pairs: list[int]
+    seconds: list[float]
+
+    def __repr__(self) -> str:
+        shapes = {t: e.shape for t, e in self.embeddings.items()}
+        loss = f"{self.losses[-1]:.4f}" if self.losses else "-"
+        return (f"WalkEmbeddingResult(embeddings={shapes}, epochs={len(self.losses)}, "
+                f"loss={loss}, seconds={sum(self.seconds):.1f})")
+
+
+class _TorchTable:
+    """A local embedding table: a torch tensor updated row-wise by sparse Adagrad or SGD
+    (the update of :class:`~graphshard.dist.SparseAdagrad`, done in place on the rows)."""
+
+    def __init__(self, torch: Any, init: np.ndarray, optimizer: str, lr: float) -> None:
+        self.torch = torch
+        self.weight = torch.from_numpy(init)
+        self.state = torch.zeros_like(self.weight) if optimizer == "adagrad" else None
+        self.lr, self.eps = float(lr), 1e-10
+
+    def rows(self, ids: IdArray) -> np.ndarray:
+        return self.weight[self.torch.from_numpy(ids)].numpy()
+
+    def step(self, ids: IdArray, grads: np.ndarray) -> None:
+        """Update unique rows ``ids`` with gradient rows ``grads``."""
+        idx, g = self.torch.from_numpy(ids), self.torch.from_numpy(grads)
+        if self.state is not None:
+            s = self.state[idx] + g * g
+            self.state[idx] = s
+            g = g / (s.sqrt() + self.eps)
+        self.weight.index_add_(0, idx, g, alpha=-self.lr)
+
+    def all(self) -> np.ndarray:
+        return self.weight.numpy().copy()
+
+
+class _DistTable:
+    """A DistEmbedding on the graph servers with a server-side sparse optimizer."""
+
+    def __init__(self, dg: Any, ntype: str, init: np.ndarray, optimizer: str, lr: float
+                 ) -> None:
+        from ..dist import DistEmbedding, SparseAdagrad, SparseSGD
+
+        self.emb = DistEmbedding(init.shape[0], init.shape[1], part_policy=f"node:{ntype}",
+                                 graph=dg)
+        chunk = 1 << 16
+        for i in range(0, len(init), chunk):
+            self.emb.weight[np.arange(i, min(i + chunk, len(init)))] = init[i:i + chunk]
+        self.opt = (SparseAdagrad if optimizer == "adagrad" else SparseSGD)([self.emb], lr)
+
+    def rows(self, ids: IdArray) -> np.ndarray:
+        return self.emb(ids)
+
+    def step(self, ids: IdArray, grads: np.ndarray) -> None:
+        self.opt.step(ids, grads)
+
+    def all(self) -> np.ndarray:
+        n, chunk = self.emb.num_embeddings, 1 << 16
+        return np.concatenate([self.emb(np.arange(i, min(i + chunk, n)))
+                               for i in range(0, n, chunk)])
+
+
+def _starts(store: GraphStore, metapath: Any, walk_len: int) -> list[tuple[Any, str]]:
+    """(metapath, start node type) per ``;``-separated metapath (PGL's config syntax)."""
+    paths = [None] if metapath is None else (
+        [p.strip() for p in metapath.split(";") if p.strip()] if isinstance(metapath, str)
+        else list(metapath))
+    return [(p, parse_metapath(store, p, walk_len)[0][0]) for p in paths]
+
+
+def _init_tables(torch: Any, store: GraphStore, emb_size: int, optimizer: str, lr: float,
+                 seed: int, init: dict[str, np.ndarray] | None, context: bool
+                 ) -> list[Any]:
+    """One table per node type, then (``context``) one zero context table per node type."""
+    from ..dist import DistGraph  # no Ray import until a DistGraph connects
+
+    rng = np.random.default_rng(subseed(seed, 2))
+    tables = []
+    kinds = [(t, False) for t in store.ntypes] + [(t, True) for t in store.ntypes if context]
+    for t, is_ctx in kinds:
+        n = store.num_nodes(t)
+        w = (np.zeros((n, emb_size), np.float32) if is_ctx else
+             (rng.random((n, emb_size), dtype=np.float32) - 0.5) / np.float32(emb_size ** 0.5))
+        if init is not None and t in init and not is_ctx:
+            w = np.ascontiguousarray(init[t], dtype=np.float32)
+            if w.shape != (n, emb_size):
+                raise ValidationError(f"initial embeddings of {t!r} have shape {w.shape}, "
+                                      f"expected {(n, emb_size)}", field="init")
+        tables.append(_DistTable(store, t, w, optimizer, lr) if isinstance(store, DistGraph)
+                      else _TorchTable(torch, w.copy(), optimizer, lr))
+    return tables
+
+
+def _step(torch: Any, tables: list[Any], offsets: np.ndarray, src: IdArray, dst: IdArray,
+          neg: IdArray) -> float:
+    """One sigmoid-loss step on global IDs (table ``i`` holds ``offsets[i]:offsets[i+1]``);
+    returns the loss."""
+    flat = np.concatenate([src, dst, neg.ravel()])
+    uniq, inv = np.unique(flat, return_inverse=True)
+    cuts = np.searchsorted(uniq, offsets)
+    rows = [tab.rows(uniq[cuts[i]:cuts[i + 1]] - offsets[i]) for i, tab in enumerate(tables)]
+    u = torch.from_numpy(np.concatenate(rows))
+    b, k = len(src), neg.shape[1]
+    idx = torch.from_numpy(inv.astype(np.int64).ravel())
+    i_src, i_dst, i_neg = idx[:b], idx[b:2 * b], idx[2 * b:]
+    e_src, e_dst = u[i_src], u[i_dst]
+    e_neg = u[i_neg].reshape(b, k, -1)
+    pos = (e_src * e_dst).sum(-1)
+    negs = torch.bmm(e_neg, e_src.unsqueeze(2)).squeeze(2)
+    lsig = torch.nn.functional.logsigmoid
+    loss = -(lsig(pos) + lsig(-negs).sum(1)).mean()
+    # gradients of the mean loss by hand (cheaper than autograd through the gathers)
+    g_pos = (torch.sigmoid(pos) - 1) / b
+    g_neg = torch.sigmoid(negs) / b
+    grad = torch.zeros_like(u)
+    grad.index_add_(0, i_src, g_pos[:, None] * e_dst
+                    + torch.bmm(g_neg.unsqueeze(1), e_neg).squeeze(1))
+    grad.index_add_(0, i_dst, g_pos[:, None] * e_src)
+    grad.index_add_(0, i_neg, (g_neg[:, :, None] * e_src[:, None, :]).reshape(b * k, -1))
+    grads = grad.numpy()
+    for i, tab in enumerate(tables):
+        lo, hi = cuts[i], cuts[i + 1]
+        if hi > lo:
+            tab.step(uniq[lo:hi] - offsets[i], np.ascontiguousarray(grads[lo:hi]))
+    return float(loss)
+
+
+def train_walk_embedding(store: Any, *, metapath: Any = None, walk_len: int = 24,
+                         walk_times: int = 10, win_size: int = 3, neg_num: int = 5,
+                         emb_size: int = 64, lr: float = 0.1, epochs: int = 1,
+                         batch_size: int = 512, seed: int = 0, optimizer: str = "adagrad",
+                         exclude_pairs: Sequence[Any] = (), neg_distribution: str = "uniform",
+                         walk_buffer: int = 5000, context_table: bool = False,
+                         init: dict[str, np.ndarray] | None = None) -> WalkEmbeddingResult:
+    """Train skip-gram walk embeddings with negative sampling (DeepWalk, metapath2vec).
+
+    Args:
+        store: A Graph, a GraphStore (a DistGraph: tables on its servers) or the path of a
+            partition config JSON.
+        metapath: None (one edge type), a metapath ``"u2click2i-i2click2u"``, several
+            separated by ``;`` (PGL's ``meta_path``; walks from each), or a list of them.
+        walk_len: Nodes per walk.
+        walk_times: Walks per start node and epoch.
+        win_size: Skip-gram half window.
+        neg_num: Negatives per pair, of the context's node type.
+        emb_size: Embedding width.
+        lr: Learning rate of the sparse optimizer.
+        epochs: Passes.
+        batch_size: Pairs per step.
+        seed: Seed of initialisation, walks, pair order and negatives.
+        optimizer: ``"adagrad"`` or ``"sgd"`` (sparse, rows of the batch only).
+        exclude_pairs: Node-type pairs not trained (PGL's ``excluded_train_pair``).
+        neg_distribution: ``"uniform"`` or ``"degree"`` (degree ** 0.75).
+        walk_buffer: Walks generated, paired and shuffled together.
+        context_table: Score contexts and negatives against a second, zero-initialised
+            table per node type (word2vec's output vectors) instead of the shared one
+            (PGL's default); only the first tables are returned.
+        init: Initial ``{ntype: array}`` tables (warm start); others start at random.
+
+    Returns:
+        WalkEmbeddingResult with the tables and the loss per epoch and step.
+
+    Raises:
+        ValidationError: bad metapath, sizes or optimizer.
+        MissingDependencyError: torch is not installed.
+    """
+    torch = import_optional("torch", "training")
+    if optimizer not in OPTIMIZERS:
+        raise ValidationError(f"optimizer must be one of {OPTIMIZERS}, got {optimizer!r}",
+                              field="optimizer", value=optimizer)
+    for name, v in (("epochs", epochs), ("batch_size", batch_size), ("emb_size", emb_size),
+                    ("neg_num", neg_num), ("walk_times", walk_times),
+                    ("walk_buffer", walk_buffer)):
+        if int(v) < 1:
+            raise ValidationError(f"train_walk_embedding: {name} must be >= 1, got {v!r}",
+                                  field=name, value=v)
+    with open_store(store) as st:
+        plans = _starts(st, metapath, walk_len)
+        offsets = np.concatenate([[0], np.cumsum([st.num_nodes(t) for t in st.ntypes])])
+        tables = _init_tables(torch, st, int(emb_size), optimizer, float(lr), seed, init,
+                              bool(context_table))
+        shift = int(offsets[-1]) if context_table else 0  # context IDs: the second set
+        all_offsets = (np.concatenate([offsets[:-1], offsets + shift]) if context_table
+                       else offsets)
+        losses: list[float] = []
+        step_losses: list[float] = []
+        num_pairs: list[int] = []
+        secs: list[float] = []
+        for epoch in range(int(epochs)):
+            t0 = time.perf_counter()
+            first = len(step_losses)
+            pairs_seen = 0
+            for k, (path, start_type) in enumerate(plans):
+                rng = np.random.default_rng(subseed(seed, 3, epoch, k))
+                starts = rng.permutation(np.tile(np.arange(st.num_nodes(start_type)),
+                                                 int(walk_times)))
+                for c, lo in enumerate(range(0, len(starts), int(walk_buffer))):
+                    walks = random_walk(st, starts[lo:lo + int(walk_buffer)], walk_len, path,
+                                        seed=subseed(seed, 4, epoch, k, c))
+                    p = skip_gram_pairs(walks, int(win_size), exclude_pairs=exclude_pairs)
+                    order = rng.permutation(len(p))
+                    pairs_seen += len(p)
+                    gsrc = offsets[p.src_type] + p.src
+                    gdst = offsets[p.dst_type] + p.dst
+                    for b, i in enumerate(range(0, len(order), int(batch_size))):
+                        sel = order[i:i + int(batch_size)]
+                        neg = _negatives(st, p.ntypes, p.dst_type[sel], int(neg_num),
+                                         neg_distribution, offsets,
+                                         subseed(seed, 5, epoch, k, c, b))
+                        step_losses.append(_step(torch, tables, all_offsets, gsrc[sel],
+                                                 gdst[sel] + shift, neg + shift))
+            secs.append(time.perf_counter() - t0)
+            num_pairs.append(pairs_seen)
+            losses.append(float(np.mean(step_losses[first:])) if pairs_seen else float("nan"))
+            logger.info("walk embedding epoch %d: %d pairs, loss %.4f, %.1f s", epoch,
+                        pairs_seen, losses[-1], secs[-1])
+        embeddings = {t: tables[i].all() for i, t in enumerate(st.ntypes)}
+    return WalkEmbeddingResult(embeddings, losses, step_losses, num_pairs, secs)
+
+
+def _negatives(store: GraphStore, ntypes: list[str], dst_type: np.ndarray, neg_num: int,
+               distribution: str, offsets: np.ndarray, seed: int) -> IdArray:
+    """``(len(dst_type), neg_num)`` global IDs, each row of its context's node type."""
+    out = np.empty((len(dst_type), neg_num), dtype=np.int64)
+    for ti in np.unique(dst_type):
+        rows = np.flatnonzero(dst_type == ti)
+        t = ntypes[int(ti)]
+        out[rows] = offsets[store.ntypes.index(t)] + negative_sample(
+            store, (len(rows), neg_num), ntype=t, distribution=distribution,
+            seed=subseed(seed, int(ti)))
+    return out
+
+
+def save_embeddings(embeddings: Any, out_dir: str | os.PathLike[str], *,
+                    ids: dict[str, IdArray] | None = None, text: bool = True) -> list[Path]:
+    """Write each node type's table as ``<ntype>.txt`` (``nid\\tv1 v2 ...`` per line, PGL's
+    inference dump) and ``<ntype>.npy`` (float32, rows in ID order), atomically.
+
+    Args:
+        embeddings: ``{ntype: (N, D) array}`` or a :class:`WalkEmbeddingResult`.
+        out_dir: Output folder (created).
+        ids: Node IDs to write in the text file per type (e.g. original IDs of a
+            partitioned graph); default ``0..N-1``.
+
+    Returns:
+        The written paths.
+    """
+    if isinstance(embeddings, WalkEmbeddingResult):
+        embeddings = embeddings.embeddings
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for t, emb in embeddings.items():
+        arr = np.ascontiguousarray(emb, dtype=np.float32)
+        nid = np.arange(len(arr)) if ids is None or t not in ids else np.asarray(ids[t])
+        if len(nid) != len(arr):
+            raise ValidationError(f"save_embeddings: {len(nid)} IDs for {len(arr)} rows of "
+                                  f"{t!r}", field="ids")
+        if text:
+            with atomic_write(out / f"{t}.txt", "w") as fh:
+                for i, row in zip(nid.tolist(), arr, strict=True):
+                    fh.write(f"{i}\t{' '.join(f'{v:.6g}' for v in row.tolist())}\n")
+            written.append(out / f"{t}.txt")
+        with atomic_path(out / f"{t}.npy") as tmp, open(tmp, "wb") as fh:
+            np.save(fh, arr, allow_pickle=False)
+        written.append(out / f"{t}.npy")
+    return written
+
+
+def load_embeddings(out_dir: str | os.PathLike[str]) -> dict[str, np.ndarray]:
+    """Read the ``<ntype>.npy`` tables written by :func:`save_embeddings` (memory-mapped).
+
+    Raises:
+        FormatError: the folder has no ``.npy`` table.
+    """
+    files = sorted(Path(out_dir).glob("*.npy"))
+    if not files:
+        raise FormatError(f"{out_dir}: no <ntype>.npy embedding tables", path=str(out_dir))
+    return {f.stem: np.load(f, mmap_mode="r", allow_pickle=False) for f in files}

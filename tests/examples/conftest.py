@@ -1,0 +1,13 @@
+"""Small graphs for the training tests; every test here needs torch."""
+
+from __future__ import annotations
+
+import pytest
+
+import graphshard as gs
+
+
+@pytest.fixture(scope="module")
+def sbm_graph() -> gs.Graph:
+    """600 nodes in 3 communities, 8 noisy features, train/val/test masks."""
+    return gs.datasets.sbm(600, 3600, num_blocks=3, num_features=8, seed=0)

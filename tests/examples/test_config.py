@@ -1,0 +1,72 @@
+"""``train_from_config``: PGL-style YAML keys, outputs, warm start."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import graphshard as gs
+
+pytest.importorskip("torch", reason="needs torch (pip install 'graphshard[torch]')")
+from graphshard.examples import (
+    TrainResult,
+    WalkEmbeddingResult,
+    train_from_config,
+)
+
+pytest.importorskip("yaml", reason="needs pyyaml")
+
+WALK = """\
+task_name: deepwalk.test
+generate: sbm:nodes=120,edges=600,blocks=2
+etype2files: "u2click2i:./toy_data/u2click2i.txt"
+walk_len: 6
+walk_times: 2
+win_size: 2
+neg_num: 2
+embed_size: 4
+epochs: 2
+batch_size: 128
+lr: 0.1
+seed: 0
+output_path: out
+"""
+
+
+def test_walk_config_dumps_and_warm_starts(tmp_path, caplog):
+    cfg = tmp_path / "walk.yaml"
+    cfg.write_text(WALK)
+    res = train_from_config(cfg)
+    assert isinstance(res, WalkEmbeddingResult) and res.embeddings["_N"].shape == (120, 4)
+    assert "ignoring keys ['etype2files']" in caplog.text
+    assert len((tmp_path / "out" / "_N.txt").read_text().splitlines()) == 120
+    first = np.load(tmp_path / "out" / "_N.npy")
+    # continue from the checkpoint: a second run starts from the saved tables
+    cfg.write_text(WALK.replace("output_path: out", "output_path: out2\nwarm_start_from: out"))
+    res2 = train_from_config(cfg)
+    assert res2.losses[0] < res.losses[0]
+    # dump only
+    cfg.write_text(WALK.replace("output_path: out", "output_path: out3\nwarm_start_from: out\n"
+                                "need_train: false"))
+    assert train_from_config(cfg) is None
+    np.testing.assert_array_equal(np.load(tmp_path / "out3" / "_N.npy"), first)
+
+
+def test_sage_config(tmp_path):
+    cfg = tmp_path / "sage.yaml"
+    cfg.write_text("task: sage\ngenerate: sbm:nodes=300,edges=1800,blocks=3,features=8\n"
+                   "fanouts: [5, 5]\nhidden_size: 8\nepochs: 2\nbatch_size: 64\nlr: 0.01\n")
+    res = train_from_config(cfg)
+    assert isinstance(res, TrainResult) and len(res.losses) == 2
+
+
+@pytest.mark.parametrize(("text", "match"), [
+    ("task: gcn\n", "task must be one of"),
+    ("walk_len: 4\n", "name the graph"),
+    ("- 1\n", "expected a mapping"),
+])
+def test_config_errors(tmp_path, text, match):
+    cfg = tmp_path / "bad.yaml"
+    cfg.write_text(text)
+    with pytest.raises(gs.ConfigError, match=match):
+        train_from_config(cfg)
