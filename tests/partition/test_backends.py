@@ -11,7 +11,7 @@ import pytest
 
 from graphshard.errors import ValidationError
 from graphshard.io import read_metis
-from graphshard.partition import backends
+from graphshard.partition import backends, portfolio
 from graphshard.partition.adjacency import Adjacency, symmetric_adjacency
 from graphshard.partition.methods import METHODS, MethodOptions, run_method
 
@@ -183,13 +183,13 @@ def test_unknown_preset_lists_the_choices(add20):
 def test_auto_choice_rule(add20, elt4):
     opts = MethodOptions()
     multi = add20.with_vertex_weights(np.ones((add20.num_nodes, 2), dtype=np.int64))
-    assert backends.auto_choice(multi, 4, opts)[0] == "metis"
-    assert backends.auto_choice(elt4, 4, opts)[0] == "metis"  # a mesh: degree skew 0.1
+    assert portfolio.auto_choice(multi, 4, opts)[0] == "metis"
+    assert portfolio.auto_choice(elt4, 4, opts)[0] == "metis"  # a mesh: degree skew 0.1
     skewed = "kaminpar" if HAS["kaminpar"] else "metis"  # add20: degree skew 2.1
-    assert backends.auto_choice(add20, 8, opts)[0] == skewed
-    assert backends.auto_choice(add20, 4, opts) == ("metis", "recursive")  # small k
+    assert portfolio.auto_choice(add20, 8, opts)[0] == skewed
+    assert portfolio.auto_choice(add20, 4, opts) == ("metis", "recursive")  # small k
     isolated = symmetric_adjacency(np.arange(9), np.arange(1, 10), 100)  # 90% isolated
-    assert backends.auto_choice(isolated, 8, opts)[0] == skewed
+    assert portfolio.auto_choice(isolated, 8, opts)[0] == skewed
 
 
 def test_methods_are_registered():

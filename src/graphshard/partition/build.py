@@ -166,7 +166,7 @@ def build_partitions(g: Graph, graph_name: str, num_parts: int, out_path: str | 
         adj = adj.with_vertex_weights(weights)
         parts = run_method(adj, min(total, max(n, 1)), method, options)
         if method == "auto":  # record what ran
-            from .backends import auto_choice
+            from .portfolio import auto_choice
 
             method = "auto:" + ":".join(auto_choice(adj, min(total, max(n, 1)), options))
         del adj

@@ -121,4 +121,5 @@ def _metis(adj: Adjacency, num_parts: int, options: MethodOptions) -> IdArray:
     recursive = num_parts <= 8 and options.objtype == "cut"
     return metis_kway(adj, num_parts, imbalance=options.imbalance, objtype=options.objtype,
                       seed=options.seed, recursive=recursive)
-from . import backends  # noqa: E402,F401  (registers kaminpar, mtkahypar, quality, auto)
+# registers kaminpar, mtkahypar, quality and auto
+from . import backends, portfolio  # noqa: E402,F401
