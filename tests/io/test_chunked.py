@@ -182,3 +182,15 @@ def test_fuzz_chunk_files(tmp_path: Path, data) -> None:
         pass
     finally:
         target.write_bytes(original)
+
+
+def test_single_chunk_readers_name_missing_feature(tmp_path):
+    from graphshard.io.chunked import load_chunked_meta, read_data_chunk
+
+    g = gs.graph(([0, 1], [1, 0]))
+    g.ndata["x"] = np.arange(2.0)
+    gs.io.write_chunked(g, tmp_path, 1)
+    meta = load_chunked_meta(tmp_path)
+    assert read_data_chunk(meta, "node", "_N", "x", 0, 0).data.tolist() == [0.0, 1.0]
+    with pytest.raises(gs.FormatError, match="no node feature 'y' for node type '_N'"):
+        read_data_chunk(meta, "node", "_N", "y", 0, 0)

@@ -284,11 +284,7 @@ def iter_node_data_chunks(meta: ChunkedMeta, ntype: str, name: str) -> Iterator[
     Raises:
         FormatError: a missing or unreadable file, or a row total that disagrees.
     """
-    try:
-        spec = meta.node_data[ntype][name]
-    except KeyError:
-        raise fail(meta.path, f"no node feature {name!r} for node type {ntype!r}",
-                   field="node_data") from None
+    spec = _data_spec(meta, "node", ntype, name)
     yield from _iter_data(meta, spec, meta.num_nodes[ntype], f"node type {ntype!r}")
 
 
@@ -296,12 +292,23 @@ def iter_edge_data_chunks(meta: ChunkedMeta, etype: EdgeType | str, name: str
                           ) -> Iterator[DataChunk]:
     """Yield the rows of edge feature ``name`` of ``etype`` one chunk file at a time."""
     et = tuple(etype.split(":")) if isinstance(etype, str) else tuple(etype)
-    try:
-        spec = meta.edge_data[et][name]
-    except KeyError:
-        raise fail(meta.path, f"no edge feature {name!r} for edge type {etype!r}",
-                   field="edge_data") from None
+    spec = _data_spec(meta, "edge", et, name)
     yield from _iter_data(meta, spec, meta.num_edges[et], f"edge type {':'.join(et)!r}")
+
+
+def _data_spec(meta: ChunkedMeta, kind: str, type_name: Any, name: str) -> FileSpec:
+    """The files of node (``kind="node"``) or edge feature ``name``; names what is missing."""
+    if kind == "node":
+        table, key, field = meta.node_data, str(type_name), "node_data"
+    else:
+        table = meta.edge_data
+        key = tuple(type_name.split(":")) if isinstance(type_name, str) else tuple(type_name)
+        field = "edge_data"
+    try:
+        return table[key][name]
+    except KeyError:
+        raise fail(meta.path, f"no {kind} feature {name!r} for {kind} type {type_name!r}",
+                   field=field) from None
 
 
 def _concat(chunks: list[DataChunk]) -> np.ndarray | Ragged:
@@ -381,10 +388,5 @@ def read_edge_chunk(meta: ChunkedMeta, etype: EdgeType | str, index: int, offset
 def read_data_chunk(meta: ChunkedMeta, kind: str, type_name: str | EdgeType, name: str,
                     index: int, offset: int) -> DataChunk:
     """Rows of chunk file ``index`` of a node (``kind="node"``) or edge feature alone."""
-    if kind == "node":
-        spec = meta.node_data[str(type_name)][name]
-    else:
-        et = tuple(type_name.split(":")) if isinstance(type_name, str) else tuple(type_name)
-        spec = meta.edge_data[et][name]
-    data, _ = _feature(spec, index)
+    data, _ = _feature(_data_spec(meta, kind, type_name, name), index)
     return DataChunk(index, offset, data)
