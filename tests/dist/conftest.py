@@ -22,6 +22,8 @@ def shop_graph(seed: int = 0) -> gs.Graph:
     g.nodes["u"].data["feat"] = rng.normal(size=(nu, 4)).astype(np.float32)
     g.nodes["i"].data["feat"] = rng.normal(size=(ni, 4)).astype(np.float32)
     g.nodes["i"].data["label"] = rng.integers(0, 3, ni)
+    g.nodes["u"].data["tags"] = gs.Ragged.from_rows(
+        [list(rng.integers(0, 9, rng.integers(0, 4))) for _ in range(nu)], dtype="int64")
     g.edges["buys"].data["w"] = rng.random(400).astype(np.float32)
     g.edges["follows"].data["w"] = (rng.random(300) * (rng.random(300) > 0.3)).astype(
         np.float32)

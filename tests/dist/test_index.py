@@ -7,7 +7,7 @@ import pytest
 
 import graphshard as gs
 from graphshard.dist._index import PartIndex
-from graphshard.dist._rpc import group_by_owner
+from graphshard.dist._rpc import group_by_owner, merge_calls, split_results
 from graphshard.dist._server import GraphServer
 from graphshard.dist._tensors import TensorShard
 from graphshard.errors import ValidationError
@@ -61,6 +61,28 @@ def test_part_index_rejects_nodes_owned_elsewhere(shop_parts):
 def test_group_by_owner_keeps_input_order():
     groups = group_by_owner(np.array([2, 0, 2, 1, 0]), 4)
     assert [g.tolist() for g in groups] == [[1, 4], [3], [0, 2], []]
+
+
+def test_multi_batches_reads_and_merged_calls_split_back(shop_parts, tmp_path):
+    p = shop_parts[2]
+    srv = GraphServer(p.config, 1, str(tmp_path))
+    ids = srv.index.owned_nodes("u")[:5]
+    et = ("u", "follows", "u")
+    calls = [(1, "node_features", ("u", "feat", ids)), (0, "degrees", (ids, et, "out")),
+             (1, "sample", ([(et, ids, 2, 0)], False, None, {}, 3, "cpu", True))]
+    merged, where = merge_calls(calls)
+    assert [c[:2] for c in merged] == [(1, "multi"), (0, "degrees")]
+    answers = [srv.multi(*merged[0][2]), "part0"]
+    feats, deg, sampled = split_results(answers, where)
+    np.testing.assert_array_equal(feats, p.whole.nodes["u"].data["feat"][ids])
+    assert deg == "part0"
+    nbrs, eids, counts = sampled[0]
+    assert nbrs.dtype == np.int32  # narrowed for the wire
+    want = srv.sample([(et, ids, 2, 0)], False, None, {}, 3)[0]
+    for a, b in zip((nbrs, eids, counts), want, strict=True):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValidationError, match="'tensor_write' cannot be batched"):
+        srv.multi([("tensor_write", ("w", ids, ids))])
 
 
 @pytest.mark.parametrize("optimizer", ["sgd", "adagrad"])

@@ -12,17 +12,23 @@ Example:
 from ..errors import ServerError, ServerTimeoutError
 from ._server import GraphServer
 from ._tensors import OPTIMIZERS
+from .cache import FeatureCache
 from .embedding import DistEmbedding, SparseAdagrad, SparseSGD
 from .graph import DistGraph
+from .loader import BlockLoader
+from .sampling import DistBatch, sample_blocks
 from .serve import ServeHandle, find_servers, serve, server_names, shutdown
 from .tensor import DistTensor
 from .whole import assemble_graph
 
 __all__ = [
     "OPTIMIZERS",
+    "BlockLoader",
+    "DistBatch",
     "DistEmbedding",
     "DistGraph",
     "DistTensor",
+    "FeatureCache",
     "GraphServer",
     "ServeHandle",
     "ServerError",
@@ -31,6 +37,7 @@ __all__ = [
     "SparseSGD",
     "assemble_graph",
     "find_servers",
+    "sample_blocks",
     "serve",
     "server_names",
     "shutdown",

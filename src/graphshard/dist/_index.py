@@ -30,10 +30,36 @@ from .._arrays import as_ids
 from ..errors import ValidationError
 from ..graph import CSR, build_csr
 from ..partition.files import Partition
+from ..ragged import Ragged
 from ..store import check_edge_dir
 from ..typing import EdgeType, IdArray
 
-__all__ = ["PartIndex", "gather_rows"]
+__all__ = ["PartIndex", "gather_rows", "scatter_ragged"]
+
+
+def scatter_ragged(n: int, pieces: list[tuple[IdArray, Ragged]], dtype: Any) -> Ragged:
+    """One Ragged of ``n`` rows from pieces ``(positions, rows)``: row ``positions[i]`` of the
+    result is row ``i`` of the piece (every position in exactly one piece).
+
+    Example:
+        >>> r = scatter_ragged(3, [(np.array([2, 0]), Ragged.from_rows([[1, 2], [3]])),
+        ...                        (np.array([1]), Ragged.from_rows([[]]))], "int64")
+        >>> [r[i].tolist() for i in range(3)]
+        [[3], [], [1, 2]]
+    """
+    lengths = np.zeros(n, dtype=np.int64)
+    for pos, rag in pieces:
+        lengths[pos] = np.diff(rag.offsets)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    tail = pieces[0][1].values.shape[1:] if pieces else ()
+    values = np.empty((offsets[-1], *tail), dtype=dtype)
+    for pos, rag in pieces:
+        off = rag.offsets
+        at = np.repeat(offsets[pos] - off[:-1], np.diff(off)) + np.arange(off[-1],
+                                                                           dtype=np.int64)
+        values[at] = rag.values
+    return Ragged(values, offsets)
 
 
 def gather_rows(indptr: IdArray, rows: IdArray) -> tuple[IdArray, IdArray]:
@@ -166,15 +192,21 @@ class PartIndex:
             csr, rows = self._out_rows(ids, et)
         return csr.indptr[rows + 1] - csr.indptr[rows]
 
-    def node_features(self, ntype: str, name: str, ids: Any) -> np.ndarray:
-        """Rows of owned nodes of feature ``name`` (a copy)."""
+    def node_features(self, ntype: str, name: str, ids: Any) -> np.ndarray | Ragged:
+        """Rows of owned nodes of feature ``name`` (a copy; a Ragged for a Ragged column)."""
         col = self._column(self.node_feats, f"{ntype}/{name}", "node")
-        return np.asarray(col[self.owned_rows(ids, ntype)])
+        return _take(col, self.owned_rows(ids, ntype))
 
-    def edge_features(self, et: EdgeType, name: str, eids: Any) -> np.ndarray:
-        """Rows of owned edges of feature ``name`` (a copy)."""
+    def node_feature_rows(self, ntype: str, name: str, ids: Any) -> tuple[Any, IdArray]:
+        """``(column, rows)``: the stored column (memory-mapped; not a copy) and the rows of
+        owned nodes ``ids`` in it, for a co-located reader that copies them itself."""
+        col = self._column(self.node_feats, f"{ntype}/{name}", "node")
+        return col, self.owned_rows(ids, ntype)
+
+    def edge_features(self, et: EdgeType, name: str, eids: Any) -> np.ndarray | Ragged:
+        """Rows of owned edges of feature ``name`` (a copy; a Ragged for a Ragged column)."""
         col = self._column(self.edge_feats, f"{':'.join(et)}/{name}", "edge")
-        return np.asarray(col[self._owned_edges(eids, et)])
+        return _take(col, self._owned_edges(eids, et))
 
     def find_edges(self, eids: Any, et: EdgeType) -> tuple[IdArray, IdArray]:
         """Endpoints (per-type IDs) of owned edges."""
@@ -183,8 +215,10 @@ class PartIndex:
 
     def schema(self) -> dict[str, Any]:
         """Feature names with their row shape and dtype, for the client's data views."""
-        def describe(feats: dict[str, Any]) -> dict[str, tuple[tuple[int, ...], str]]:
-            return {k: (tuple(np.shape(v)[1:]), str(np.asarray(v[:0]).dtype))
+        def describe(feats: dict[str, Any]) -> dict[str, tuple[Any, str]]:
+            # a Ragged column's row shape is None (rows of any length)
+            return {k: ((None, str(v.values.dtype)) if isinstance(v, Ragged) else
+                        (tuple(np.shape(v)[1:]), str(np.asarray(v[:0]).dtype)))
                     for k, v in feats.items() if hasattr(v, "shape")}
         return {"node": describe(self.node_feats), "edge": describe(self.edge_feats)}
 
@@ -196,6 +230,10 @@ class PartIndex:
 
     def __repr__(self) -> str:
         return f"PartIndex(part_id={self.part_id}, inner_edges={self.num_inner_edges})"
+
+
+def _take(col: Any, rows: IdArray) -> np.ndarray | Ragged:
+    return col.take(rows) if isinstance(col, Ragged) else np.asarray(col[rows])
 
 
 def _range(ids: IdArray) -> tuple[int, int]:

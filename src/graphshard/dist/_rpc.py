@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -24,7 +25,7 @@ from .._optional import import_optional
 from ..errors import ServerError, ServerTimeoutError
 from ..typing import IdArray
 
-__all__ = ["Call", "Router", "group_by_owner"]
+__all__ = ["Call", "Pending", "Router", "group_by_owner", "merge_calls", "split_results"]
 
 log = logging.getLogger(__name__)
 
@@ -39,9 +40,61 @@ def group_by_owner(owner: IdArray, num_parts: int) -> list[IdArray]:
         >>> [g.tolist() for g in group_by_owner(np.array([1, 0, 1, 1]), 2)]
         [[1], [0, 2, 3]]
     """
-    order = np.argsort(owner, kind="stable")
+    small = np.uint8 if num_parts <= 256 else np.uint16 if num_parts <= 65536 else np.int64
+    order = np.argsort(owner.astype(small, copy=False), kind="stable")  # radix sort: O(n)
     cuts = np.cumsum(np.bincount(owner, minlength=num_parts))[:-1]
     return np.split(order.astype(np.int64, copy=False), cuts)
+
+
+@dataclass
+class Pending:
+    """Calls in flight (from :meth:`Router.submit`).
+
+    Attributes:
+        calls: The calls, in order.
+        refs: Position -> Ray reference of each remote call.
+        done: Position -> result of each call answered in-process.
+        deadline: ``time.monotonic()`` after which waiting raises.
+        started: ``time.monotonic()`` when the calls were sent.
+    """
+
+    calls: list[Call]
+    refs: dict[int, Any]
+    done: dict[int, Any]
+    deadline: float
+    started: float
+
+
+def merge_calls(calls: Sequence[Call]) -> tuple[list[Call], list[tuple[int, int]]]:
+    """One call per server: the calls of a server that gets several become one ``multi``.
+
+    Returns the merged calls and, for every input call, ``(merged position, position in the
+    multi's results or -1 for a plain call)``; :func:`split_results` undoes the merge.
+
+    Example:
+        >>> merged, where = merge_calls([(1, "a", ()), (0, "b", ()), (1, "c", (2,))])
+        >>> merged, where
+        ([(1, 'multi', ([('a', ()), ('c', (2,))],)), (0, 'b', ())], [(0, 0), (1, -1), (0, 1)])
+    """
+    by_part: dict[int, list[int]] = {}
+    for i, (p, _, _) in enumerate(calls):
+        by_part.setdefault(p, []).append(i)
+    merged: list[Call] = []
+    where: list[tuple[int, int]] = [(0, -1)] * len(calls)
+    for p, idx in by_part.items():
+        if len(idx) == 1:
+            where[idx[0]] = (len(merged), -1)
+            merged.append(calls[idx[0]])
+            continue
+        for j, i in enumerate(idx):
+            where[i] = (len(merged), j)
+        merged.append((p, "multi", ([(calls[i][1], calls[i][2]) for i in idx],)))
+    return merged, where
+
+
+def split_results(results: Sequence[Any], where: Sequence[tuple[int, int]]) -> list[Any]:
+    """Results of the original calls from those of :func:`merge_calls`' merged calls."""
+    return [results[m] if j < 0 else results[m][j] for m, j in where]
 
 
 class Router:
@@ -81,19 +134,52 @@ class Router:
             ServerTimeoutError: a server did not answer before the deadline.
             ServerError: a server failed for good (or kept failing until the deadline).
         """
+        return self.gather(self.submit(calls, timeout=timeout))
+
+    def submit(self, calls: Sequence[Call], *, timeout: float | None = None) -> Pending:
+        """Send ``calls`` to their remote servers and answer the co-located ones in-process
+        meanwhile; :meth:`gather` collects the results (the deadline starts now)."""
         ray = self._ray
-        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
-        pending: dict[int, Any] = {}
-        results: list[Any] = [None] * len(calls)
+        started = time.monotonic()
+        deadline = started + (self.timeout if timeout is None else timeout)
+        refs: dict[int, Any] = {}
+        done: dict[int, Any] = {}
         for i, (p, method, args) in enumerate(calls):
             if p not in self.local:
-                pending[i] = getattr(self.actors[p], method).remote(*args)
+                refs[i] = getattr(self.actors[p], method).remote(*args)
         for i, (p, method, args) in enumerate(calls):
             if p in self.local:
-                results[i] = getattr(self.local[p], method)(*_resolve(ray, args))
-        for i, ref in pending.items():
-            results[i] = self._get(calls[i], ref, deadline)
+                done[i] = getattr(self.local[p], method)(*_resolve(ray, args))
+        return Pending(list(calls), refs, done, deadline, started)
+
+    def gather(self, pending: Pending) -> list[Any]:
+        """Results of :meth:`submit`'s calls in call order (retrying failed servers)."""
+        results: list[Any] = [None] * len(pending.calls)
+        for i, value in pending.done.items():
+            results[i] = value
+        for i, ref in pending.refs.items():
+            results[i] = self._get(pending.calls[i], ref, pending.deadline)
         return results
+
+    def wait(self, pendings: Sequence[Pending], *, timeout: float) -> list[int]:
+        """Block until at least one of ``pendings`` has all its remote answers (a failed
+        call counts as answered: :meth:`gather` retries it), or ``timeout`` seconds pass;
+        positions of the complete ones (none after a timeout)."""
+        ray = self._ray
+        refs = [r for p in pendings for r in p.refs.values()]
+        end = time.monotonic() + timeout
+        ready: set[Any] = set()
+        while True:
+            complete = [i for i, p in enumerate(pendings)
+                        if all(r in ready for r in p.refs.values())]
+            remaining = end - time.monotonic()
+            if complete or not refs or remaining <= 0:
+                return complete
+            todo = [r for r in refs if r not in ready]
+            got, _ = ray.wait(todo, num_returns=1, timeout=remaining)
+            ready.update(got)
+            if got:  # collect whatever else is ready by now, without blocking
+                ready.update(ray.wait(todo, num_returns=len(todo), timeout=0)[0])
 
     def _get(self, call: Call, ref: Any, deadline: float) -> Any:
         ray = self._ray

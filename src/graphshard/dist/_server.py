@@ -17,12 +17,14 @@ Example:
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from .._arrays import as_ids
+from ..errors import ValidationError
 from ..partition.files import load_partition_data
 from ..sampling.backend import get_backend
 from ..sampling.neighbors import sample_etype
@@ -30,7 +32,11 @@ from ..typing import EdgeType, IdArray
 from ._index import PartIndex
 from ._tensors import TensorShard
 
-__all__ = ["GraphServer", "SampleRequest"]
+__all__ = ["MULTI_METHODS", "GraphServer", "SampleRequest"]
+
+#: Methods :meth:`GraphServer.multi` may run (reads only: no writes in a batched call).
+MULTI_METHODS = frozenset({"degrees", "edge_features", "find_edges", "neighbors",
+                           "node_features", "sample", "tensor_read"})
 
 #: ``(etype, keys, fanout, salt)``: sample ``fanout`` in-edges of every node of ``keys``.
 SampleRequest = tuple[EdgeType, IdArray, int, int]
@@ -52,6 +58,9 @@ class GraphServer:
         self.part_id = int(part_id)
         self.index = PartIndex(load_partition_data(config, part_id, verify=verify))
         self.tensors = TensorShard(Path(tensor_dir) / f"part{part_id}")
+        meta = self.index.book.metadata()
+        self._fits32 = max(sum(m["num_nodes"] for m in meta),
+                           sum(m["num_edges"] for m in meta)) < 2**31
 
     # ----- liveness ---------------------------------------------------------------------------
     def info(self) -> dict[str, Any]:
@@ -92,13 +101,22 @@ class GraphServer:
 
     # ----- sampling ----------------------------------------------------------------------------
     def sample(self, requests: list[SampleRequest], replace: bool, prob: str | None,
-               exclude: dict[EdgeType, IdArray], seed: int, backend: str = "cpu"
-               ) -> list[tuple[IdArray, IdArray, IdArray]]:
+               exclude: dict[EdgeType, IdArray], seed: int, backend: str = "cpu",
+               narrow: bool = False) -> list[tuple[IdArray, IdArray, IdArray]]:
         """Sample in-edges around owned nodes, one ``(nbrs, eids, counts)`` per request.
 
         Draws are keyed by (seed, salt, node ID) as in the local engine, so the result is
-        the one the whole graph gives for these nodes.
+        the one the whole graph gives for these nodes.  ``narrow``: return int32 arrays
+        when every ID of the graph fits (half the bytes on the wire), else int64.
         """
+        out = self._sample(requests, replace, prob, exclude, seed, backend)
+        if narrow and self._fits32:
+            out = [tuple(a.astype(np.int32) for a in r) for r in out]  # type: ignore[misc]
+        return out
+
+    def _sample(self, requests: list[SampleRequest], replace: bool, prob: str | None,
+                exclude: dict[EdgeType, IdArray], seed: int, backend: str
+                ) -> list[tuple[IdArray, IdArray, IdArray]]:
         bk = get_backend(backend)
         out = []
         for et, keys, k, salt in requests:
@@ -118,6 +136,22 @@ class GraphServer:
             bk.fill_uniform(csr.indptr, csr.indices, csr.eids, rows, keys, offsets, k,
                             replace, seed, salt, nbr, eid)
             out.append((nbr, eid, counts))
+        return out
+
+    # ----- batching ----------------------------------------------------------------------------
+    def multi(self, ops: list[tuple[str, tuple]]) -> list[Any]:
+        """Run several read operations in one call (one Ray round trip): ``[(method name,
+        args), ...]`` -> their results in order.  Only the read methods are allowed.
+
+        Raises:
+            ValidationError: an op names another method.
+        """
+        out = []
+        for method, args in ops:
+            if method not in MULTI_METHODS:
+                raise ValidationError(f"multi: {method!r} cannot be batched; choices are "
+                                      f"{sorted(MULTI_METHODS)}", field="method", value=method)
+            out.append(getattr(self, method)(*_resolve_refs(args)))
         return out
 
     # ----- distributed tensors --------------------------------------------------------------
@@ -148,3 +182,12 @@ class GraphServer:
 
     def __repr__(self) -> str:
         return f"GraphServer(config={self.config!r}, part_id={self.part_id})"
+
+
+def _resolve_refs(args: tuple) -> tuple:
+    """``args`` with Ray object references fetched (Ray resolves only top-level arguments
+    of a call, not those nested in :meth:`GraphServer.multi`'s ops)."""
+    ray = sys.modules.get("ray")
+    if ray is None or not any(isinstance(a, ray.ObjectRef) for a in args):
+        return args
+    return tuple(ray.get(a) if isinstance(a, ray.ObjectRef) else a for a in args)

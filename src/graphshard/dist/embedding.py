@@ -11,6 +11,8 @@ Example:
     >>> emb = DistEmbedding(dg.num_nodes("user"), 16, "user_emb", graph=dg)  # doctest: +SKIP
     >>> opt = SparseAdagrad([emb], lr=0.1)  # doctest: +SKIP
     >>> opt.step(ids, grads)  # doctest: +SKIP
+    >>> loss = model(emb(torch.as_tensor(ids))).sum()  # doctest: +SKIP
+    >>> loss.backward(); opt.step()  # recorded sparse gradients  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from .._optional import import_optional
 from .._tensorfile import load_tensors, save_tensors
 from ..errors import FormatError, ValidationError
 from .graph import DistGraph
@@ -56,6 +59,31 @@ def load_array(path: str | os.PathLike[str], key: str) -> np.ndarray:
         raise FormatError(f"{p}: no tensor {key!r}; tensors are {sorted(tensors)}",
                           path=str(p), field=key)
     return tensors[key]
+
+
+_FN: dict[str, Any] = {}
+
+
+def _record_fn(torch: Any) -> Any:
+    """The autograd function of a lookup (defined once torch is imported): forward returns
+    the fetched rows, backward appends ``(ids, grad rows)`` to the embedding's trace."""
+    if "record" not in _FN:
+
+        class RecordSparseGrad(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx: Any, anchor: Any, rows: np.ndarray, ids: np.ndarray,
+                        trace: list) -> Any:
+                ctx.ids, ctx.trace = ids, trace
+                return torch.from_numpy(rows)
+
+            @staticmethod
+            def backward(ctx: Any, grad: Any) -> tuple[None, None, None, None]:
+                g = grad.detach().cpu().numpy().reshape(len(ctx.ids), -1)
+                ctx.trace.append((ctx.ids, np.array(g, dtype=np.float32)))
+                return None, None, None, None
+
+        _FN["record"] = RecordSparseGrad
+    return _FN["record"]
 
 
 def _gather(t: DistTensor) -> np.ndarray:
@@ -93,10 +121,51 @@ class DistEmbedding:
                                  part_policy, persistent=name is not None, graph=graph)
         self.name = self.weight.name
         self.num_embeddings, self.embedding_dim = int(num_embeddings), int(embedding_dim)
+        self._trace: list[tuple[np.ndarray, np.ndarray]] = []
+        self._anchor_t: Any = None
 
-    def __call__(self, ids: Any) -> np.ndarray:
-        """Rows ``ids`` of the table (a new array)."""
-        return self.weight[ids]
+    def __call__(self, ids: Any) -> Any:
+        """Rows ``ids`` of the table.
+
+        With NumPy or list ``ids``: a new NumPy array.  With a torch tensor of IDs: a float
+        torch tensor; when autograd is on, its backward records the sparse gradient
+        ``(ids, rows of d loss / d output)`` here, and the sparse optimizer's ``step()``
+        (no arguments) applies and clears it, as DGL's DistEmbedding does.  The rows
+        themselves are a constant of the graph (no dense gradient of the table exists).
+
+        Example:
+            >>> out = emb(torch.tensor([0, 3, 0]))  # doctest: +SKIP
+            >>> (out ** 2).sum().backward()  # doctest: +SKIP
+            >>> opt.step()  # doctest: +SKIP
+        """
+        if type(ids).__module__.split(".")[0] != "torch":
+            return self.weight[ids]
+        torch = import_optional("torch", "DistEmbedding autograd")
+        idx = np.asarray(ids.detach().cpu().numpy(), dtype=np.int64).reshape(-1)
+        rows = self.weight[idx]
+        if not torch.is_grad_enabled():
+            return torch.from_numpy(rows).reshape(*ids.shape, self.embedding_dim)
+        out = _record_fn(torch).apply(self._anchor(torch), rows, idx, self._trace)
+        return out.reshape(*ids.shape, self.embedding_dim)
+
+    def _anchor(self, torch: Any) -> Any:
+        """An empty leaf that requires grad: it puts every lookup in the autograd graph."""
+        if self._anchor_t is None:
+            self._anchor_t = torch.zeros(0, requires_grad=True)
+        return self._anchor_t
+
+    def pop_grads(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(ids, gradient rows)`` recorded by backward passes since the last call (None if
+        nothing was recorded), and forget them."""
+        trace, self._trace[:] = list(self._trace), []
+        if not trace:
+            return None
+        return (np.concatenate([i for i, _ in trace]),
+                np.concatenate([g for _, g in trace]).astype(np.float32, copy=False))
+
+    def reset_grads(self) -> None:
+        """Forget recorded gradients (``optimizer.zero_grad()`` calls this)."""
+        self._trace.clear()
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the whole table (rows in per-type ID order) to ``.safetensors`` or ``.npy``."""
@@ -142,10 +211,32 @@ class _SparseOptimizer:
                                   field="emb")
         return emb
 
-    def step(self, ids: Any, grads: Any, *, emb: DistEmbedding | None = None) -> None:
-        """Update rows ``ids`` of ``emb`` (the only one when None) with gradient rows
-        ``grads`` of shape ``(len(ids), embedding_dim)``; repeated IDs are summed."""
-        e = self._emb(emb)
+    def step(self, ids: Any = None, grads: Any = None, *, emb: DistEmbedding | None = None
+             ) -> None:
+        """Apply a sparse update; repeated IDs are summed.
+
+        ``step()``: the gradients that backward passes recorded on every embedding (see
+        :meth:`DistEmbedding.__call__`), then forgotten.  ``step(ids, grads)``: rows ``ids``
+        of ``emb`` (the only one when None) with gradient rows ``grads`` of shape
+        ``(len(ids), embedding_dim)``.
+        """
+        if ids is None and grads is None:
+            for e in self.params:
+                got = e.pop_grads()
+                if got is not None:
+                    self._apply(e, *got)
+            return
+        if ids is None or grads is None:
+            raise ValidationError("step takes both ids and grads, or neither (recorded "
+                                  "gradients)", field="grads" if grads is None else "ids")
+        self._apply(self._emb(emb), ids, grads)
+
+    def zero_grad(self) -> None:
+        """Forget the gradients recorded on every embedding."""
+        for e in self.params:
+            e.reset_grads()
+
+    def _apply(self, e: DistEmbedding, ids: Any, grads: Any) -> None:
         st = self.state.get(e.name)
         e.weight.apply_sparse(ids, grads, self.optimizer, self.lr,
                               None if st is None else st.name, self.eps)

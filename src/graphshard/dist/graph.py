@@ -28,10 +28,13 @@ from ..errors import ValidationError
 from ..graph import CSR
 from ..ids import RangePartitionBook
 from ..partition.files import read_config
+from ..ragged import Ragged
 from ..store import Hop, check_edge_dir
 from ..typing import EdgeType, EdgeTypeLike, IdArray
+from ._index import scatter_ragged
 from ._rpc import Router, group_by_owner
 from ._server import GraphServer
+from .cache import FeatureCache, build_feature_cache
 from .serve import ServeHandle, ensure_ray, find_servers, serve
 
 __all__ = ["DistGraph"]
@@ -259,26 +262,49 @@ class DistGraph:
     def _rows(self, kind: str, key: str, method: str, type_arg: Any, arr: IdArray,
               groups: list[IdArray], name: str) -> np.ndarray:
         shape, dtype = self._feature_info(kind, key)
+        pieces = self._by_owner(method, arr, groups, lambda x: (type_arg, name, x))
+        if shape is None:
+            return scatter_ragged(len(arr), pieces, dtype)
         out = np.empty((len(arr), *shape), dtype=dtype)
-        for idx, rows in self._by_owner(method, arr, groups, lambda x: (type_arg, name, x)):
+        for idx, rows in pieces:
             out[idx] = rows
         return out
 
-    def _feature_info(self, kind: str, key: str) -> tuple[tuple[int, ...], str]:
+    def _feature_info(self, kind: str, key: str) -> tuple[tuple[int, ...] | None, str]:
+        """``(row shape, dtype)`` of a stored feature; the shape is None for a Ragged one."""
         if key not in self._schema[kind]:
             raise ValidationError(f"no {kind} feature {key!r}; {kind} features are "
                                   f"{sorted(self._schema[kind])}", field="name", value=key)
         shape, dtype = self._schema[kind][key]
-        return tuple(shape), dtype
+        return (None if shape is None else tuple(shape)), dtype
 
-    def node_features(self, ntype: str, name: str, ids: Any) -> np.ndarray:
-        """Rows ``ids`` (per-type IDs) of node feature ``name`` of ``ntype`` (a new array)."""
+    def node_features(self, ntype: str, name: str, ids: Any) -> np.ndarray | Ragged:
+        """Rows ``ids`` (per-type IDs) of node feature ``name`` of ``ntype`` (a new array, or
+        a new :class:`~graphshard.ragged.Ragged` for a variable-length feature); rows in the
+        feature cache (:meth:`cache_node_features`) are not fetched."""
         nt = self._ntype(ntype)
-        arr, groups = self._node_groups(ids, nt)
-        return self._rows("node", f"{nt}/{name}", "node_features", nt, arr, groups, name)
+        cache = self.feature_cache(nt, name)
+        if cache is None:
+            arr, groups = self._node_groups(ids, nt)
+            return self._rows("node", f"{nt}/{name}", "node_features", nt, arr, groups, name)
+        arr = as_ids(ids, "ids")
+        check_id_range(arr, self._num_nodes[nt], f"{nt!r} node IDs")
+        hit, rows = cache.split(arr)
+        miss = np.ones(len(arr), dtype=bool)
+        miss[hit] = False
+        miss_pos = np.flatnonzero(miss)
+        out = np.empty((len(arr), *cache.rows.shape[1:]), dtype=cache.rows.dtype)
+        out[hit] = cache.rows[rows]
+        if len(miss_pos):
+            rest = arr[miss_pos]
+            groups = group_by_owner(self.owners(rest, nt), self.num_partitions())
+            out[miss_pos] = self._rows("node", f"{nt}/{name}", "node_features", nt, rest,
+                                       groups, name)
+        return out
 
-    def edge_features(self, etype: EdgeTypeLike, name: str, eids: Any) -> np.ndarray:
-        """Rows ``eids`` (per-type IDs) of edge feature ``name`` of ``etype``."""
+    def edge_features(self, etype: EdgeTypeLike, name: str, eids: Any) -> np.ndarray | Ragged:
+        """Rows ``eids`` (per-type IDs) of edge feature ``name`` of ``etype`` (an array or a
+        Ragged, as :meth:`node_features`)."""
         et = self.to_canonical_etype(etype)
         arr, groups = self._edge_groups(eids, et)
         return self._rows("edge", f"{':'.join(et)}/{name}", "edge_features", et, arr,
@@ -293,6 +319,40 @@ class DistGraph:
         for idx, (s, d) in self._by_owner("find_edges", arr, groups, lambda x: (x, et)):
             src[idx], dst[idx] = s, d
         return src, dst
+
+    def owners(self, ids: IdArray, ntype: str) -> IdArray:
+        """Owning partition of per-type node IDs known to be in range (no checks: for IDs
+        that came from the servers or were checked already)."""
+        def build() -> IdArray:
+            sizes = [len(self._book.partid2nids(p, ntype)) for p in range(self.num_partitions())]
+            return np.cumsum(sizes)[:-1].astype(np.int64)
+
+        bounds = self.cached(("node-bounds", ntype), build)
+        return np.searchsorted(bounds, ids, side="right")
+
+    def cache_node_features(self, name: str, ntype: str | None = None, *,
+                            fraction: float = 0.1) -> FeatureCache | None:
+        """Keep the rows of feature ``name`` of the ``fraction`` of ``ntype`` nodes with the
+        highest out-degree (owned by remote servers) in this process, for
+        :func:`graphshard.dist.sample_blocks` and the loader (see
+        :mod:`graphshard.dist.cache`); ``fraction=0`` drops the cache.
+
+        Returns:
+            The :class:`~graphshard.dist.cache.FeatureCache` (None after a drop).
+        """
+        nt = self._ntype(ntype)
+        key = ("feature-cache", nt, name)
+        with self._lock:
+            self._cache.pop(key, None)
+            if fraction == 0:
+                return None
+            cache = build_feature_cache(self, nt, name, fraction=fraction)
+            self._cache[key] = cache
+            return cache
+
+    def feature_cache(self, ntype: str, name: str) -> FeatureCache | None:
+        """The cache of :meth:`cache_node_features` for ``(ntype, name)``, or None."""
+        return self._cache.get(("feature-cache", ntype, name))
 
     def cached(self, key: Any, build: Callable[[], Any]) -> Any:
         """A derived structure (e.g. a degree table) built once per DistGraph."""
@@ -392,12 +452,13 @@ class _FeatureColumn:
         key = (type_ if kind == "node" else ":".join(type_)) + "/" + name
         row_shape, self.dtype = g._feature_info(kind, key)
         n = g.num_nodes(type_) if kind == "node" else g.num_edges(type_)
-        self.shape = (n, *row_shape)
+        self.ragged = row_shape is None
+        self.shape = (n, *(row_shape or ()))
 
     def __len__(self) -> int:
         return self.shape[0]
 
-    def __getitem__(self, ids: Any) -> np.ndarray:
+    def __getitem__(self, ids: Any) -> np.ndarray | Ragged:
         if isinstance(ids, slice):
             ids = np.arange(len(self))[ids]
         if self._kind == "node":

@@ -1,62 +1,102 @@
 """Sampling on the graph servers: one batched request per server per hop.
 
-:func:`sample_neighbors` and :func:`sample_blocks` take the same arguments as their local
-counterparts in :mod:`graphshard.sampling` and give the same result for a seed: the seeds of
-a hop are grouped by owning partition and every server runs the sampling kernels on its
-in-CSR, keyed by (seed, hop and edge type, node ID) exactly as the local engine does on the
-whole graph.  Only sampled edges travel, not whole neighbourhoods.  Anything else (out-edge
-sampling, walks, negative sampling, degrees) runs through the GraphStore protocol, which a
-:class:`DistGraph` implements: call :mod:`graphshard.sampling` on it directly.
+:func:`sample_hop` (what :func:`graphshard.sampling.sample_blocks` calls on a
+:class:`DistGraph`) and :func:`sample_blocks` give the same result for a seed as the local
+engine on the whole graph: the keys of a hop are grouped by owning partition and every
+server runs the sampling kernels on its in-CSR, keyed by (seed, hop and edge type, node ID)
+exactly as the local engine does.  Only sampled edges travel, not whole neighbourhoods.
+
+:func:`sample_blocks` here also fetches the input nodes' features, and does so inside the
+sampling calls: each round asks a server, in one call, for the next hop around the nodes it
+owns and for the features of the nodes that the previous round added; one last round fetches
+the features of the nodes the last hop added.  A sample of ``L`` hops takes ``L + 1`` rounds
+of one call per server.  The rounds are written as a generator (:func:`blocks_steps`), so that
+:class:`~graphshard.dist.loader.BlockLoader` can keep several batches in flight and send the
+calls of all of them to a server as one.
+
+Anything else (out-edge sampling, walks, negative sampling, degrees) runs through the
+GraphStore protocol, which a :class:`DistGraph` implements: call :mod:`graphshard.sampling`
+on it directly.
 
 Example:
     >>> import graphshard as gs
     >>> dg = gs.dist.DistGraph("parts/shop.json")  # doctest: +SKIP
-    >>> gs.dist.sample_blocks(dg, {"item": [0, 1]}, [10, 25], seed=0)  # doctest: +SKIP
+    >>> batch = gs.dist.sample_blocks(dg, {"item": [0, 1]}, [10, 25], features="feat", seed=0)
+    ... # doctest: +SKIP
+    >>> batch.features["item"].shape[0] == len(batch.blocks.input_nodes["item"])  # doctest: +SKIP
+    True
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Generator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..errors import ValidationError
+from ..ragged import Ragged
+from ..sampling import Block, SampledBlocks
+from ..sampling._validate import etype_salt, layer_fanouts, resolve_seed, seeds_by_type
+from ..sampling.backend import get_backend
+from ..sampling.neighbors import _exclude_by_type
 from ..store import Hop
 from ..typing import EdgeType, IdArray
-from ._rpc import group_by_owner
+from ._index import scatter_ragged
+from ._kernels import put_rows
+from ._rpc import Call, group_by_owner, merge_calls, split_results
 
 if TYPE_CHECKING:
     from .graph import DistGraph
 
-__all__ = ["sample_hop"]
+__all__ = ["DistBatch", "blocks_steps", "run_steps", "sample_blocks", "sample_hop"]
 
-def sample_hop(g: DistGraph, hop: Hop, *, replace: bool, prob: str | None,
-               exclude: Mapping[EdgeType, IdArray], seed: int, backend: str = "cpu"
-               ) -> dict[EdgeType, tuple[IdArray, IdArray, IdArray]]:
-    """Sample in-edges of every edge type of ``hop`` on the servers, one call per server.
+#: Per part: the ``(etype, positions)`` of each request sent to it.
+_Where = list[list[tuple[EdgeType, IdArray]]]
+#: The rounds of one sample: yields calls, receives their results, returns the sample.
+Steps = Generator[list[Call], list[Any], "DistBatch"]
 
-    Returns ``{etype: (neighbours, eids, counts)}`` in key order, as
-    :func:`graphshard.sampling.neighbors.sample_etype` returns for each edge type.
+
+@dataclass(frozen=True)
+class DistBatch:
+    """A sampled mini-batch with its input features.
+
+    Attributes:
+        blocks: The sampled blocks (as :func:`graphshard.sampling.sample_blocks` gives).
+        features: Per node type that has the requested feature, its rows for
+            ``blocks.input_nodes[ntype]``, in that order (new arrays, or
+            :class:`~graphshard.ragged.Ragged` for a variable-length feature); empty when
+            no feature was requested.
     """
-    book = g.get_partition_book()
+
+    blocks: SampledBlocks
+    features: dict[str, Any]
+
+    def __repr__(self) -> str:
+        shapes = {t: tuple(x.shape) for t, x in self.features.items()}
+        return f"DistBatch({self.blocks!r}, features={shapes})"
+
+
+def _split_hop(g: DistGraph, hop: Hop) -> tuple[list[list[Any]], _Where]:
+    """Requests of ``hop`` grouped by the partition owning each key."""
     num_parts = g.num_partitions()
-    per_part: list[list[tuple[EdgeType, IdArray, int, int]]] = [[] for _ in range(num_parts)]
-    where: list[list[tuple[EdgeType, IdArray]]] = [[] for _ in range(num_parts)]
+    per_part: list[list[Any]] = [[] for _ in range(num_parts)]
+    where: _Where = [[] for _ in range(num_parts)]
     for et, (keys, k, salt) in hop.items():
-        owner = book.nid2partid(keys, et[2]) if len(keys) else keys
+        owner = g.owners(keys, et[2])
         for p, idx in enumerate(group_by_owner(owner, num_parts)):
             if len(idx):
                 per_part[p].append((et, keys[idx], k, salt))
                 where[p].append((et, idx))
-    excl = dict(exclude)
-    if excl and sum(len(v) for v in excl.values()) > 10_000:
-        excl = g.router.put(excl)
-    todo = [p for p in range(num_parts) if per_part[p]]
-    results = g.router.call([(p, "sample", (per_part[p], replace, prob, excl, seed, backend))
-                             for p in todo])
-    pieces: dict[EdgeType, list[tuple[IdArray, tuple[IdArray, IdArray, IdArray]]]] = {
-        et: [] for et in hop}
-    for p, res in zip(todo, results, strict=True):
+    return per_part, where
+
+
+def _merge_hop(hop: Hop, where: _Where, results: Mapping[int, list[Any]]
+               ) -> dict[EdgeType, tuple[IdArray, IdArray, IdArray]]:
+    """The servers' answers put back in key order: ``{etype: (nbrs, eids, counts)}``."""
+    pieces: dict[EdgeType, list[tuple[IdArray, Any]]] = {et: [] for et in hop}
+    for p, res in results.items():
         for (et, idx), r in zip(where[p], res, strict=True):
             pieces[et].append((idx, r))
     out = {}
@@ -75,3 +115,223 @@ def sample_hop(g: DistGraph, hop: Hop, *, replace: bool, prob: str | None,
             nbr[pos], eid[pos] = n, e
         out[et] = (nbr, eid, counts)
     return out
+
+
+def _exclude_arg(g: DistGraph, exclude: Mapping[EdgeType, IdArray]) -> Any:
+    excl = dict(exclude)
+    if excl and sum(len(v) for v in excl.values()) > 10_000:
+        return g.router.put(excl)  # sent once, not once per server
+    return excl
+
+
+def sample_hop(g: DistGraph, hop: Hop, *, replace: bool, prob: str | None,
+               exclude: Mapping[EdgeType, IdArray], seed: int, backend: str = "cpu"
+               ) -> dict[EdgeType, tuple[IdArray, IdArray, IdArray]]:
+    """Sample in-edges of every edge type of ``hop`` on the servers, one call per server.
+
+    Returns ``{etype: (neighbours, eids, counts)}`` in key order, as
+    :func:`graphshard.sampling.neighbors.sample_etype` returns for each edge type.
+    """
+    per_part, where = _split_hop(g, hop)
+    excl = _exclude_arg(g, exclude)
+    todo = [p for p in range(g.num_partitions()) if per_part[p]]
+    results = g.router.call([(p, "sample", (per_part[p], replace, prob, excl, seed, backend,
+                                             p not in g.router.local)) for p in todo])
+    return _merge_hop(hop, where, dict(zip(todo, results, strict=True)))
+
+
+def _feature_types(g: DistGraph, name: str | None
+                   ) -> dict[str, tuple[tuple[int, ...] | None, str]]:
+    """``{ntype: (row shape, dtype)}`` of the node types that have feature ``name``."""
+    if name is None:
+        return {}
+    found = {t: g._schema["node"][f"{t}/{name}"] for t in g.ntypes
+             if f"{t}/{name}" in g._schema["node"]}
+    if not found:
+        raise ValidationError(f"no node type has a feature {name!r}; node features are "
+                              f"{sorted(g._schema['node'])}", field="features", value=name)
+    return {t: (None if shape is None else tuple(shape), dtype)
+            for t, (shape, dtype) in found.items()}
+
+
+def _feature_calls(g: DistGraph, name: str | None, nodes: Mapping[str, IdArray],
+                   have: dict[str, int], types: Mapping[str, Any], got: list[Any]
+                   ) -> tuple[list[Call], list[tuple[str, int, IdArray]]]:
+    """Calls for the features of ``nodes[t][have[t]:]`` (the nodes added since the last
+    round), and where each answer goes: ``(ntype, offset, positions)``; rows held in the
+    feature cache go to ``got`` at once."""
+    calls: list[Call] = []
+    where: list[tuple[str, int, IdArray]] = []
+    for t in types:
+        if t not in nodes:
+            continue
+        lo = have.get(t, 0)
+        new = nodes[t][lo:]
+        have[t] = len(nodes[t])
+        if not len(new):
+            continue
+        pos = None
+        cache = g.feature_cache(t, name) if name is not None else None
+        if cache is not None:
+            hit, rows = cache.split(new)
+            if len(hit):
+                got.append(((t, lo, hit), _Source(cache.rows, rows)))
+                keep = np.ones(len(new), dtype=bool)
+                keep[hit] = False
+                pos = np.flatnonzero(keep)
+                new = new[pos]
+        for p, idx in enumerate(group_by_owner(g.owners(new, t), g.num_partitions())):
+            if not len(idx):
+                continue
+            at = idx if pos is None else pos[idx]
+            srv = g.router.local.get(p)
+            if srv is not None and types[t][0] is not None:  # read in place, copied once
+                got.append(((t, lo, at), _Source(*srv.index.node_feature_rows(t, name,
+                                                                               new[idx]))))
+            else:
+                calls.append((p, "node_features", (t, name, new[idx])))
+                where.append((t, lo, at))
+    return calls, where
+
+
+@dataclass(frozen=True)
+class _Source:
+    """Rows ``rows`` of ``src``, copied straight into the batch's feature array."""
+
+    src: Any
+    rows: IdArray
+
+
+def blocks_steps(g: DistGraph, seeds: Any, fanouts: Any, *, features: str | None = None,
+                 replace: bool = False, prob: str | None = None, exclude_edges: Any = None,
+                 seed: int | None = None, backend: str = "cpu") -> Steps:
+    """The rounds of :func:`sample_blocks` as a generator of calls (see :func:`run_steps`).
+
+    Each ``yield`` hands out a list of calls (at most two per server: a hop and a feature
+    read) and receives their results in order; the generator returns the
+    :class:`DistBatch`.  Arguments are those of :func:`sample_blocks`, validated before
+    the first yield.
+    """
+    layers = layer_fanouts(g, fanouts)
+    bk = get_backend(backend)
+    excl = _exclude_arg(g, _exclude_by_type(g, exclude_edges))
+    s = resolve_seed(seed)
+    types = _feature_types(g, features)
+    empty = np.zeros(0, dtype=np.int64)
+    cur = {t: bk.relabel(empty, ids)[0] for t, ids in seeds_by_type(g, seeds).items()}
+    output = cur
+    have: dict[str, int] = {}
+    got: list[tuple[tuple[str, int, IdArray], np.ndarray]] = []
+    blocks: list[Block] = []
+    for h, fan in enumerate(reversed(layers)):
+        hop = {et: (cur[et[2]], fan[et], etype_salt(g, et, "in", h))
+               for et in g.canonical_etypes if et[2] in cur}
+        todo = {et: v for et, v in hop.items() if v[1] != 0}
+        per_part, where = _split_hop(g, todo)
+        parts = [p for p in range(g.num_partitions()) if per_part[p]]
+        calls: list[Call] = [(p, "sample", (per_part[p], replace, prob, excl, s, backend,
+                                            p not in g.router.local)) for p in parts]
+        fcalls, fwhere = _feature_calls(g, features, cur, have, types, got)
+        results = yield calls + fcalls
+        got += zip(fwhere, results[len(calls):], strict=True)
+        sampled = _merge_hop(todo, where, dict(zip(parts, results[:len(calls)], strict=True)))
+        nbrs: dict[EdgeType, IdArray] = {}
+        dst: dict[EdgeType, IdArray] = {}
+        eids: dict[EdgeType, IdArray] = {}
+        for et, (keys, _, _) in hop.items():
+            nbrs[et], eids[et], counts = sampled.get(
+                et, (empty, empty, np.zeros(len(keys), dtype=np.int64)))
+            dst[et] = np.repeat(np.arange(len(keys), dtype=np.int64), counts)
+        src_nodes, src = _reindex(bk, cur, nbrs, empty)
+        blocks.insert(0, Block(src_nodes, dict(cur), src, dst, eids))
+        cur = src_nodes
+    fcalls, fwhere = _feature_calls(g, features, cur, have, types, got)
+    if fcalls:
+        results = yield fcalls
+        got += zip(fwhere, results, strict=True)
+    return DistBatch(SampledBlocks(dict(cur), dict(output), blocks),
+                     _assemble(types, cur, got))
+
+
+def _assemble(types: Mapping[str, tuple[tuple[int, ...] | None, str]],
+              nodes: Mapping[str, IdArray],
+              got: list[tuple[tuple[str, int, IdArray], Any]]) -> dict[str, Any]:
+    """Feature rows of ``nodes`` per type from the answers of every round."""
+    feats: dict[str, Any] = {}
+    ragged: dict[str, list[tuple[IdArray, Ragged]]] = {}
+    for t, (shape, dtype) in types.items():
+        if t in nodes:
+            if shape is None:
+                ragged[t] = []
+            else:
+                feats[t] = np.empty((len(nodes[t]), *shape), dtype=dtype)
+    for (t, lo, idx), rows in got:
+        if t in ragged:
+            ragged[t].append((lo + idx, rows))
+        elif isinstance(rows, _Source):
+            put_rows(feats[t], lo + idx, rows.src, rows.rows)
+        else:
+            put_rows(feats[t], lo + idx, rows)
+    for t, pieces in ragged.items():
+        feats[t] = scatter_ragged(len(nodes[t]), pieces, types[t][1])
+    return feats
+
+
+def _reindex(bk: Any, dst_nodes: Mapping[str, IdArray], nbrs: Mapping[EdgeType, IdArray],
+             empty: IdArray) -> tuple[dict[str, IdArray], dict[EdgeType, IdArray]]:
+    """Local source IDs per edge type (the local engine's reindex: destination nodes first,
+    then new sources in order of first appearance, one table per source node type)."""
+    by_src: dict[str, list[EdgeType]] = {}
+    for et in nbrs:
+        by_src.setdefault(et[0], []).append(et)
+    src_nodes = dict(dst_nodes)
+    src: dict[EdgeType, IdArray] = {}
+    for t, ets in by_src.items():
+        flat = nbrs[ets[0]] if len(ets) == 1 else np.concatenate([nbrs[et] for et in ets])
+        src_nodes[t], local = bk.relabel(dst_nodes.get(t, empty), flat)
+        cuts = np.cumsum([len(nbrs[et]) for et in ets])[:-1]
+        for et, part in zip(ets, np.split(local, cuts), strict=True):
+            src[et] = part
+    return src_nodes, src
+
+
+def run_steps(g: DistGraph, steps: Steps) -> DistBatch:
+    """Drive ``steps`` to the end, one merged call per server per round."""
+    try:
+        calls = next(steps)
+        while True:
+            merged, where = merge_calls(calls)
+            calls = steps.send(split_results(g.router.call(merged), where))
+    except StopIteration as stop:
+        return stop.value
+
+
+def sample_blocks(g: DistGraph, seeds: Any, fanouts: Any, *, features: str | None = None,
+                  replace: bool = False, prob: str | None = None, exclude_edges: Any = None,
+                  seed: int | None = None, backend: str = "cpu") -> DistBatch:
+    """Sample blocks on the servers and fetch the input nodes' features in the same calls.
+
+    The blocks equal :func:`graphshard.sampling.sample_blocks` on the whole graph for the
+    same arguments and ``seed``; ``L`` hops take ``L + 1`` rounds of one call per server.
+
+    Args:
+        g: The DistGraph.
+        seeds: Output node IDs (array, one node type) or ``{ntype: IDs}``.
+        fanouts: As in :func:`graphshard.sampling.sample_blocks` (input layer first).
+        features: Name of a node feature to fetch for the input nodes (every node type
+            that has it), or None.
+        replace: Sample with replacement.
+        prob: Name of an edge feature to sample proportionally to.
+        exclude_edges: Edge IDs never to sample (array or ``{etype: IDs}``).
+        seed: Random seed.
+        backend: Kernel backend name (on the servers and for the reindex here).
+
+    Returns:
+        A :class:`DistBatch`.
+
+    Raises:
+        ValidationError: bad IDs, fanouts, or no node type has feature ``features``.
+    """
+    return run_steps(g, blocks_steps(g, seeds, fanouts, features=features, replace=replace,
+                                     prob=prob, exclude_edges=exclude_edges, seed=seed,
+                                     backend=backend))

@@ -6,6 +6,12 @@ They are placed with Ray's ``SPREAD`` strategy (one per machine while machines l
 no CPU by default (they mostly wait on I/O and leave the cores to trainers), and are
 restarted by Ray when they die (``max_restarts``), reloading their partition.
 
+Tuning: a server's answer above Ray's ``max_direct_call_object_size`` (100 KiB by default)
+goes through the object store, which costs extra process hops per call; a trainer that starts
+Ray itself can raise it (``ray.init(_system_config={"max_direct_call_object_size": 32 << 20})``)
+so that sampled edges and feature rows come back in the reply.  ``benchmarks/bench_dist.py``
+does (``--inline-mb``).
+
 Example:
     >>> handle = serve("parts/shop.json")  # doctest: +SKIP
     >>> handle.shutdown()  # doctest: +SKIP
@@ -24,9 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from .._optional import import_optional
-from ..errors import ConfigError
+from ..errors import ConfigError, ServerError, ServerTimeoutError
 from ..partition.files import read_config
-from ..errors import ServerError, ServerTimeoutError
 from ._server import GraphServer
 
 __all__ = ["NAMESPACE", "ServeHandle", "ensure_ray", "find_servers", "serve", "server_names",

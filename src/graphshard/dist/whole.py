@@ -16,11 +16,13 @@ Example:
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import numpy as np
 
 from ..graph import Graph, heterograph
 from ..partition.files import load_partition_data, read_config
+from ..ragged import Ragged
 from ._index import PartIndex
 
 __all__ = ["assemble_graph"]
@@ -50,9 +52,19 @@ def assemble_graph(config: str | os.PathLike[str], *, features: bool = True) -> 
     if features:
         for key in first.node_feats:
             ntype, name = key.split("/", 1)
-            g.nodes[ntype].data[name] = np.concatenate([ix.node_feats[key] for ix in parts])
+            g.nodes[ntype].data[name] = _concat([ix.node_feats[key] for ix in parts])
         for key in first.edge_feats:
             etype, name = key.split("/", 1)
-            g.edges[tuple(etype.split(":"))].data[name] = np.concatenate(
+            g.edges[tuple(etype.split(":"))].data[name] = _concat(
                 [ix.edge_feats[key] for ix in parts])
     return g
+
+
+def _concat(cols: list[Any]) -> Any:
+    """Columns of consecutive parts joined (arrays or Ragged)."""
+    if not isinstance(cols[0], Ragged):
+        return np.concatenate(cols)
+    starts = np.cumsum([0] + [len(c.values) for c in cols[:-1]])
+    offsets = np.concatenate([[0]] + [c.offsets[1:] + s for c, s in zip(cols, starts,
+                                                                       strict=True)])
+    return Ragged(np.concatenate([c.values for c in cols]), offsets)
