@@ -52,7 +52,8 @@ def test_dead_server_gives_a_clear_error_not_a_hang(ray_cluster, make_parts, tmp
         start = time.monotonic()
         with pytest.raises(gs.dist.ServerError, match="graph server of partition 0"):
             dg.nodes["u"].data["feat"][np.arange(90)]
-        assert time.monotonic() - start < 10.0
+        # bounded by the 5 s timeout plus retries, with slack for a loaded 2-core machine
+        assert time.monotonic() - start < 30.0
     finally:
         handle.shutdown()
     assert gs.dist.find_servers(p.config) is None
