@@ -1,13 +1,23 @@
 """Sampling throughput: graphshard vs DGL 2.1 on the same graphs, seeds, cores.
 
-One command runs both sides, each in its own process (ours under this Python, DGL under
-``--dgl-python``), on identical seed sets written to a work folder, and prints one table per
-graph with the ratio ours/DGL.  Numba compilation and DGL's format creation happen before
-the timed loops.  Output sizes are compared before a ratio is quoted (uniform one-hop
-sampling without replacement and walks on nodes with out-edges have exact sizes).
+One command runs both sides, each in its own long-lived worker process (ours under this
+Python, DGL under ``--dgl-python``), on identical seed sets written to a work folder.  The
+driver interleaves them: for every metric and repetition it asks each worker in turn to time
+one call on the same seed set, so load from other processes hits both sides alike.  Numba
+compilation and DGL's format creation happen in a warm-up call before the timed ones.  Rates
+are total output over total wall seconds; the ratio column is the median of the
+per-repetition ratios (each pair timed back to back), which is the figure to quote on a
+shared machine.  The one-thread walk is also given per CPU-second (process time), the
+per-core figure that load from other processes does not dilute.
+Output sizes are compared before a ratio is quoted (uniform one-hop sampling without
+replacement and walks on nodes with out-edges have exact sizes).
 
     python benchmarks/bench_sampling.py                       # rmat-1m + blogcatalog
     python benchmarks/bench_sampling.py --graphs blogcatalog --reps 3
+    python benchmarks/bench_sampling.py --before-src /tmp/old/src   # adds a "before" column
+
+``--before-src`` runs a third worker with that directory first on ``PYTHONPATH`` (a copy of
+an older ``src/`` tree), for before/after figures from the same interleaved pass.
 
 Graphs: ``rmat-1m`` = /work/shared/bench/gen_graph.py R-MAT, 1M nodes, 10M undirected edges
 (20M directed), made if missing; ``blogcatalog`` = /work/shared/data/blogcatalog-pgl
@@ -99,25 +109,8 @@ def _seed_sets(path: Path, args: argparse.Namespace) -> Path:
     return out
 
 
-# ----- timing helpers (both sides) ---------------------------------------------------------
-def _timed(fn, sets):
-    fn(sets[0])  # warm-up (numba compile, lazy formats)
-    total, secs = 0, 0.0
-    for s in sets[1:]:
-        t = time.perf_counter()
-        size = fn(s)
-        secs += time.perf_counter() - t
-        total += size
-    return total, secs
-
-
-def _rates(res, name, total, secs, reps):
-    res[f"{name}_per_s"] = total / secs
-    res[f"{name}_per_call"] = total / reps
-
-
-# ----- our worker --------------------------------------------------------------------------
-def worker_ours(graph: Path, seeds: Path, dblp: Path, args: argparse.Namespace) -> dict:
+# ----- workers (each side builds name -> (call, seed sets); call(seeds) -> output size) -----
+def metrics_ours(graph: Path, seeds: Path, dblp: Path, args: argparse.Namespace) -> tuple:
     import numba
 
     import graphshard as gs
@@ -127,46 +120,47 @@ def worker_ours(graph: Path, seeds: Path, dblp: Path, args: argparse.Namespace) 
     g = gs.graph((z["src"], z["dst"]), num_nodes=int(z["num_nodes"]))
     g.edata["w"] = z["w"]
     g.in_csr(), g.out_csr()
-    res = {"threads": numba.get_num_threads(), "version": gs.__version__}
+    info = {"threads": numba.get_num_threads(), "version": gs.__version__}
+    m: dict = {}
     for k in (10, 25):
-        for name, kw in ((f"f{k}_edges", {}), (f"f{k}_weighted_edges", {"prob": "w"})):
-            tot, secs = _timed(lambda s, k=k, kw=kw: S.sample_neighbors(
-                g, s, k, seed=1, **kw).num_edges(), sd["hop"])
-            _rates(res, name, tot, secs, args.reps)
+        m[f"f{k}_edges"] = (lambda s, k=k: S.sample_neighbors(g, s, k, seed=1).num_edges(),
+                            sd["hop"])
+        m[f"f{k}_weighted_edges"] = (lambda s, k=k: S.sample_neighbors(
+            g, s, k, prob="w", seed=1).num_edges(), sd["hop"])
+
     def blk(s: np.ndarray) -> int:  # DGL convention: fanouts[-1] = 25 for the seeds
         return sum(b.num_edges() for b in S.sample_blocks(g, s, [10, 25], seed=2).blocks)
 
-    tot, secs = _timed(blk, sd["block"])
-    res["blocks_per_s"] = args.reps / secs
-    _rates(res, "block_edges", tot, secs, args.reps)
+    m["block_edges"] = (blk, sd["block"])
     L = args.walk_length + 1
-    walks = {"rw": lambda s: S.random_walk(g, s, L, seed=3).num_steps(),
-             "rw_weighted": lambda s: S.random_walk(g, s, L, prob="w", seed=3).num_steps(),
-             "n2v": lambda s: S.node2vec_walk(g, s, L, p=1.0, q=0.5, seed=3).num_steps()}
-    for name, fn in walks.items():
-        tot, secs = _timed(fn, sd["walk"])
-        _rates(res, f"{name}_steps", tot, secs, args.reps)
-    numba.set_num_threads(1)
-    tot, secs = _timed(walks["rw"], sd["walk"])
-    _rates(res, "rw_1thread_steps", tot, secs, args.reps)
-    numba.set_num_threads(res["threads"])
+    m["rw_steps"] = (lambda s: S.random_walk(g, s, L, seed=3).num_steps(), sd["walk"])
+    m["rw_weighted_steps"] = (lambda s: S.random_walk(g, s, L, prob="w", seed=3).num_steps(),
+                              sd["walk"])
+    m["n2v_steps"] = (lambda s: S.node2vec_walk(g, s, L, p=1.0, q=0.5, seed=3).num_steps(),
+                      sd["walk"])
+
+    def one_thread(s: np.ndarray) -> int:
+        numba.set_num_threads(1)
+        try:
+            return m["rw_steps"][0](s)
+        finally:
+            numba.set_num_threads(info["threads"])
+
+    m["rw_1thread_steps"] = (one_thread, sd["walk"])
     w = S.random_walk(g, sd["walk"][0], L, seed=3)
-    tot, secs = _timed(lambda s: len(S.skip_gram_pairs(w, 5)), [None] * (args.reps + 1))
-    _rates(res, "pairs", tot, secs, args.reps)
+    m["pairs"] = (lambda s: len(S.skip_gram_pairs(w, 5)), sd["walk"])
     hz = np.load(dblp)
     data = {tuple(k[:-4].split(":")): (hz[k], hz[k[:-3] + "dst"]) for k in hz.files
             if k.endswith(":src")}
     hg = gs.heterograph(data, num_nodes_dict={k[2:]: int(hz[k]) for k in hz.files
                                               if k.startswith("n:")})
     mp = "-".join(METAPATH)
-    tot, secs = _timed(lambda s: S.random_walk(hg, s, L, metapath=mp, seed=4).num_steps(),
-                       sd["dblp"])
-    _rates(res, "metapath_steps", tot, secs, args.reps)
-    return res
+    m["metapath_steps"] = (lambda s: S.random_walk(hg, s, L, metapath=mp, seed=4).num_steps(),
+                           sd["dblp"])
+    return info, m
 
 
-# ----- DGL worker --------------------------------------------------------------------------
-def worker_dgl(graph: Path, seeds: Path, dblp: Path, args: argparse.Namespace) -> dict:
+def metrics_dgl(graph: Path, seeds: Path, dblp: Path, args: argparse.Namespace) -> tuple:
     import dgl
     import torch
 
@@ -177,12 +171,12 @@ def worker_dgl(graph: Path, seeds: Path, dblp: Path, args: argparse.Namespace) -
     g.edata["w"] = torch.from_numpy(z["w"])
     g.create_formats_()
     T = lambda a: [torch.from_numpy(np.ascontiguousarray(x)) for x in a]  # noqa: E731
-    res = {"threads": torch.get_num_threads(), "version": dgl.__version__}
+    info = {"threads": torch.get_num_threads(), "version": dgl.__version__}
+    m: dict = {}
     for k in (10, 25):
         for name, kw in ((f"f{k}_edges", {}), (f"f{k}_weighted_edges", {"prob": "w"})):
-            tot, secs = _timed(lambda s, k=k, kw=kw: dgl.sampling.sample_neighbors(
+            m[name] = (lambda s, k=k, kw=kw: dgl.sampling.sample_neighbors(
                 g, s, k, copy_ndata=False, copy_edata=False, **kw).num_edges(), T(sd["hop"]))
-            _rates(res, name, tot, secs, args.reps)
 
     def blocks(seeds):
         edges = 0
@@ -194,22 +188,24 @@ def worker_dgl(graph: Path, seeds: Path, dblp: Path, args: argparse.Namespace) -
             edges += blk.num_edges()
         return edges
 
-    tot, secs = _timed(blocks, T(sd["block"]))
-    res["blocks_per_s"] = args.reps / secs
-    _rates(res, "block_edges", tot, secs, args.reps)
+    m["block_edges"] = (blocks, T(sd["block"]))
     L = args.walk_length
     steps = lambda tr: int((tr[:, 1:] >= 0).sum())  # noqa: E731
-    walks = {"rw": lambda s: steps(dgl.sampling.random_walk(g, s, length=L)[0]),
-             "rw_weighted": lambda s: steps(dgl.sampling.random_walk(g, s, length=L,
-                                                                     prob="w")[0]),
-             "n2v": lambda s: steps(dgl.sampling.node2vec_random_walk(g, s, 1.0, 0.5, L))}
-    for name, fn in walks.items():
-        tot, secs = _timed(fn, T(sd["walk"]))
-        _rates(res, f"{name}_steps", tot, secs, args.reps)
-    torch.set_num_threads(1)
-    tot, secs = _timed(walks["rw"], T(sd["walk"]))
-    _rates(res, "rw_1thread_steps", tot, secs, args.reps)
-    torch.set_num_threads(args.threads)
+    m["rw_steps"] = (lambda s: steps(dgl.sampling.random_walk(g, s, length=L)[0]),
+                     T(sd["walk"]))
+    m["rw_weighted_steps"] = (lambda s: steps(dgl.sampling.random_walk(
+        g, s, length=L, prob="w")[0]), T(sd["walk"]))
+    m["n2v_steps"] = (lambda s: steps(dgl.sampling.node2vec_random_walk(g, s, 1.0, 0.5, L)),
+                      T(sd["walk"]))
+
+    def one_thread(s):
+        torch.set_num_threads(1)
+        try:
+            return m["rw_steps"][0](s)
+        finally:
+            torch.set_num_threads(args.threads)
+
+    m["rw_1thread_steps"] = (one_thread, T(sd["walk"]))
     hz = np.load(dblp)
     data = {tuple(k[:-4].split(":")): (torch.from_numpy(hz[k]),
                                        torch.from_numpy(hz[k[:-3] + "dst"]))
@@ -218,42 +214,81 @@ def worker_dgl(graph: Path, seeds: Path, dblp: Path, args: argparse.Namespace) -
                                                if k.startswith("n:")})
     hg.create_formats_()
     mp = (METAPATH * (L // len(METAPATH) + 1))[:L]
-    tot, secs = _timed(lambda s: steps(dgl.sampling.random_walk(hg, s, metapath=mp)[0]),
-                       T(sd["dblp"]))
-    _rates(res, "metapath_steps", tot, secs, args.reps)
-    return res
+    m["metapath_steps"] = (lambda s: steps(dgl.sampling.random_walk(hg, s, metapath=mp)[0]),
+                           T(sd["dblp"]))
+    return info, m
+
+
+def serve(side: str, paths: list[Path], args: argparse.Namespace) -> None:
+    """Worker loop: ``warm NAME`` runs set 0 untimed, ``run NAME REP`` times set REP."""
+    build = metrics_ours if side == "ours" else metrics_dgl
+    info, m = build(*paths, args)
+    print(MARK + json.dumps(info), flush=True)
+    for line in sys.stdin:
+        cmd, name, *rest = line.split()
+        if cmd == "quit":
+            return
+        fn, sets = m.get(name, (None, None))
+        if fn is None:
+            print(MARK + json.dumps(None), flush=True)
+            continue
+        rep = int(rest[0]) if rest else 0
+        c, t = time.process_time(), time.perf_counter()
+        size = fn(sets[rep])
+        secs, cpu = time.perf_counter() - t, time.process_time() - c
+        print(MARK + json.dumps({"size": size, "secs": secs, "cpu": cpu}), flush=True)
 
 
 # ----- driver ------------------------------------------------------------------------------
 ROWS = [
-    ("one-hop fanout 10, edges/s", "f10_edges_per_s"),
-    ("one-hop fanout 25, edges/s", "f25_edges_per_s"),
-    ("weighted fanout 10, edges/s", "f10_weighted_edges_per_s"),
-    ("weighted fanout 25, edges/s", "f25_weighted_edges_per_s"),
-    ("2-hop 25->10 blocks/s (batch 1024, incl. reindex)", "blocks_per_s"),
-    ("2-hop block edges/s", "block_edges_per_s"),
-    ("uniform walk steps/s", "rw_steps_per_s"),
-    ("uniform walk steps/s, 1 thread (per core)", "rw_1thread_steps_per_s"),
-    ("weighted walk steps/s", "rw_weighted_steps_per_s"),
-    ("node2vec (p=1, q=0.5) steps/s", "n2v_steps_per_s"),
-    ("metapath walk steps/s (DBLP APVPA)", "metapath_steps_per_s"),
-    ("skip-gram pairs/s (win 5)", "pairs_per_s"),
+    ("one-hop fanout 10, edges/s", "f10_edges"),
+    ("one-hop fanout 25, edges/s", "f25_edges"),
+    ("weighted fanout 10, edges/s", "f10_weighted_edges"),
+    ("weighted fanout 25, edges/s", "f25_weighted_edges"),
+    ("2-hop 25->10 block edges/s (batch 1024, incl. reindex)", "block_edges"),
+    ("uniform walk steps/s", "rw_steps"),
+    ("uniform walk steps/s, 1 thread (per core)", "rw_1thread_steps"),
+    ("weighted walk steps/s", "rw_weighted_steps"),
+    ("node2vec (p=1, q=0.5) steps/s", "n2v_steps"),
+    ("metapath walk steps/s (DBLP APVPA)", "metapath_steps"),
+    ("skip-gram pairs/s (win 5)", "pairs"),
 ]
-EXACT = ["f10_edges_per_call", "f25_edges_per_call", "rw_steps_per_call"]
+EXACT = ["f10_edges", "f25_edges", "rw_steps"]
 
 
-def _run_worker(python: str, side: str, paths: list[Path], args: argparse.Namespace) -> dict:
-    env = dict(os.environ, NUMBA_NUM_THREADS=str(args.threads), DGLBACKEND="pytorch",
-               OMP_NUM_THREADS=str(args.threads))
-    # graphshard defaults to passive OpenMP waiting; give DGL's OpenMP the same setting
-    env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    cmd = [python, __file__, "--worker", side, *map(str, paths), "--reps", str(args.reps),
-           "--threads", str(args.threads), "--walk-length", str(args.walk_length)]
-    out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
-    line = [x for x in out.stdout.splitlines() if x.startswith(MARK)]
-    if out.returncode or not line:
-        raise SystemExit(f"{side} worker failed:\n{out.stderr[-3000:]}")
-    return json.loads(line[-1][len(MARK):])
+class Worker:
+    """One long-lived worker process, driven line by line over its stdin/stdout."""
+
+    def __init__(self, python: str, side: str, paths: list[Path], args: argparse.Namespace,
+                 pythonpath: str | None = None) -> None:
+        env = dict(os.environ, NUMBA_NUM_THREADS=str(args.threads), DGLBACKEND="pytorch",
+                   OMP_NUM_THREADS=str(args.threads))
+        # graphshard defaults to passive OpenMP waiting; give DGL's OpenMP the same setting
+        env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        if pythonpath:
+            env["PYTHONPATH"] = pythonpath
+        cmd = [python, __file__, "--worker", side, *map(str, paths), "--threads",
+               str(args.threads), "--walk-length", str(args.walk_length)]
+        self.side = side
+        self.proc = subprocess.Popen(cmd, env=env, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.info = self._read()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            if line.startswith(MARK):
+                return json.loads(line[len(MARK):])
+        raise SystemExit(f"{self.side} worker failed:\n{self.proc.stderr.read()[-3000:]}")
+
+    def ask(self, *words: object):
+        self.proc.stdin.write(" ".join(map(str, words)) + "\n")
+        self.proc.stdin.flush()
+        return self._read()
+
+    def close(self) -> None:
+        self.proc.stdin.write("quit\n")
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
 
 
 def _fmt(x: float | None) -> str:
@@ -262,11 +297,79 @@ def _fmt(x: float | None) -> str:
     return f"{x / 1e6:,.2f}M" if x >= 1e5 else f"{x:,.1f}"
 
 
+def _measure(workers: dict[str, Worker], name: str, reps: int) -> dict[str, list]:
+    """Per worker, ``[(size, secs)]`` per repetition; the order of the sides rotates."""
+    sides = [s for s in workers if workers[s].ask("warm", name) is not None]
+    runs: dict[str, list] = {s: [] for s in sides}
+    for rep in range(1, reps + 1):
+        order = sides[rep % len(sides):] + sides[:rep % len(sides)] if sides else []
+        for s in order:
+            r = workers[s].ask("run", name, rep)
+            runs[s].append((r["size"], r["secs"], r["cpu"]))
+    return runs
+
+
+def _report(name: str, workers: dict[str, Worker], results: dict, args) -> None:
+    ours, peer = workers["ours"].info, workers["dgl"].info
+    sides = list(workers)
+    print(f"\n## {name}: graphshard {ours['version']} vs DGL {peer['version']}, threads "
+          f"{args.threads}, reps {args.reps} (interleaved), OMP_WAIT_POLICY "
+          f"{os.environ.get('OMP_WAIT_POLICY', 'PASSIVE')}, loadavg "
+          f"{results['_load'][0]:.2f} -> {results['_load'][1]:.2f}")
+    for key in EXACT:
+        a, b = results.get(key, {}).get("ours"), results.get(key, {}).get("dgl")
+        if a and b and [x[0] for x in a] != [x[0] for x in b]:
+            print(f"!! output sizes differ for {key}: ours {a} vs DGL {b}")
+    blk = results.get("block_edges", {})
+    if blk:
+        print("block edges per batch: " + ", ".join(
+            f"{s} {sum(x[0] for x in r) / len(r):.0f}" for s, r in blk.items()))
+    head = "| metric | graphshard | DGL 2.1 | ours/DGL |"
+    sep = "|---|---:|---:|---:|"
+    if "before" in sides:
+        head += " before | after/before |"
+        sep += "---:|---:|"
+    print(head + "\n" + sep)
+
+    def paired(key: str, a: str, b: str) -> str:
+        ra, rb = results.get(key, {}).get(a), results.get(key, {}).get(b)
+        if not ra or not rb:
+            return "-"
+        ratios = [x[0] / x[1] / (y[0] / y[1]) for x, y in zip(ra, rb, strict=True)]
+        return f"{np.median(ratios):.2f}x"
+
+    for label, key in ROWS:
+        if not results.get(key):
+            continue
+        rate = {s: (sum(x[0] for x in r) / sum(x[1] for x in r) if r else None)
+                for s, r in results[key].items()}
+        row = (f"| {label} | {_fmt(rate.get('ours'))} | {_fmt(rate.get('dgl'))} | "
+               f"{paired(key, 'ours', 'dgl')} |")
+        if "before" in sides:
+            row += f" {_fmt(rate.get('before'))} | {paired(key, 'ours', 'before')} |"
+        print(row)
+    one = results.get("rw_1thread_steps", {})
+    if one:  # on a loaded machine wall time undercounts a core: steps per CPU-second of it
+        print("uniform walk steps per CPU-second, 1 thread: " + ", ".join(
+            f"{s} {_fmt(sum(x[0] for x in r) / sum(x[2] for x in r))}" for s, r in one.items()))
+    for k in (10, 25):
+        a, b = results.get(f"f{k}_weighted_edges", {}), results.get(f"f{k}_edges", {})
+        for s in (x for x in ("ours", "before") if a.get(x) and b.get(x)):
+            wr = np.median([x[0] / x[1] / (y[0] / y[1]) for x, y in zip(a[s], b[s], strict=True)])
+            print(f"{s}: uniform/weighted time per edge, fanout {k} (median over reps): "
+                  f"{1 / wr:.2f}")
+    if blk:
+        print("2-hop blocks/s (batch 1024): " + ", ".join(
+            f"{s} {len(r) / sum(x[1] for x in r):.1f}" for s, r in blk.items()))
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--graphs", default="rmat-1m,blogcatalog")
     ap.add_argument("--dgl-python", default="/tmp/venv-dgl/bin/python")
+    ap.add_argument("--before-src", default=None,
+                    help="an older src/ tree to measure as a third 'before' column")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--seeds", type=int, default=10000, help="seeds per one-hop call")
@@ -274,40 +377,40 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--walkers", type=int, default=100000)
     ap.add_argument("--walk-length", type=int, default=20, help="steps (DGL's length)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--only", default=None, help="comma-separated metric keys to run")
     ap.add_argument("--workdir", default="/tmp/bench-sampling")
     ap.add_argument("--worker", choices=["ours", "dgl"], help=argparse.SUPPRESS)
     ap.add_argument("paths", nargs="*", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker:
-        fn = worker_ours if args.worker == "ours" else worker_dgl
-        print(MARK + json.dumps(fn(*map(Path, args.paths), args)), flush=True)
+        serve(args.worker, list(map(Path, args.paths)), args)
         return
     work = Path(args.workdir)
     work.mkdir(parents=True, exist_ok=True)
     dblp = _dblp(work)
     makers = {"rmat-1m": _rmat, "blogcatalog": _blogcatalog}
+    keys = [k for _, k in ROWS]
+    if args.only:
+        keys = [k for k in keys if k in args.only.split(",")]
     for name in args.graphs.split(","):
         graph = makers[name](work)
         seeds = _seed_sets(graph, args)
+        paths = [graph, seeds, dblp]
+        workers = {"ours": Worker(sys.executable, "ours", paths, args),
+                   "dgl": Worker(args.dgl_python, "dgl", paths, args)}
+        if args.before_src:
+            workers["before"] = Worker(sys.executable, "ours", paths, args,
+                                       pythonpath=args.before_src)
         load0 = os.getloadavg()[0]
-        ours = _run_worker(sys.executable, "ours", [graph, seeds, dblp], args)
-        peer = _run_worker(args.dgl_python, "dgl", [graph, seeds, dblp], args)
-        load1 = os.getloadavg()[0]
-        print(f"\n## {name}: graphshard {ours['version']} vs DGL {peer['version']}, "
-              f"threads {args.threads}, reps {args.reps}, OMP_WAIT_POLICY "
-              f"{os.environ.get('OMP_WAIT_POLICY', 'PASSIVE')}, loadavg {load0:.2f} -> {load1:.2f}")
-        for key in EXACT:
-            if abs(ours[key] - peer[key]) > 1e-9 * max(1.0, peer[key]):
-                print(f"!! output sizes differ for {key}: ours {ours[key]} vs DGL {peer[key]}")
-        print(f"block edges per batch: ours {ours['block_edges_per_call']:.0f}, "
-              f"DGL {peer['block_edges_per_call']:.0f}")
-        print("| metric | graphshard | DGL 2.1 | ratio |\n|---|---:|---:|---:|")
-        for label, key in ROWS:
-            a, b = ours.get(key), peer.get(key)
-            ratio = f"{a / b:.2f}x" if a and b else "-"
-            print(f"| {label} | {_fmt(a)} | {_fmt(b)} | {ratio} |")
-        wr = ours["f25_weighted_edges_per_s"] / ours["f25_edges_per_s"]
-        print(f"weighted/uniform (fanout 25, ours): {wr:.2f}")
+        results: dict = {}
+        try:
+            for key in keys:
+                results[key] = _measure(workers, key, args.reps)
+        finally:
+            for w in workers.values():
+                w.close()
+        results["_load"] = (load0, os.getloadavg()[0])
+        _report(name, workers, results, args)
 
 
 if __name__ == "__main__":

@@ -139,7 +139,8 @@ class CSRStore:
     def weight_table(self, etype: EdgeType, edge_dir: str, name: str
                      ) -> tuple[np.ndarray, IdArray]:
         """Per-row alias records of feature ``name`` in CSR order, ``(rec, nnz)`` (see
-        ``sampling._kernels_nbr.row_alias``; 16 bytes per edge), built on first use."""
+        ``sampling._kernels_weighted.row_alias``; 16 bytes per edge; ``nnz`` is empty when every
+        weight is positive), built on first use."""
         key = (etype, edge_dir, name)
         with self._lock:
             if key not in self._cum:
@@ -148,8 +149,9 @@ class CSRStore:
                 csr = self.adjacency(etype, edge_dir)
                 w = edge_weights(self._g.edge_frame(etype), etype, name, csr.eids)
                 scratch = np.empty(len(w), dtype=np.int64)
+                rec = np.empty((len(w), 2), dtype=np.int64)
                 self._cum[key] = get_backend("cpu").row_alias(csr.indptr, csr.indices, w,
-                                                              scratch)
+                                                              scratch, rec)
             return self._cum[key]
 
     def cached(self, key: Any, build: Callable[[], Any]) -> Any:

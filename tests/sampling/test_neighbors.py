@@ -94,7 +94,8 @@ def successive_subset_probs(w: np.ndarray, k: int) -> np.ndarray:
 @pytest.mark.parametrize(("weights", "k"), [
     ([1.0, 2.0, 3.0, 4.0], 2),        # rejection sampling
     ([300.0, 1.0, 1.0, 2.0], 2),      # rejection gives up, exponential keys finish
-    ([1.0, 2.0, 3.0, 4.0, 5.0], 3),   # k > deg / 2: sequential scans
+    ([1.0, 2.0, 3.0, 4.0, 5.0], 3),   # rejection with a high repeat rate
+    ([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], 5),  # k > 0.8 deg: exponential keys over the row
 ])
 def test_weighted_without_replacement_matches_successive_sampling(weights, k):
     w = np.array(weights)
@@ -107,6 +108,25 @@ def test_weighted_without_replacement_matches_successive_sampling(weights, k):
     keep = expected * n >= 5
     assert stats.chisquare(counts[keep], expected[keep] / expected[keep].sum()
                            * counts[keep].sum()).pvalue > ALPHA
+
+
+def test_weighted_long_row_fallback_is_exact():
+    # one weight dominates a 300-edge row: rejection keeps drawing it and gives up, and the
+    # exponential keys finish over the whole (long, sorted) row: the rest must be uniform
+    deg, k, n = 300, 3, 3000
+    g = stars(n, deg)
+    w = np.ones(deg)
+    w[7], w[11] = 1e7, 0.0
+    g.edata["p"] = np.tile(w, n)
+    _, dst, eids = sample_neighbors(g, np.arange(n), k, prob="p", seed=5).edges()
+    pos = (eids % deg).reshape(n, k)
+    assert np.all(np.bincount(dst) == k)
+    assert all(len(set(r)) == k for r in pos.tolist())
+    assert np.all((pos == 7).any(axis=1)) and not (pos == 11).any()
+    rest = np.bincount(pos[pos != 7], minlength=deg)
+    keep = np.ones(deg, dtype=bool)
+    keep[[7, 11]] = False
+    assert stats.chisquare(rest[keep]).pvalue > ALPHA
 
 
 def test_weighted_within_a_real_graph(blogcatalog):

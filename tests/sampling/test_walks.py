@@ -138,3 +138,22 @@ def test_walk_start_errors(pgl_toy):
         random_walk(pgl_toy, [0, 144], 3, metapath="u2click2i-i2click2u")
     with pytest.raises(ValidationError, match=r"node2vec p must be > 0"):
         node2vec_walk(gs.graph(([0], [1])), [0], 3, p=0)
+
+
+def test_weighted_metapath_mixing_zero_and_positive_weight_tables(reference_store):
+    # u->i weights are all positive (the alias table drops its nnz array), i->u has zeros:
+    # the joined metapath table must still stop at a row whose weights are all zero.
+    g = gs.heterograph({("u", "a", "i"): ([0, 0, 1, 2], [0, 1, 1, 2]),
+                        ("i", "b", "u"): ([0, 1, 1, 2], [1, 0, 2, 0])})
+    g.edges["a"].data["w"] = np.array([1.0, 3.0, 1.0, 1.0])
+    g.edges["b"].data["w"] = np.array([2.0, 0.0, 1.0, 0.0])  # item 2: all zero
+    tr = random_walk(g, np.array([0] * 4000 + [2]), 3, metapath="a-b", prob="w", seed=4).traces
+    assert tr[-1].tolist() == [2, 2, -1]  # u2 -> i2, whose only out-weight is zero
+    first = tr[:-1, 1]
+    assert stats.chisquare(np.bincount(first, minlength=2), [1000, 3000]).pvalue > ALPHA
+    assert np.all(tr[:-1][first == 1, 2] == 2)  # i1 -> u0 has weight 0
+    assert np.all(tr[:-1][first == 0, 2] == 1)
+    ref = random_walk(reference_store(g), np.array([0] * 50 + [2]), 5, metapath="a-b", prob="w",
+                      seed=4)
+    loc = random_walk(g, np.array([0] * 50 + [2]), 5, metapath="a-b", prob="w", seed=4)
+    assert np.array_equal(ref.traces, loc.traces)

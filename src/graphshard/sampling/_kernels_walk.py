@@ -2,9 +2,10 @@
 
 A metapath of ``m`` edge types is one concatenated CSR: step ``t`` (1-based) uses rows
 ``row_base[(t - 1) % m] + node`` of ``indptr``.  Walks advance step-major in chunks of
-``_CHUNK`` walks, so the memory reads of independent walks overlap.  Walk ``w`` draws from
-``item_state(seed, salt, keys[w])``: draws ``2t`` and ``2t + 1`` pick step t, draw
-``2**40 + t`` decides a restart.  Weighted steps use the per-row alias records of ``row_alias``.
+``_CHUNK`` walks with software prefetches, so the memory reads of independent walks overlap.
+Walk ``w`` draws from ``item_state(seed, salt, keys[w])``: draws ``2t`` and ``2t + 1`` pick
+step t, draw ``2**40 + t`` decides a restart.  Weighted steps use the per-row alias records
+of ``row_alias``.
 Dead ends and stopped walks are padded with -1.
 
 Example:
@@ -23,12 +24,13 @@ import numpy as np
 from numba import prange
 
 from .._jit import kernel
-from ._kernels_nbr import alias_draw
-from ._rng import item_state, randint, uniform
+from ._kernels_weighted import _TMASK, alias_draw
+from ._prefetch import prefetch
+from ._rng import draw, item_state, randint, uniform
 
 __all__ = ["node2vec_walk", "sort_rows", "walk", "walk_step"]
 
-_CHUNK = 128
+_CHUNK = 256
 _RESTART = 1 << 40  # draw numbers of the restart decisions
 
 
@@ -41,7 +43,7 @@ def _next(indptr, indices, rec, nnz, weighted, r, st, t):
         return -1
     if not weighted:
         return indices[s0 + randint(st, 2 * t, d)]
-    if nnz[r] == 0:
+    if nnz.shape[0] > 0 and nnz[r] == 0:
         return -1
     return rec[s0 + alias_draw(rec, s0, d, st, t), 1]
 
@@ -51,38 +53,66 @@ def walk(indptr, indices, rec, nnz, weighted, row_base, starts, keys, restart_pr
          seed, salt, out):
     """Fill ``out`` (walks x walk_len, int64) with walks from ``starts``.
 
-    Each step runs in two passes over the chunk: first every walk's row bounds, then every
-    walk's neighbour, so the cache misses of different walks overlap instead of queueing.
+    Walks advance step-major over a chunk of ``_CHUNK`` walks, each step in two passes: the
+    first reads every walk's row bounds, draws its row position and prefetches that
+    neighbour; the second reads the neighbours and prefetches their next row bounds.  So
+    each cache miss has a whole pass over the chunk to arrive, and many are in flight at
+    once.  The draws are those of :func:`_next` (and :func:`walk_step`).
     """
     n = starts.shape[0]
     m = row_base.shape[0]
+    flat = rec.reshape(-1)
+    has_nnz = weighted and nnz.shape[0] > 0
     nchunks = (n + _CHUNK - 1) // _CHUNK
     for c in prange(nchunks):
         lo = c * _CHUNK
         size = min(n, lo + _CHUNK) - lo
         states = np.empty(size, dtype=np.uint64)
-        row = np.empty(size, dtype=np.int64)
+        pos = np.empty(size, dtype=np.int64)
+        rowstart = np.empty(size, dtype=np.int64)
         buf = np.empty((walk_len, size), dtype=np.int64)  # column-major: stays in cache
         for i in range(size):
             buf[0, i] = starts[lo + i]
             states[i] = item_state(seed, salt, keys[lo + i])
+            prefetch(indptr, row_base[0] + buf[0, i])
         for t in range(1, walk_len):
             base = row_base[(t - 1) % m]
+            nbase = row_base[t % m]
             prev = buf[t - 1]
             cur = buf[t]
-            for i in range(size):  # pass 1: row bounds
-                cur[i] = prev[i]
-                if cur[i] >= 0:
-                    row[i] = base + cur[i]
-                    if indptr[row[i] + 1] == indptr[row[i]]:
-                        cur[i] = -1
-            for i in range(size):  # pass 2: the step
-                if cur[i] >= 0:
+            for i in range(size):  # pass 1: row bounds -> drawn position, prefetched
+                v = prev[i]
+                p = -1
+                if v >= 0:
+                    r = base + v
+                    s0 = indptr[r]
+                    d = indptr[r + 1] - s0
                     st = states[i]
-                    if restart_prob > 0 and uniform(st, _RESTART + t) < restart_prob:
-                        cur[i] = -1
+                    if d > 0 and not (restart_prob > 0
+                                      and uniform(st, _RESTART + t) < restart_prob):
+                        if not weighted:
+                            p = s0 + randint(st, 2 * t, d)
+                            prefetch(indices, p)
+                        elif not has_nnz or nnz[r] > 0:
+                            p = s0 + randint(st, 2 * t, d)
+                            rowstart[i] = s0
+                            prefetch(flat, 2 * p)
+                pos[i] = p
+            for i in range(size):  # pass 2: the neighbour, prefetch its next row bounds
+                p = pos[i]
+                v = -1
+                if p >= 0:
+                    if not weighted:
+                        v = indices[p]
                     else:
-                        cur[i] = _next(indptr, indices, rec, nnz, weighted, row[i], st, t)
+                        a = rec[p, 0]
+                        if np.int64(draw(states[i], 2 * t + 1) >> np.uint64(32)) >= (a & _TMASK):
+                            p = rowstart[i] + (a >> 33)
+                        v = rec[p, 1]
+                    prefetch(indptr, nbase + v)
+                    if has_nnz:
+                        prefetch(nnz, nbase + v)
+                cur[i] = v
         for i in range(size):
             for t in range(walk_len):
                 out[lo + i, t] = buf[t, i]

@@ -31,8 +31,9 @@ def _cpu() -> Any:
     from . import _kernels_nbr as nbr
     from . import _kernels_pairs as pairs
     from . import _kernels_walk as walk
+    from . import _kernels_weighted as weighted
 
-    names = {m: [n for n in m.__all__] for m in (nbr, walk, pairs, block)}
+    names = {m: [n for n in m.__all__] for m in (nbr, weighted, walk, pairs, block)}
     return SimpleNamespace(name="cpu", **{n: getattr(m, n) for m, ns in names.items() for n in ns})
 
 

@@ -101,11 +101,12 @@ def sample_etype(store: GraphStore, et: EdgeType, edge_dir: str, keys: IdArray, 
                  check_weights(store.edge_features(et, prob, csr.eids), csr.eids, et, prob))
             if exclude is not None and len(exclude):
                 w[np.isin(csr.eids, exclude)] = 0.0
-            table = bk.row_alias(csr.indptr, csr.indices, w, np.empty(len(w), dtype=np.int64))
+            table = bk.row_alias(csr.indptr, csr.indices, w, np.empty(len(w), dtype=np.int64),
+                                  np.empty((len(w), 2), dtype=np.int64))
     if table is None:
         counts = bk.sample_counts(csr.indptr, rows, k, replace)
     else:
-        counts = bk.weighted_counts(table[1], rows, k, replace)
+        counts = bk.weighted_counts(csr.indptr, table[1], rows, k, replace)
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
     nbr = np.empty(offsets[-1], dtype=np.int64)

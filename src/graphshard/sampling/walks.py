@@ -139,8 +139,12 @@ def _joined_csr(store: Any, path: list[EdgeType], prob: str | None) -> tuple:
     indptr = np.concatenate([c.indptr + nnz0[i] for i, c in enumerate(csrs)])
     indices = np.concatenate([c.indices for c in csrs])
     if tables:
+        # nnz is empty for a table without zero weights; joined, every row needs its count
+        nnz = ([] if all(len(t[1]) == 0 for t in tables) else
+               [np.append(t[1] if len(t[1]) else np.diff(c.indptr), 0)
+                for t, c in zip(tables, csrs, strict=True)])
         joined = (np.concatenate([t[0] for t in tables]),
-                  np.concatenate([np.append(t[1], 0) for t in tables]))
+                  np.concatenate(nnz) if nnz else np.zeros(0, np.int64))
     else:
         joined = empty
     return (indptr, indices, *joined, np.array([row0[uniq.index(et)] for et in path], np.int64))
@@ -215,7 +219,8 @@ def _walk_stepwise(store: GraphStore, bk: Any, path: list[EdgeType], first: IdAr
         table = (np.zeros((0, 2), np.int64), np.zeros(0, np.int64))
         if prob is not None:
             w = check_weights(store.edge_features(et, prob, sub.eids), sub.eids, et, prob)
-            table = bk.row_alias(sub.indptr, sub.indices, w, np.empty(len(w), dtype=np.int64))
+            table = bk.row_alias(sub.indptr, sub.indices, w, np.empty(len(w), dtype=np.int64),
+                                  np.empty((len(w), 2), dtype=np.int64))
         col = np.empty(len(out), dtype=np.int64)
         bk.walk_step(sub.indptr, sub.indices, *table, prob is not None, rows, keys,
                      restart_prob, t, s, _SALT_WALK, col)
