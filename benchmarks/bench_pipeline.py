@@ -3,6 +3,7 @@
 One command::
 
     python benchmarks/bench_pipeline.py --edges 100000000 --nodes 8388608 --chunks 50
+    python benchmarks/bench_pipeline.py --method lp --edges 10000000 [--assign-engine local]
 
 1. writes a chunked R-MAT graph chunk by chunk (never the whole edge list in memory);
 2. runs ``graphshard assign`` (``--method``) and ``graphshard dispatch`` on a local Ray, each
@@ -100,6 +101,12 @@ def main() -> None:
     ap.add_argument("--chunks", type=int, default=10)
     ap.add_argument("--parts", type=int, default=4)
     ap.add_argument("--method", default="random")
+    ap.add_argument("--assign-engine", choices=["ray", "local"], default="ray",
+                    help="engine of the assign step (local: lp's shard tasks on threads "
+                         "in the assign process)")
+    ap.add_argument("--assign-args", default="",
+                    help="extra options of graphshard assign, e.g. '--max-task-entries "
+                         "2000000'")
     ap.add_argument("--budget", default="1.5G")
     ap.add_argument("--dir", type=Path, default=Path("/tmp/graphshard-pipeline-bench"))
     ap.add_argument("--seed", type=int, default=1)
@@ -114,7 +121,8 @@ def main() -> None:
     for d in (assign_dir, parts_dir):
         subprocess.run(["rm", "-rf", str(d)], check=True)
     step1 = run_measured([*gs, "assign", str(graph), "-k", str(a.parts), "-m", a.method,
-                          "--out", str(assign_dir)])
+                          "--out", str(assign_dir), "--engine", a.assign_engine,
+                          *a.assign_args.split()])
     step2 = run_measured([*gs, "dispatch", str(graph), str(assign_dir), "--out", str(parts_dir),
                           "--memory-budget", a.budget, "--json"])
     report = json.loads(step2["stdout"])
@@ -125,7 +133,8 @@ def main() -> None:
         print(f"{name:10} {r['seconds']:8.1f} {a.edges / r['seconds']:12,.0f} "
               f"{r['peak_process_mb']:16,.0f} {r['peak_total_mb']:13,.0f}  {r['peak_process']}")
     print(f"{'total':10} {total:8.1f} {a.edges / total:12,.0f}")
-    print(f"method {a.method}: edge cut {report['edge_cut']:,} ({report['cut_ratio']:.2%}), "
+    print(f"method {a.method} (assign engine {a.assign_engine}): "
+          f"edge cut {report['edge_cut']:,} ({report['cut_ratio']:.2%}), "
           f"node balance {report['node_balance']:.3f}, loadavg {psutil.getloadavg()[0]:.2f}")
 
 

@@ -236,9 +236,22 @@ def _bytes(text: str | None) -> int | None:
 @click.option("--out", "-o", type=click.Path(path_type=Path), required=True)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--imbalance", type=float, default=0.03, show_default=True)
+@click.option("--workers", type=click.IntRange(min=1),
+              help="lp: concurrent shard tasks (default: all cores, or all Ray CPUs).")
+@click.option("--max-task-entries", type=click.IntRange(min=1), metavar="N",
+              help="lp: edge entries per shard task, the per-task memory knob (16 bytes an "
+                   "entry; default 4194304).")
+@click.option("--coarse-entries", type=click.IntRange(min=1), metavar="N",
+              help="lp: largest coarsest graph (entries) partitioned in memory on one "
+                   "worker (default 4194304).")
+@click.option("--work-dir", type=click.Path(path_type=Path),
+              help="lp: parent folder of the temporary shard files (default: the system's "
+                   "temp folder; with Ray on several machines, a shared folder).")
 @_engine_options
 def assign(chunked: Path, parts: int, method: str, import_from: Path | None, out: Path,
-           seed: int, imbalance: float, engine: str, address: str | None) -> None:
+           seed: int, imbalance: float, workers: int | None, max_task_entries: int | None,
+           coarse_entries: int | None, work_dir: Path | None, engine: str,
+           address: str | None) -> None:
     """Step 1 of the pipeline: a part for every node of a chunked graph.
 
     Writes DGL's partition-assignment layout: <ntype>.txt (line i = part of node i), a
@@ -247,6 +260,7 @@ def assign(chunked: Path, parts: int, method: str, import_from: Path | None, out
     \b
     Example:
       graphshard assign chunked/ --parts 4 --method lp --out assign/
+      graphshard assign chunked/ -k 64 -m lp --max-task-entries 8000000 --out assign/
     """
     from .pipeline import assign as run_assign
     from .pipeline import import_assignment
@@ -255,7 +269,10 @@ def assign(chunked: Path, parts: int, method: str, import_from: Path | None, out
         result = import_assignment(import_from, chunked, out, num_parts=parts)
     else:
         result = run_assign(chunked, parts, out, method=method, seed=seed,
-                            imbalance=imbalance, use_ray=engine == "ray" or bool(address))
+                            imbalance=imbalance, use_ray=engine == "ray" or bool(address),
+                            workers=workers, max_task_entries=max_task_entries,
+                            coarse_entries=coarse_entries, work_dir=work_dir,
+                            address=address)
     table = Table("part", "nodes", title=f"{result.out_dir}: {result.method}, "
                   f"{result.seconds:.2f}s", title_justify="left")
     for p, n in enumerate(result.part_sizes):

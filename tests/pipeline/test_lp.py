@@ -67,7 +67,7 @@ def test_heterogeneous_ids_follow_type_order(tmp_path):
 
 def test_deterministic_and_independent_of_workers_and_chunking(sbm, tmp_path):
     base = lp_assign(_chunked(sbm, tmp_path, 4), 4, coarse_nodes=300, seed=7,
-                     max_task_entries=20000)["_N"]
+                     max_task_entries=20000, workers=1)["_N"]
     again = lp_assign(_chunked(sbm, tmp_path, 1), 4, coarse_nodes=300, seed=7,
                       max_task_entries=20000, workers=2)["_N"]
     csv = lp_assign(_chunked(sbm, tmp_path, 9, fmt="csv"), 4, coarse_nodes=300, seed=7,
@@ -89,17 +89,17 @@ def test_many_shards_stay_balanced_and_close_to_one_shard(sbm, tmp_path):
 
 
 def test_memory_model_edges_stay_within_one_chunk_or_shard(sbm, tmp_path, monkeypatch):
-    """Every edge array of the pipeline passes through ``aggregate_sorted`` (pieces and
+    """Every edge array of the pipeline passes through ``group_rows`` (pieces and
     shard merges) or ``load_shard``; none may exceed one input chunk or one shard, and the
     one graph gathered whole is the coarsest, within ``coarse_entries``."""
     budget, chunks = 8000, 10
     sizes: list[int] = []
-    real_agg, real_load, real_gather = (lp_shards.aggregate_sorted, lp_shards.load_shard,
+    real_agg, real_load, real_gather = (lp_shards.group_rows, lp_shards.load_shard,
                                         lp_mod.gather)
 
-    def agg(keys, weights):
-        sizes.append(len(keys))
-        return real_agg(keys, weights)
+    def agg(rows, cols, weights, num_rows, num_cols):
+        sizes.append(len(rows))
+        return real_agg(rows, cols, weights, num_rows, num_cols)
 
     def load(prefix):
         arrays = real_load(prefix)
@@ -112,7 +112,7 @@ def test_memory_model_edges_stay_within_one_chunk_or_shard(sbm, tmp_path, monkey
         gathered.append(level.num_entries)
         return real_gather(level)
 
-    monkeypatch.setattr(lp_shards, "aggregate_sorted", agg)
+    monkeypatch.setattr(lp_shards, "group_rows", agg)
     monkeypatch.setattr(lp_shards, "load_shard", load)
     monkeypatch.setattr(lp_mod, "gather", gather)
     meta = _chunked(sbm, tmp_path, chunks)
@@ -189,3 +189,71 @@ def test_ray_matches_in_process(tmp_path):
         if started:
             ray.shutdown()
     np.testing.assert_array_equal(local, remote)
+
+
+def test_group_rows_merges_repeats_like_a_sorted_reference():
+    from graphshard.pipeline.lp_kernels import group_rows
+
+    rng = np.random.default_rng(1)
+    rows, cols = rng.integers(0, 50, 3000), rng.integers(0, 70, 3000)
+    w = rng.integers(1, 5, 3000)
+    indptr, idx, wts = group_rows(rows, cols, w, 50, 70)
+    assert indptr[0] == 0 and indptr[-1] == len(idx) == len(wts)
+    got_rows = np.repeat(np.arange(50), np.diff(indptr))
+    keys = got_rows * 70 + idx
+    assert len(np.unique(keys)) == len(keys)  # every (row, col) once
+    ref_keys, inv = np.unique(rows * 70 + cols, return_inverse=True)
+    ref_w = np.bincount(inv, weights=w).astype(np.int64)
+    order = np.argsort(keys)
+    np.testing.assert_array_equal(keys[order], ref_keys)
+    np.testing.assert_array_equal(wts[order], ref_w)
+
+
+def test_coarsening_aims_lower_when_entries_do_not_shrink():
+    from pathlib import Path
+
+    def level(n, deg):
+        return lp_shards.ShardedGraph(Path("."), np.array([0, n]), np.ones(n, np.int64),
+                                      np.full(n, deg, np.int64))
+
+    mesh = [level(1000, 6), level(250, 6)]       # entries shrank with the nodes
+    power = [level(1000, 6), level(250, 22)]     # nodes / 4, entries barely moved
+    assert lp_mod._elasticity(mesh) == 1.0
+    assert lp_mod._elasticity(power) < lp_mod.HARD_ELASTICITY
+    t_mesh = lp_mod._node_target(mesh[-1], 1000, lp_mod._elasticity(mesh))
+    t_power = lp_mod._node_target(power[-1], 1000, lp_mod._elasticity(power))
+    assert t_power < t_mesh < 250
+
+
+def test_assign_passes_lp_options_and_checks_them(sbm, tmp_path):
+    from graphshard.pipeline import assign
+
+    d = tmp_path / "g"
+    gs.io.write_chunked(sbm, d, 3)
+    res = assign(d, 4, tmp_path / "a", method="lp", seed=7, workers=1,
+                 max_task_entries=20000, coarse_entries=30000)
+    parts = np.load(tmp_path / "a" / "_N.npy")
+    _check_valid(parts, 4, 0.03)
+    assert res.part_sizes == np.bincount(parts, minlength=4).tolist()
+    same = lp_assign(load_chunked_meta(d), 4, seed=7, max_task_entries=20000,
+                     coarse_entries=30000)["_N"]
+    np.testing.assert_array_equal(parts, same)
+    with pytest.raises(ValidationError, match="max_task_entries"):
+        assign(d, 4, tmp_path / "b", method="lp", max_task_entries=0)
+
+
+def test_cli_assign_lp_options(sbm, tmp_path):
+    from click.testing import CliRunner
+
+    from graphshard.cli import cli
+
+    d = tmp_path / "g"
+    gs.io.write_chunked(sbm, d, 2)
+    args = ["assign", str(d), "-k", "2", "-m", "lp", "--out", str(tmp_path / "a"),
+            "--engine", "local", "--workers", "2", "--max-task-entries", "30000",
+            "--coarse-entries", "40000", "--work-dir", str(tmp_path)]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    _check_valid(np.load(tmp_path / "a" / "_N.npy"), 2, 0.03)
+    bad = CliRunner().invoke(cli, [*args[:-6], "--max-task-entries", "0"])
+    assert bad.exit_code == 2 and "--max-task-entries" in bad.output

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -65,10 +66,12 @@ def _hash(meta: ChunkedMeta, num_parts: int, **_: object) -> dict[str, IdArray]:
 
 
 def _lp(meta: ChunkedMeta, num_parts: int, *, seed: int, imbalance: float, use_ray: bool,
-        **_: object) -> dict[str, IdArray]:
+        lp_options: dict[str, Any], **_: object) -> dict[str, IdArray]:
     from .lp import lp_assign
 
-    return lp_assign(meta, num_parts, imbalance=imbalance, seed=seed, use_ray=use_ray)
+    return lp_assign(meta, num_parts, imbalance=imbalance, seed=seed, use_ray=use_ray,
+                     **lp_options)
+
 
 
 #: name -> (function, description); the CLI's ``--method`` choices come from here.
@@ -81,8 +84,32 @@ ASSIGN_METHODS: dict[str, tuple[Callable[..., dict[str, IdArray]], str]] = {
 
 def assign(chunked_dir: str | os.PathLike[str], num_parts: int,
            out_dir: str | os.PathLike[str], *, method: str = "lp", seed: int = 0,
-           imbalance: float = 0.03, use_ray: bool = False) -> AssignResult:
+           imbalance: float = 0.03, use_ray: bool = False, workers: int | None = None,
+           max_task_entries: int | None = None, coarse_entries: int | None = None,
+           work_dir: str | os.PathLike[str] | None = None,
+           address: str | None = None) -> AssignResult:
     """Assign every node of a chunked graph to a part and write DGL's assignment layout.
+
+    Args:
+        chunked_dir: The chunked graph (DGL's chunked format).
+        num_parts: Number of parts.
+        out_dir: Folder of the assignment (``<ntype>.txt``, ``<ntype>.npy``, JSON).
+        method: A name of :data:`ASSIGN_METHODS`.
+        seed: Seed of every random choice.
+        imbalance: Allowed node-count imbalance (``lp``; ``random`` is exact).
+        use_ray: Run ``lp``'s shard tasks on Ray.
+        workers: ``lp``: concurrent tasks (default: all cores / all Ray CPUs).
+        max_task_entries: ``lp``: edge entries per shard task, the per-task memory knob
+            (16 bytes an entry).
+        coarse_entries: ``lp``: largest coarsest graph (entries) partitioned on one worker.
+        work_dir: ``lp``: parent folder of its temporary shard files.
+        address: ``lp``: Ray cluster to join (implies ``use_ray``).
+
+    Returns:
+        Where the assignment went, its part sizes and the seconds it took.
+
+    Raises:
+        ValidationError: an unknown ``method`` or a ``num_parts`` out of range.
 
     Example:
         >>> import tempfile, graphshard as gs
@@ -101,7 +128,11 @@ def assign(chunked_dir: str | os.PathLike[str], num_parts: int,
                               field="num_parts", value=num_parts)
     clock = time.perf_counter()
     fn, _ = ASSIGN_METHODS[method]
-    parts = fn(meta, num_parts, seed=seed, imbalance=imbalance, use_ray=use_ray)
+    given = {"workers": workers, "max_task_entries": max_task_entries,
+             "coarse_entries": coarse_entries, "work_dir": work_dir, "address": address}
+    lp_options = {k: v for k, v in given.items() if v is not None}
+    parts = fn(meta, num_parts, seed=seed, imbalance=imbalance, use_ray=use_ray,
+               lp_options=lp_options)
     write_assignment(out_dir, parts, num_parts, method=method)
     sizes = np.zeros(num_parts, dtype=np.int64)
     for arr in parts.values():

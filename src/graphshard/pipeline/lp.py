@@ -10,6 +10,10 @@ dKaMinPar.  No worker ever holds the whole edge list:
    ``imbalance * n / num_parts``), one task per shard per sub-round; contract the clusters
    into a coarse weighted graph by streaming shards into pieces again.  Repeat until the
    coarse graph fits one worker (``coarse_entries``, and ``coarse_nodes`` if given).
+   Each level aims at the node count where the entries would fit, extrapolated from how
+   the last contraction shrank them (:func:`_elasticity`): a power-law graph keeps most
+   of its entries when its nodes merge, so it coarsens in fewer, harder steps
+   (:data:`HARD_SHRINK`), since each of its levels costs about as much as the finest.
 3. **Partition** the coarsest graph in memory with ``run_method`` (METIS by default),
    node weights = cluster sizes.
 4. **Uncoarsen**: project the parts to each finer level, rebalance if a part is over
@@ -18,6 +22,12 @@ dKaMinPar.  No worker ever holds the whole edge list:
    relaxed rounds in the spirit of Jet: positive-gain moves may overload a part by
    ``RELAX`` of the average, a balancer moves the cheapest nodes back out, and the best
    balanced state is kept (plain constrained LP stalls once METIS has filled the parts).
+   Every loop stops early: label propagation once a round moves fewer than
+   :data:`REFINE_MIN_MOVED` (:data:`CLUSTER_MIN_MOVED`) of the nodes, relaxed rounds once
+   one gains less than :data:`RELAX_MIN_GAIN` of the cut.
+
+Cost: about (sweeps per level) x (entries per level) summed over the levels, plus two
+counting-sort passes per level build; the round limits above trade quality for speed.
 
 Memory: a task holds one edge chunk or one shard (``max_task_entries`` entries plus one
 row) and a few per-node arrays (8 bytes a node each); the driver holds per-node arrays
@@ -60,13 +70,30 @@ CLUSTER_NORM = 0.0
 #: relaxed refinement rounds may overload a part by this fraction of the average
 RELAX = 0.1
 #: at most this many relaxed rounds per level
-RELAXED_ROUNDS = 10
+RELAXED_ROUNDS = 3
+#: label-propagation sweeps per relaxed round
+RELAXED_SWEEPS = 2
+#: relaxed rounds stop after one that gains less than this fraction of the level's cut
+RELAX_MIN_GAIN = 0.005
+#: strict refinement stops after a round that moves fewer than this fraction of the nodes
+REFINE_MIN_MOVED = 0.01
+#: clustering stops after a round that moves fewer than this fraction of the nodes
+CLUSTER_MIN_MOVED = 0.01
 #: most a level's average node weight may grow per coarsening step
 SHRINK = 4
+#: ... and after a contraction that kept most entries (elasticity below HARD_ELASTICITY):
+#: there each level costs about as much as the finest, so fewer levels pay
+HARD_SHRINK = 16
+HARD_ELASTICITY = 0.5
+#: floor of the entries-per-nodes shrink exponent used to aim the coarsening (power-law
+#: graphs keep most entries when their nodes merge; aiming by nodes alone over-levels them)
+MIN_ELASTICITY = 0.25
 _STALL = 0.95  # stop coarsening when a level keeps more than this fraction of its nodes
 
 
-def _check(meta: ChunkedMeta, num_parts: int, imbalance: float, method: str) -> None:
+def _check(meta: ChunkedMeta, num_parts: int, imbalance: float, method: str, *,
+           max_task_entries: int, coarse_entries: int, lp_rounds: int, refine_rounds: int,
+           workers: int | None) -> None:
     if not isinstance(meta, ChunkedMeta):
         raise ValidationError(f"lp_assign needs a ChunkedMeta (load_chunked_meta(dir)), got "
                               f"{type(meta).__name__}", field="meta")
@@ -76,6 +103,15 @@ def _check(meta: ChunkedMeta, num_parts: int, imbalance: float, method: str) -> 
     if not 0 <= imbalance < 1:
         raise ValidationError(f"imbalance must be in [0, 1), got {imbalance}",
                               field="imbalance", value=imbalance)
+    for name, value in (("max_task_entries", max_task_entries),
+                        ("coarse_entries", coarse_entries), ("lp_rounds", lp_rounds),
+                        ("refine_rounds", refine_rounds)):
+        if not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValidationError(f"{name} must be a positive integer, got {value!r}",
+                                  field=name, value=value)
+    if workers is not None and (not isinstance(workers, (int, np.integer)) or workers < 1):
+        raise ValidationError(f"workers must be a positive integer or None, got {workers!r}",
+                              field="workers", value=workers)
     if method not in METHODS:
         raise ValidationError(f"unknown initial partitioning method {method!r}; choose one "
                               f"of {sorted(METHODS)}", field="method", value=method)
@@ -97,25 +133,64 @@ def _coarsen(level: ShardedGraph, ex, *, max_cluster: int, seed: int, rounds: in
     """Cluster ``level``; returns (fine node -> coarse ID, number of clusters)."""
     labels = np.arange(level.num_nodes, dtype=np.int64)
     labels, _ = sweeps(level, ex, labels, level.node_weights.copy(), max_cluster, seed=seed,
-                       step0=depth * 1000, rounds=rounds, strict=False, min_moved=0.01,
+                       step0=depth * 1000, rounds=rounds, strict=False,
+                       min_moved=CLUSTER_MIN_MOVED,
                        norm=CLUSTER_NORM)
     labels = _group_isolated(labels, level, max_cluster)
     uniq, clusters = np.unique(labels, return_inverse=True)
     return clusters.astype(np.int64), len(uniq)
 
 
-def _cluster_cap(total_w: int, num_nodes: int, target: float, max_cluster: int) -> int:
+def _cluster_cap(total_w: int, num_nodes: int, target: float, max_cluster: int,
+                 shrink: float) -> int:
     """Cluster weight limit of one level: at most ``max_cluster`` (balance), and growing the
-    average node weight by at most :data:`SHRINK` per level (gradual coarsening keeps the
+    average node weight by at most ``shrink`` per level (gradual coarsening keeps the
     structure that refinement on the way back up needs), but enough to reach ``target``.
 
     Example:
-        >>> _cluster_cap(10**6, 10**6, 8000, 7500), _cluster_cap(10**6, 10**5, 8000, 7500)
+        >>> _cluster_cap(10**6, 10**6, 8000, 7500, 4), _cluster_cap(10**6, 10**5, 8000, 7500, 4)
         (4, 40)
     """
     avg = total_w / max(1, num_nodes)
-    want = max(2 * avg, min(SHRINK * avg, 2 * total_w / max(1.0, target)))
+    want = max(2 * avg, min(shrink * avg, 2 * total_w / max(1.0, target)))
     return int(max(2, min(max_cluster, math.ceil(want))))
+
+
+def _elasticity(levels: list[ShardedGraph]) -> float:
+    """How the entries shrank with the nodes on the last contraction: ``log(entry ratio) /
+    log(node ratio)``, clipped to ``[MIN_ELASTICITY, 1]`` (1 before the first).  Meshes
+    keep about 1; power-law graphs, whose hubs keep most entries, near 0.
+
+    Example:
+        >>> from pathlib import Path
+        >>> lv = [ShardedGraph(Path("."), np.array([0, n]), np.ones(n, np.int64),
+        ...                    np.full(n, d, np.int64)) for n, d in ((1000, 10), (250, 36))]
+        >>> _elasticity(lv[:1]), _elasticity(lv)
+        (1.0, 0.25)
+    """
+    if len(levels) < 2:
+        return 1.0
+    g, f = levels[-1], levels[-2]
+    shrink_n = g.num_nodes / max(1, f.num_nodes)
+    shrink_e = max(g.num_entries, 1) / max(1, f.num_entries)
+    if not 0 < shrink_n < 1:
+        return 1.0
+    return min(1.0, max(MIN_ELASTICITY, math.log(shrink_e) / math.log(shrink_n)))
+
+
+def _node_target(g: ShardedGraph, coarse_entries: int, elasticity: float) -> float:
+    """Nodes at which level ``g``'s coarsening should fit ``coarse_entries``, if the entries
+    go on shrinking with the nodes as they did (``elasticity``, see :func:`_elasticity`).
+
+    Example:
+        >>> from pathlib import Path
+        >>> g = ShardedGraph(Path("."), np.array([0, 250]), np.ones(250, np.int64),
+        ...                  np.full(250, 36, np.int64))
+        >>> round(_node_target(g, 5000, 1.0)), round(_node_target(g, 5000, 0.25))
+        (139, 24)
+    """
+    ratio = min(1.0, coarse_entries / max(1, g.num_entries))
+    return g.num_nodes * ratio ** (1.0 / elasticity)
 
 
 def _refine(g: ShardedGraph, ex, parts: IdArray, k: int, max_part: int, *, seed: int,
@@ -123,34 +198,41 @@ def _refine(g: ShardedGraph, ex, parts: IdArray, k: int, max_part: int, *, seed:
     """Balance ``parts`` on level ``g``, then refine: strict label propagation within the
     limit, then rounds that may overload parts by :data:`RELAX` of the average (moves
     into full parts become possible), each followed by rebalancing; the lowest-cut
-    balanced state is kept."""
+    balanced state is kept, and the relaxed rounds stop once one gains less than
+    :data:`RELAX_MIN_GAIN` of the cut."""
     parts = rebalance(g, ex, parts, k, max_part, seed=seed + depth)
     step0 = 10**6 + depth * 1000
     pw = np.bincount(parts, weights=g.node_weights, minlength=k).astype(np.int64)
     parts, pw = sweeps(g, ex, parts, pw, max_part, seed=seed, step0=step0, rounds=rounds,
-                       strict=True)
+                       strict=True, min_moved=REFINE_MIN_MOVED)
+    if RELAXED_ROUNDS == 0:
+        return parts
     best, best_cut = parts, level_cut(g, ex, parts)
     relaxed = max_part + int(RELAX * pw.sum() / k)
     cut0 = best_cut
     for r in range(RELAXED_ROUNDS):
         parts, pw = sweeps(g, ex, best, pw, relaxed, seed=seed, step0=step0 + 100 + r,
-                           rounds=2, strict=True)
+                           rounds=RELAXED_SWEEPS, strict=True, min_moved=REFINE_MIN_MOVED)
         parts = rebalance(g, ex, parts, k, max_part, seed=seed + depth + r)
         pw = np.bincount(parts, weights=g.node_weights, minlength=k).astype(np.int64)
         cut = level_cut(g, ex, parts)
         if cut >= best_cut or pw.max() > max_part:
             break
+        gained = best_cut - cut
         best, best_cut = parts, cut
+        if gained < RELAX_MIN_GAIN * cut0:
+            break
     logger.debug("lp: level %d refined cut %d (after LP) -> %d", depth, cut0, best_cut)
     return best
 
 
 def lp_assign(meta: ChunkedMeta, num_parts: int, *, imbalance: float = 0.03, seed: int = 0,
-              coarse_nodes: int | None = None, lp_rounds: int = 5, refine_rounds: int = 8,
+              coarse_nodes: int | None = None, lp_rounds: int = 3, refine_rounds: int = 4,
               workers: int | None = None, use_ray: bool = False, method: str = "metis",
               max_task_entries: int = DEFAULT_TASK_ENTRIES,
               coarse_entries: int = DEFAULT_COARSE_ENTRIES,
-              work_dir: str | Path | None = None) -> dict[str, np.ndarray]:
+              work_dir: str | Path | None = None,
+              address: str | None = None) -> dict[str, np.ndarray]:
     """Assign every node of a chunked graph to one of ``num_parts`` parts, out of core.
 
     The graph is treated as undirected (both directions of every edge, all edge types
@@ -166,13 +248,15 @@ def lp_assign(meta: ChunkedMeta, num_parts: int, *, imbalance: float = 0.03, see
             limit ``coarse_entries``); ``None``: coarsen only until the graph fits.
         lp_rounds: Clustering rounds per level.
         refine_rounds: Refinement rounds per level.
-        workers: Concurrent tasks (threads in-process; Ray: default all CPUs).
+        workers: Concurrent tasks (threads in-process, default all cores; Ray: default
+            all CPUs of the cluster).
         use_ray: Run shard tasks as Ray tasks (``ray.init()`` unless Ray is running); the
             work directory must then be visible to every Ray worker.
         method: ``run_method`` backend for the coarsest graph (node-weighted).
         max_task_entries: Edge entries per shard task: the per-task memory knob.
         coarse_entries: Largest coarsest graph (entries) partitioned on one worker.
         work_dir: Parent folder of the temporary shard files (default: the system's).
+        address: Ray cluster to join (implies ``use_ray``), e.g. ``"auto"``.
 
     Returns:
         Node type -> int64 part of every node of that type, in per-type ID order.
@@ -191,8 +275,10 @@ def lp_assign(meta: ChunkedMeta, num_parts: int, *, imbalance: float = 0.03, see
         >>> np.bincount(parts).tolist(), int((parts[src] != parts[dst]).sum())
         ([20, 20], 2)
     """
-    _check(meta, num_parts, imbalance, method)
-    ex = make_executor(workers, use_ray)
+    _check(meta, num_parts, imbalance, method, max_task_entries=max_task_entries,
+           coarse_entries=coarse_entries, lp_rounds=lp_rounds, refine_rounds=refine_rounds,
+           workers=workers)
+    ex = make_executor(workers, use_ray, address)
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="graphshard-lp-", dir=work_dir) as tmp:
         levels = [level0_from_chunks(meta, Path(tmp) / "level0", max_task_entries, ex)]
@@ -224,9 +310,11 @@ def _multilevel(levels: list[ShardedGraph], ex, k: int, imbalance: float, seed: 
                                                 or g.num_nodes <= coarse_nodes):
             break
         t = time.perf_counter()
+        elasticity = _elasticity(levels)
         target = coarse_nodes if coarse_nodes is not None else \
-            g.num_nodes * coarse_entries / max(1, g.num_entries)
-        cap = _cluster_cap(n, g.num_nodes, target, max_cluster)
+            _node_target(g, coarse_entries, elasticity)
+        shrink = SHRINK if elasticity >= HARD_ELASTICITY else HARD_SHRINK
+        cap = _cluster_cap(n, g.num_nodes, target, max_cluster, shrink)
         clusters, nc = _coarsen(g, ex, max_cluster=cap, seed=seed, rounds=lp_rounds,
                                 depth=len(levels))
         if nc > _STALL * g.num_nodes:

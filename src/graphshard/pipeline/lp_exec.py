@@ -7,6 +7,7 @@ runs it or on how many workers it has.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -71,10 +72,12 @@ class RayExecutor(Executor):
     edge chunks never sits in the object store all at once.
     """
 
-    def __init__(self, workers: int | None = None) -> None:
+    def __init__(self, workers: int | None = None, address: str | None = None) -> None:
         self._ray = import_optional("ray", "lp_assign(use_ray=True)")
+        self._started = False
         if not self._ray.is_initialized():
-            self._ray.init()
+            self._ray.init(address=address, include_dashboard=False, log_to_driver=False)
+            self._started = True
         cpus = int(self._ray.cluster_resources().get("CPU", 1))
         self.workers = max(1, int(workers or cpus))
         self._remote: dict[Callable[..., Any], Any] = {}
@@ -96,9 +99,17 @@ class RayExecutor(Executor):
         out.extend(ray.get(pending))
         return out
 
+    def close(self) -> None:
+        """Stop Ray if this executor started it."""
+        if self._started:
+            self._ray.shutdown()
+            self._started = False
 
-def make_executor(workers: int | None, use_ray: bool) -> Executor:
-    """The Ray executor with ``use_ray``, else in-process threads (``workers`` or 1)."""
-    if use_ray:
-        return RayExecutor(workers)
-    return InProcessExecutor(workers or 1)
+
+def make_executor(workers: int | None, use_ray: bool, address: str | None = None
+                  ) -> Executor:
+    """The Ray executor with ``use_ray`` or ``address`` (joining that cluster), else
+    in-process threads (``workers``, default all cores)."""
+    if use_ray or address:
+        return RayExecutor(workers, address)
+    return InProcessExecutor(workers or os.cpu_count() or 1)

@@ -17,7 +17,7 @@ import numpy as np
 from .._jit import kernel
 from .._keyed import GOLDEN, keyed_hash, mix
 
-__all__ = ["accumulate_degrees", "aggregate_sorted", "lp_sweep", "shard_cut"]
+__all__ = ["accumulate_degrees", "group_rows", "lp_sweep", "shard_cut"]
 
 @kernel
 def accumulate_degrees(deg, u, v):  # pragma: no cover - compiled
@@ -29,37 +29,66 @@ def accumulate_degrees(deg, u, v):  # pragma: no cover - compiled
 
 
 @kernel
-def aggregate_sorted(keys, weights):  # pragma: no cover - compiled
-    """Merge runs of equal ``keys`` (sorted) summing ``weights``; returns compact copies."""
-    n = keys.shape[0]
-    out_k = np.empty(n, dtype=np.int64)
-    out_w = np.empty(n, dtype=np.int64)
-    m = 0
-    for i in range(n):
-        if m > 0 and out_k[m - 1] == keys[i]:
-            out_w[m - 1] += weights[i]
-        else:
-            out_k[m] = keys[i]
-            out_w[m] = weights[i]
-            m += 1
-    return out_k[:m].copy(), out_w[:m].copy()
+def group_rows(rows, cols, weights, num_rows, num_cols):  # pragma: no cover - compiled
+    """Entries ``(rows[i], cols[i], weights[i])`` as a CSR with repeats merged.
+
+    A counting sort by row (stable), then one pass per row that merges repeated columns
+    (summing weights) with a per-column marker: O(entries + rows + cols), no comparison
+    sort.  Inside a row, columns keep the order of their first appearance.
+
+    Returns:
+        ``(indptr, indices, weights)``: int64, ``num_rows + 1`` and the merged entries.
+    """
+    m = rows.shape[0]
+    indptr = np.zeros(num_rows + 1, dtype=np.int64)
+    for i in range(m):
+        indptr[rows[i] + 1] += 1
+    for r in range(num_rows):
+        indptr[r + 1] += indptr[r]
+    pos = indptr[:-1].copy()
+    out_c = np.empty(m, dtype=np.int64)
+    out_w = np.empty(m, dtype=np.int64)
+    for i in range(m):
+        p = pos[rows[i]]
+        out_c[p] = cols[i]
+        out_w[p] = weights[i]
+        pos[rows[i]] = p + 1
+    marker = np.full(num_cols, -1, dtype=np.int64)
+    j = 0
+    start = 0
+    for r in range(num_rows):
+        first = j
+        for p in range(start, indptr[r + 1]):  # j <= p: merging in place is safe
+            c = out_c[p]
+            slot = marker[c]
+            if slot >= first:
+                out_w[slot] += out_w[p]
+            else:
+                marker[c] = j
+                out_c[j] = c
+                out_w[j] = out_w[p]
+                j += 1
+        start = indptr[r + 1]
+        indptr[r + 1] = j
+    return indptr, out_c[:j].copy(), out_w[:j].copy()
 
 
 @kernel
 def _visit_order(lo, num_rows, seed, step, sub, num_sub):  # pragma: no cover - compiled
-    """Rows active in sub-round ``sub`` of ``num_sub``, in a keyed random order."""
+    """Rows active in sub-round ``sub`` of ``num_sub``, in a keyed random order.
+
+    Only the active rows are sorted (a sub-round costs its share of the rows).
+    """
     keys = np.empty(num_rows, dtype=np.uint64)
-    for r in range(num_rows):
-        keys[r] = keyed_hash(seed, lo + r, step)
-    order = np.argsort(keys)
-    take = np.empty(num_rows, dtype=np.int64)
+    rows = np.empty(num_rows, dtype=np.int64)
     m = 0
-    for i in range(num_rows):
-        r = order[i]
-        if (keys[r] >> np.uint64(40)) % np.uint64(num_sub) == np.uint64(sub):
-            take[m] = r
+    for r in range(num_rows):
+        h = keyed_hash(seed, lo + r, step)
+        if (h >> np.uint64(40)) % np.uint64(num_sub) == np.uint64(sub):
+            keys[m] = h
+            rows[m] = r
             m += 1
-    return take[:m]
+    return rows[:m][np.argsort(keys[:m])]
 
 
 @kernel
@@ -90,7 +119,7 @@ def lp_sweep(indptr, indices, weights, lo, labels, node_w, label_w, max_w, seed,
     num_labels = label_w.shape[0]
     new = labels[lo:lo + num_rows].copy()
     gains = np.zeros(num_rows, dtype=np.int64)
-    delta = np.zeros(num_labels, dtype=np.int64)
+    lw = label_w.copy()  # live label weights
     rating = np.zeros(num_labels, dtype=np.int64)
     max_deg = 0
     for r in range(num_rows):
@@ -110,17 +139,17 @@ def lp_sweep(indptr, indices, weights, lo, labels, node_w, label_w, max_w, seed,
             rating[lv] += weights[j]
         own = rating[cur]
         best, best_r = cur, own
-        best_s = own / (label_w[cur] + delta[cur]) ** norm if norm > 0 else float(own)
+        best_s = own / lw[cur] ** norm if norm > 0 else float(own)
         key = keyed_hash(seed, lo + r, step)
         best_h = mix(key ^ (np.uint64(cur) * GOLDEN))
         for t in range(nt):
             c = touched[t]
-            if c == cur or label_w[c] + delta[c] + wu > max_w:
+            if c == cur or lw[c] + wu > max_w:
                 continue
             rc = rating[c]
             if strict and rc <= own:
                 continue
-            sc = rc / (label_w[c] + delta[c] + wu) ** norm if norm > 0 else float(rc)
+            sc = rc / (lw[c] + wu) ** norm if norm > 0 else float(rc)
             if sc < best_s:
                 continue
             h = mix(key ^ (np.uint64(c) * GOLDEN))
@@ -129,8 +158,8 @@ def lp_sweep(indptr, indices, weights, lo, labels, node_w, label_w, max_w, seed,
         for t in range(nt):
             rating[touched[t]] = 0
         if best != cur:
-            delta[cur] -= wu
-            delta[best] += wu
+            lw[cur] -= wu
+            lw[best] += wu
             new[r] = best
             gains[r] = best_r - own
     return new, gains

@@ -8,10 +8,13 @@ each holds at most about ``budget`` entries (plus one row), whatever the graph s
 Building a level is an external bucket sort in two task kinds:
 
 * a *piece* task turns one batch of edges (an input chunk, or one shard mapped through a
-  clustering) into ``(key = u * n + v, weight)`` sorted and merged, with the offsets of
-  each target shard's slice (:func:`write_piece`);
+  clustering) into ``(key = u * n + v, weight)`` grouped by row and merged, with the
+  offsets of each target shard's slice (:func:`write_piece`);
 * a *shard* task reads its slice of every piece (memory-mapped) and merges them into its
   CSR (:func:`build_shard`).
+
+Both group by counting sort (:func:`~graphshard.pipeline.lp_kernels.group_rows`), linear
+in entries plus nodes: no comparison sort of the edges.
 
 No task ever holds more than one chunk or one shard of edges; the driver holds per-node
 arrays only.  The functions here are pure (paths and arrays in, small results out), so
@@ -28,7 +31,7 @@ import numpy as np
 from ..partition.adjacency import Adjacency
 from ..partition.balance import rebalance_candidates
 from ..typing import IdArray
-from .lp_kernels import aggregate_sorted, lp_sweep, shard_cut
+from .lp_kernels import group_rows, lp_sweep, shard_cut
 
 __all__ = [
     "ShardedGraph",
@@ -105,18 +108,19 @@ def shard_bounds(sizes: IdArray, budget: int) -> IdArray:
 
 def write_piece(prefix: str, u: IdArray, v: IdArray, w: IdArray, num_nodes: int,
                 bounds: IdArray) -> int:
-    """Sort edges ``u -> v`` by ``(u, v)``, merge repeats, save them bucketed by ``bounds``.
+    """Group edges ``u -> v`` by row, merge repeats, save them bucketed by ``bounds``.
 
-    Writes ``<prefix>_keys.npy`` (``u * num_nodes + v``), ``_w.npy`` and ``_off.npy``
-    (slice of every shard).  Returns the number of entries written.
+    Writes ``<prefix>_keys.npy`` (``u * num_nodes + v``, rows ascending), ``_w.npy`` and
+    ``_off.npy`` (slice of every shard).  Returns the number of entries written.
     """
-    keys = u * np.int64(num_nodes) + v
-    order = np.argsort(keys, kind="stable")
-    keys, w = aggregate_sorted(keys[order], np.ascontiguousarray(w, dtype=np.int64)[order])
-    off = np.searchsorted(keys, bounds * np.int64(num_nodes)).astype(np.int64)
+    indptr, cols, w = group_rows(np.ascontiguousarray(u, dtype=np.int64),
+                                 np.ascontiguousarray(v, dtype=np.int64),
+                                 np.ascontiguousarray(w, dtype=np.int64), num_nodes, num_nodes)
+    rows = np.repeat(np.arange(num_nodes, dtype=np.int64), np.diff(indptr))
+    keys = rows * np.int64(num_nodes) + cols
     np.save(prefix + "_keys.npy", keys)
     np.save(prefix + "_w.npy", w)
-    np.save(prefix + "_off.npy", off)
+    np.save(prefix + "_off.npy", indptr[bounds])
     return len(keys)
 
 
@@ -152,37 +156,40 @@ def contract_piece(shard_prefix: str, lo: int, piece_prefix: str, num_coarse: in
 
 def build_shard(piece_prefixes: list[str], b: int, lo: int, hi: int, num_nodes: int,
                 out_prefix: str) -> IdArray:
-    """Merge slice ``b`` of every piece into the CSR of rows ``lo .. hi``; returns degrees."""
+    """Merge slice ``b`` of every piece into the CSR of rows ``lo .. hi``; returns degrees.
+
+    Inside a row, neighbours keep their order of first appearance (piece order), which
+    depends on how the input was chunked; nothing downstream depends on that order
+    (ratings are sums, ties break by keyed hashes, :func:`gather` sorts the rows).
+    """
     keys, wts = [], []
     for p in piece_prefixes:
         off = np.load(p + "_off.npy", allow_pickle=False)
         if off[b + 1] > off[b]:
             keys.append(np.load(p + "_keys.npy", mmap_mode="r")[off[b]:off[b + 1]])
             wts.append(np.load(p + "_w.npy", mmap_mode="r")[off[b]:off[b + 1]])
-    if keys:
-        k, w = np.concatenate(keys), np.concatenate(wts)
-        order = np.argsort(k, kind="stable")
-        k, w = aggregate_sorted(k[order], w[order])
-    else:
-        k, w = np.zeros(0, np.int64), np.zeros(0, np.int64)
-    rows = k // np.int64(num_nodes) - lo
-    degrees = np.bincount(rows, minlength=hi - lo).astype(np.int64)
-    indptr = np.zeros(hi - lo + 1, dtype=np.int64)
-    np.cumsum(degrees, out=indptr[1:])
+    k = np.concatenate(keys) if keys else np.zeros(0, np.int64)
+    w = np.concatenate(wts) if wts else np.zeros(0, np.int64)
+    indptr, indices, weights = group_rows(k // np.int64(num_nodes) - lo, k % np.int64(num_nodes),
+                                          w, hi - lo, num_nodes)
     np.save(out_prefix + "_indptr.npy", indptr)
-    np.save(out_prefix + "_indices.npy", k % np.int64(num_nodes))
-    np.save(out_prefix + "_weights.npy", w)
-    return degrees
+    np.save(out_prefix + "_indices.npy", indices)
+    np.save(out_prefix + "_weights.npy", weights)
+    return np.diff(indptr)
 
 
 def gather(level: ShardedGraph) -> Adjacency:
-    """The whole level as one :class:`Adjacency` (only for a level that fits one worker)."""
+    """The whole level as one :class:`Adjacency` (only for a level that fits one worker),
+    every row's neighbours in ascending order (the in-memory backends see one canonical
+    graph, however the input was chunked)."""
     parts = [load_shard(level.shard(b)[0]) for b in range(level.num_shards)]
-    indices = np.concatenate([np.asarray(p[1]) for p in parts])
-    weights = np.concatenate([np.asarray(p[2]) for p in parts])
+    indices = np.concatenate([np.asarray(p[1]) for p in parts]).astype(np.int64)
+    weights = np.concatenate([np.asarray(p[2]) for p in parts]).astype(np.int64)
     indptr = np.zeros(level.num_nodes + 1, dtype=np.int64)
     np.cumsum(level.degrees, out=indptr[1:])
-    return Adjacency(indptr, indices.astype(np.int64), weights.astype(np.int64),
+    rows = np.repeat(np.arange(level.num_nodes, dtype=np.int64), level.degrees)
+    order = np.argsort(rows * np.int64(max(1, level.num_nodes)) + indices)
+    return Adjacency(indptr, indices[order], weights[order],
                      level.node_weights.reshape(-1, 1).copy())
 
 
