@@ -369,19 +369,88 @@ def serve(config: Path, address: str | None, detach: bool, stop: bool,
 
 @cli.command()
 @click.argument("config", type=click.Path(path_type=Path))
-def train(config: Path) -> None:
+@click.option("--plot", type=click.Path(path_type=Path),
+              help="Write the loss/accuracy curve here (PNG; default: train_curve.png in the "
+                   "config's output_path, if it names one).")
+@click.option("--checkpoint-dir", type=click.Path(path_type=Path),
+              help="Checkpoint after every epoch; started again, the run resumes from it "
+                   "(sage; overrides the config's checkpoint_dir).")
+@click.option("--restart", is_flag=True, help="Ignore an existing checkpoint and start over.")
+@click.option("--trainers", type=click.IntRange(min=1),
+              help="Trainer processes (sage, DDP on Ray; overrides num_trainers).")
+@click.option("--json", "as_json", is_flag=True, help="Print the per-epoch metrics as JSON.")
+@click.pass_context
+def train(ctx: click.Context, config: Path, plot: Path | None, checkpoint_dir: Path | None,
+          restart: bool, trainers: int | None, as_json: bool) -> None:
     """Train from a YAML config with PGL/Graph4Rec keys (task: walk or sage).
 
-    Needs the train extra: pip install 'graphshard[train]'.
+    Shows a progress bar (on a TTY) and one metrics line per epoch on stderr (neither with
+    -q), prints the per-epoch table, and writes the curve as a PNG.  With a checkpoint
+    folder, the same command started again after a stop resumes where it stopped.
+    Needs the train extra: pip install 'graphshard[train]' (and [plot] for the PNG).
 
     \b
     Example:
       graphshard train walk.yaml
+      graphshard train sage.yaml --trainers 2 --checkpoint-dir ckpt/ --plot curve.png
     """
-    from .examples import train_from_config
+    import importlib.util
 
-    result = train_from_config(config)
-    console.print(repr(result))
+    from .examples import read_config as read_train_config
+    from .examples import train_from_config
+    from .examples.curves import plot_curves
+
+    has_mpl = importlib.util.find_spec("matplotlib") is not None
+    if plot is not None and not has_mpl:  # fail before training, not after
+        from ._optional import import_optional
+
+        import_optional("matplotlib", "graphshard train --plot")
+    overrides: dict[str, Any] = {}
+    if checkpoint_dir is not None:
+        overrides["checkpoint_dir"] = str(checkpoint_dir.resolve())
+    if restart:
+        overrides["resume"] = False
+    if trainers is not None:
+        overrides["num_trainers"] = trainers
+    quiet = ctx.parent is not None and ctx.parent.params.get("quiet", False)
+
+    def report(epoch: int, metrics: dict[str, float]) -> None:
+        if not quiet:
+            click.echo(f"epoch {epoch + 1}: " + ", ".join(
+                f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}"
+                for k, v in metrics.items()), err=True)
+
+    result = train_from_config(config, overrides=overrides, on_epoch=report)
+    if result is None:
+        console.print("need_train is false: embeddings dumped, nothing trained")
+        return
+    if plot is None and has_mpl:  # the default curve only where matplotlib is installed
+        out = read_train_config(config).get("output_path")
+        if out is not None:
+            base = config.resolve().parent
+            plot = (Path(out) if Path(out).is_absolute() else base / out) / "train_curve.png"
+    if plot is not None:
+        plot_curves(result, plot, title=f"{config.name}: {type(result).__name__}")
+    _render_training(result, plot, as_json)
+
+
+def _render_training(result: Any, plot: Path | None, as_json: bool) -> None:
+    cols = [c for c in ("losses", "val_acc", "test_acc", "num_pairs", "samples", "seconds",
+                        "eval_seconds") if getattr(result, c, None)]
+    rows = list(zip(*(getattr(result, c) for c in cols), strict=False))
+    if as_json:
+        click.echo(json.dumps({"result": type(result).__name__, "plot": plot and str(plot),
+                               "epochs": [{c: None if v != v else v  # NaN: not evaluated
+                                           for c, v in zip(cols, r, strict=True)}
+                                          for r in rows]},
+                              indent=2))
+        return
+    table = Table("epoch", *cols, title=repr(result), title_justify="left")
+    for e, r in enumerate(rows):
+        table.add_row(str(e + 1), *(f"{v:.4f}" if isinstance(v, float) else str(v) for v in r))
+    console.print(table)
+    if plot is not None:
+        console.print(f"curve: {plot}")
 
 
 def _parse_option(item: str) -> tuple[str, Any]:

@@ -47,3 +47,15 @@ def test_config_path_opens_a_dist_graph(parted):
     assert train_sage(str(cfg), **kw).losses == train_sage(whole, **kw).losses
     with pytest.raises(gs.ValidationError, match="expected a partition config"):
         train_sage(str(cfg).replace(".json", ".yaml"), **kw)
+
+
+def test_walk_checkpoint_on_servers_resumes(parted, tmp_path):
+    whole, dg, _ = parted
+    kw = dict(walk_len=6, walk_times=1, win_size=2, neg_num=2, emb_size=8, lr=0.1, epochs=2,
+              batch_size=512, seed=2)
+    local = train_walk_embedding(whole, **kw)
+    first = train_walk_embedding(dg, **{**kw, "epochs": 1}, checkpoint_dir=tmp_path)
+    rest = train_walk_embedding(dg, **kw, checkpoint_dir=tmp_path)  # new tables, restored
+    assert rest.step_losses[:len(first.step_losses)] == first.step_losses
+    np.testing.assert_allclose(rest.step_losses, local.step_losses, rtol=1e-4)
+    np.testing.assert_allclose(rest.embeddings["_N"], local.embeddings["_N"], atol=1e-4)

@@ -81,3 +81,20 @@ def test_warm_start_and_errors(sbm_graph):
         train_walk_embedding(sbm_graph, optimizer="adam")
     with pytest.raises(gs.ValidationError, match="expected \\(600, 8\\)"):
         train_walk_embedding(sbm_graph, **KW, init={"_N": np.zeros((3, 8), np.float32)})
+
+
+def test_stopped_run_resumes_from_checkpoint(sbm_graph, tmp_path):
+    kw = {**KW, "epochs": 3, "walk_times": 1}
+    whole = train_walk_embedding(sbm_graph, **kw)
+
+    def stop(epoch, metrics):
+        if epoch == 1:
+            raise KeyboardInterrupt  # stopped after the second epoch's checkpoint
+
+    with pytest.raises(KeyboardInterrupt):
+        train_walk_embedding(sbm_graph, **kw, checkpoint_dir=tmp_path, on_epoch=stop)
+    resumed = train_walk_embedding(sbm_graph, **kw, checkpoint_dir=tmp_path)
+    assert resumed.step_losses == whole.step_losses and resumed.num_pairs == whole.num_pairs
+    np.testing.assert_array_equal(resumed.embeddings["_N"], whole.embeddings["_N"])
+    with pytest.raises(gs.ValidationError, match="written with win_size=2"):
+        train_walk_embedding(sbm_graph, **{**kw, "win_size": 3}, checkpoint_dir=tmp_path)

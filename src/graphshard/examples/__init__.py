@@ -1,13 +1,14 @@
 """Training examples on top of the store protocol: GraphSAGE and walk embeddings.
 
-Everything here needs torch (``pip install 'graphshard[torch]'``); the YAML config reader
-also needs pyyaml.  Names load lazily, so importing this package imports neither.
+Everything here needs torch (``pip install 'graphshard[train]'``); the YAML config reader
+also needs pyyaml, several trainers need ray (``[ray]``) and the curve PNG matplotlib
+(``[plot]``).  Names load lazily, so importing this package imports none of them.
 Unstable API: the examples are a first pass and may change between releases.
 
 Example:
     >>> import graphshard.examples as ex
-    >>> sorted(ex.__all__)[:2]
-    ['TrainResult', 'WalkEmbeddingResult']
+    >>> sorted(ex.__all__)[:3]
+    ['Checkpoint', 'SageTrainer', 'TrainResult']
 """
 
 from __future__ import annotations
@@ -23,6 +24,12 @@ _LAZY = {
     "save_embeddings": ".walk_embed",
     "load_embeddings": ".walk_embed",
     "train_from_config": ".config",
+    "Checkpoint": ".checkpoint",
+    "load_checkpoint": ".checkpoint",
+    "save_checkpoint": ".checkpoint",
+    "SageTrainer": ".sage",
+    "plot_curves": ".curves",
+    "trainer_share": ".sage",
     "read_config": ".config",
 }
 

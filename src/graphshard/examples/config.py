@@ -5,14 +5,19 @@ A walk config (``task: walk``, the default) reads PGL's keys ``meta_path``, ``wa
 ``batch_size``, ``lr``, ``optimizer``, ``excluded_train_pair``, ``need_train``,
 ``need_inference``, ``warm_start_from``, ``output_path``, ``seed``.  A GraphSAGE config
 (``task: sage``) reads ``fanouts``, ``hidden_size``, ``epochs``, ``batch_size``, ``lr``,
-``feat``, ``label``, ``train_mask``, ``val_mask``, ``test_mask``, ``dropout``, ``seed``.
+``feat``, ``label``, ``train_mask``, ``val_mask``, ``test_mask``, ``dropout``, ``seed``,
+``num_trainers`` (trainer processes, DDP; needs ``graph:``), ``checkpoint_dir`` (a
+checkpoint after every epoch; a stopped run started again resumes from it) and ``resume``.
 The graph is ``graph:`` (a partition config JSON, served by a DistGraph) or ``generate:``
 (a :func:`graphshard.datasets.from_spec` spec).  PGL keys we do not use (``etype2files``,
 ``shard_num``, ...) are logged and ignored; relative paths are read from the YAML's folder.
 
-Checkpoints: a walk run writes its tables to ``output_path`` (``<ntype>.npy`` and
-``<ntype>.txt``); ``warm_start_from`` reads such a folder back to continue training, or
-with ``need_train: false`` only to dump it again.  Optimizer state is not saved.
+Checkpoints: with ``checkpoint_dir`` (either task) a checkpoint with the model or tables,
+the optimizer state, the epoch and the metrics is written after every epoch, and the same
+command started again resumes from it (``resume: false`` starts over).  A walk run also
+writes its tables to ``output_path`` (``<ntype>.npy`` and ``<ntype>.txt``);
+``warm_start_from`` reads such a folder back as initial tables (no optimizer state), or with
+``need_train: false`` only to dump it again.
 
 Unstable API (first pass of issue 7).
 
@@ -28,6 +33,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -46,11 +52,14 @@ _COMMON = {"task", "graph", "generate", "seed", "epochs", "batch_size", "lr", "t
 _WALK = {"meta_path": "metapath", "walk_len": "walk_len", "walk_times": "walk_times",
          "win_size": "win_size", "neg_num": "neg_num", "embed_size": "emb_size",
          "emb_size": "emb_size", "optimizer": "optimizer",
-         "excluded_train_pair": "exclude_pairs", "neg_distribution": "neg_distribution"}
+         "excluded_train_pair": "exclude_pairs", "neg_distribution": "neg_distribution",
+         "checkpoint_dir": "checkpoint_dir", "resume": "resume"}
 _WALK_FLOW = {"need_train", "need_inference", "warm_start_from"}
 _SAGE = {"fanouts": "fanouts", "hidden_size": "hidden", "hidden": "hidden", "feat": "feat",
          "label": "label", "train_mask": "train_mask", "val_mask": "val_mask",
-         "test_mask": "test_mask", "dropout": "dropout", "weight_decay": "weight_decay"}
+         "test_mask": "test_mask", "dropout": "dropout", "weight_decay": "weight_decay",
+         "num_trainers": "num_trainers", "trainer_cpus": "trainer_cpus",
+         "checkpoint_dir": "checkpoint_dir", "resume": "resume", "eval_every": "eval_every"}
 
 
 def read_config(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -83,11 +92,14 @@ def _graph(cfg: dict[str, Any], base: Path, path: Any) -> Any:
                       "'generate: <spec>'", path=str(path), field="graph")
 
 
-def train_from_config(path: str | os.PathLike[str]) -> Any:
+def train_from_config(path: str | os.PathLike[str], *, overrides: dict[str, Any] | None = None,
+                      on_epoch: Callable[[int, dict[str, float]], None] | None = None) -> Any:
     """Run the training a YAML config describes (``graphshard train CONFIG.yaml``).
 
     Args:
         path: The YAML file.
+        overrides: Keys that replace the YAML's (e.g. from command-line options).
+        on_epoch: Called after each epoch with ``(epoch, metrics)``.
 
     Returns:
         A :class:`~graphshard.examples.walk_embed.WalkEmbeddingResult` (``task: walk``; None
@@ -98,7 +110,7 @@ def train_from_config(path: str | os.PathLike[str]) -> Any:
         ConfigError: unknown task, a missing graph, or a bad value.
         MissingDependencyError: torch or pyyaml is not installed.
     """
-    cfg = read_config(path)
+    cfg = {**read_config(path), **(overrides or {})}
     base = Path(path).resolve().parent
     task = cfg.get("task", "walk")
     if task not in TASKS:
@@ -116,12 +128,15 @@ def train_from_config(path: str | os.PathLike[str]) -> Any:
     graph = _graph(cfg, base, path)
     out = cfg.get("output_path")
     out = None if out is None else (Path(out) if Path(out).is_absolute() else base / out)
+    ck = kwargs.get("checkpoint_dir")
+    if ck is not None and not Path(ck).is_absolute():
+        kwargs["checkpoint_dir"] = base / ck
     try:
         if task == "sage":
             from .sage import train_sage
 
-            return train_sage(graph, **kwargs)
-        return _walk(graph, kwargs, cfg, base, out)
+            return train_sage(graph, on_epoch=on_epoch, **kwargs)
+        return _walk(graph, {**kwargs, "on_epoch": on_epoch}, cfg, base, out)
     except TypeError as exc:
         raise ConfigError(f"{path}: {exc}", path=str(path)) from exc
 

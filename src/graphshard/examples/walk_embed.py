@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ import numpy as np
 
 from .._files import atomic_path, atomic_write
 from .._optional import import_optional
+from .._progress import progress
 from ..errors import FormatError, ValidationError
 from ..sampling import negative_sample, parse_metapath, random_walk, skip_gram_pairs
 from ..store import GraphStore
@@ -102,6 +103,18 @@ class _TorchTable:
     def all(self) -> np.ndarray:
         return self.weight.numpy().copy()
 
+    def snapshot(self) -> dict[str, np.ndarray]:
+        """The table and its Adagrad state (copies), for a checkpoint."""
+        out = {"weight": self.all()}
+        if self.state is not None:
+            out["adagrad"] = self.state.numpy().copy()
+        return out
+
+    def restore(self, snap: dict[str, np.ndarray]) -> None:
+        self.weight.copy_(self.torch.from_numpy(np.asarray(snap["weight"])))
+        if self.state is not None:
+            self.state.copy_(self.torch.from_numpy(np.asarray(snap["adagrad"])))
+
 
 class _DistTable:
     """A DistEmbedding on the graph servers with a server-side sparse optimizer."""
@@ -127,6 +140,24 @@ class _DistTable:
         n, chunk = self.emb.num_embeddings, 1 << 16
         return np.concatenate([self.emb(np.arange(i, min(i + chunk, n)))
                                for i in range(0, n, chunk)])
+
+    def _tensors(self) -> dict[str, Any]:
+        st = self.opt.state.get(self.emb.name)
+        return {"weight": self.emb.weight, **({"adagrad": st} if st is not None else {})}
+
+    def snapshot(self) -> dict[str, np.ndarray]:
+        """The table and its Adagrad state, read from the servers, for a checkpoint."""
+        chunk = 1 << 16
+        return {k: np.concatenate([t[np.arange(i, min(i + chunk, len(t)))]
+                                   for i in range(0, len(t), chunk)])
+                for k, t in self._tensors().items()}
+
+    def restore(self, snap: dict[str, np.ndarray]) -> None:
+        chunk = 1 << 16
+        for k, t in self._tensors().items():
+            for i in range(0, len(t), chunk):
+                rows = np.arange(i, min(i + chunk, len(t)))
+                t[rows] = np.asarray(snap[k][i:i + chunk])
 
 
 def _starts(store: GraphStore, metapath: Any, walk_len: int) -> list[tuple[Any, str]]:
@@ -200,7 +231,10 @@ def train_walk_embedding(store: Any, *, metapath: Any = None, walk_len: int = 24
                          batch_size: int = 512, seed: int = 0, optimizer: str = "adagrad",
                          exclude_pairs: Sequence[Any] = (), neg_distribution: str = "uniform",
                          walk_buffer: int = 5000, context_table: bool = False,
-                         init: dict[str, np.ndarray] | None = None) -> WalkEmbeddingResult:
+                         init: dict[str, np.ndarray] | None = None,
+                         on_epoch: Callable[[int, dict[str, float]], None] | None = None,
+                         checkpoint_dir: str | os.PathLike[str] | None = None,
+                         resume: bool = True) -> WalkEmbeddingResult:
     """Train skip-gram walk embeddings with negative sampling (DeepWalk, metapath2vec).
 
     Args:
@@ -225,6 +259,12 @@ def train_walk_embedding(store: Any, *, metapath: Any = None, walk_len: int = 24
             table per node type (word2vec's output vectors) instead of the shared one
             (PGL's default); only the first tables are returned.
         init: Initial ``{ntype: array}`` tables (warm start); others start at random.
+        on_epoch: Called after each epoch with ``(epoch, {"loss", "pairs", "seconds"})``.
+        checkpoint_dir: Write a checkpoint (tables, Adagrad state, epoch, losses) here after
+            every epoch, atomically (see :mod:`~graphshard.examples.checkpoint`).
+        resume: Continue from the checkpoint in ``checkpoint_dir`` if there is one (it must
+            have been written with the same parameters); every epoch's draws depend on
+            ``(seed, epoch)`` only, so a resumed run ends as an uninterrupted one.
 
     Returns:
         WalkEmbeddingResult with the tables and the loss per epoch and step.
@@ -251,11 +291,18 @@ def train_walk_embedding(store: Any, *, metapath: Any = None, walk_len: int = 24
         shift = int(offsets[-1]) if context_table else 0  # context IDs: the second set
         all_offsets = (np.concatenate([offsets[:-1], offsets + shift]) if context_table
                        else offsets)
-        losses: list[float] = []
-        step_losses: list[float] = []
-        num_pairs: list[int] = []
-        secs: list[float] = []
-        for epoch in range(int(epochs)):
+        hist: dict[str, list[Any]] = {"losses": [], "step_losses": [], "num_pairs": [],
+                                      "seconds": []}
+        losses, step_losses = hist["losses"], hist["step_losses"]
+        num_pairs, secs = hist["num_pairs"], hist["seconds"]
+        params = {"metapath": metapath if metapath is None or isinstance(metapath, str)
+                  else list(metapath), "walk_len": int(walk_len), "walk_times": int(walk_times),
+                  "win_size": int(win_size), "neg_num": int(neg_num), "emb_size": int(emb_size),
+                  "lr": float(lr), "batch_size": int(batch_size), "seed": int(seed),
+                  "optimizer": optimizer, "neg_distribution": neg_distribution,
+                  "context_table": bool(context_table), "walk_buffer": int(walk_buffer)}
+        start = _resume(tables, checkpoint_dir, params, hist) if checkpoint_dir and resume else 0
+        for epoch in range(start, int(epochs)):
             t0 = time.perf_counter()
             first = len(step_losses)
             pairs_seen = 0
@@ -263,7 +310,9 @@ def train_walk_embedding(store: Any, *, metapath: Any = None, walk_len: int = 24
                 rng = np.random.default_rng(subseed(seed, 3, epoch, k))
                 starts = rng.permutation(np.tile(np.arange(st.num_nodes(start_type)),
                                                  int(walk_times)))
-                for c, lo in enumerate(range(0, len(starts), int(walk_buffer))):
+                chunks = range(0, len(starts), int(walk_buffer))
+                for c, lo in enumerate(progress(chunks, desc=f"epoch {epoch}", unit="buffer",
+                                                total=len(chunks))):
                     walks = random_walk(st, starts[lo:lo + int(walk_buffer)], walk_len, path,
                                         seed=subseed(seed, 4, epoch, k, c))
                     p = skip_gram_pairs(walks, int(win_size), exclude_pairs=exclude_pairs)
@@ -283,8 +332,43 @@ def train_walk_embedding(store: Any, *, metapath: Any = None, walk_len: int = 24
             losses.append(float(np.mean(step_losses[first:])) if pairs_seen else float("nan"))
             logger.info("walk embedding epoch %d: %d pairs, loss %.4f, %.1f s", epoch,
                         pairs_seen, losses[-1], secs[-1])
+            if checkpoint_dir is not None:
+                from .checkpoint import save_checkpoint
+
+                snaps = [tab.snapshot() for tab in tables]
+                save_checkpoint(checkpoint_dir,
+                                {f"{i}.weight": s["weight"] for i, s in enumerate(snaps)},
+                                {f"{i}.adagrad": s["adagrad"] for i, s in enumerate(snaps)
+                                 if "adagrad" in s},
+                                epoch=epoch + 1, history=hist, params=params)
+            if on_epoch is not None:
+                on_epoch(epoch, {"loss": losses[-1], "pairs": pairs_seen, "seconds": secs[-1]})
         embeddings = {t: tables[i].all() for i, t in enumerate(st.ntypes)}
-    return WalkEmbeddingResult(embeddings, losses, step_losses, num_pairs, secs)
+    return WalkEmbeddingResult(embeddings, losses, step_losses, [int(n) for n in num_pairs],
+                               secs)
+
+
+def _resume(tables: list[Any], checkpoint_dir: Any, params: dict[str, Any],
+            hist: dict[str, list[Any]]) -> int:
+    """Load the checkpoint in ``checkpoint_dir`` into the tables; the epochs it completed."""
+    from .checkpoint import resume_checkpoint
+
+    ck = resume_checkpoint(checkpoint_dir, params)
+    if ck is None:
+        return 0
+    if len([k for k in ck.model if k.endswith(".weight")]) != len(tables):
+        raise FormatError(f"{checkpoint_dir}: the checkpoint has {len(ck.model)} tables, this "
+                          f"run {len(tables)}", path=str(checkpoint_dir))
+    for i, tab in enumerate(tables):
+        snap = {"weight": ck.model[f"{i}.weight"]}
+        if f"{i}.adagrad" in ck.optimizer:
+            snap["adagrad"] = ck.optimizer[f"{i}.adagrad"]
+        tab.restore(snap)
+    for name, values in hist.items():
+        values.extend(ck.history.get(name, []))
+    logger.info("train_walk_embedding: resumed from %s after epoch %d", checkpoint_dir,
+                ck.epoch)
+    return ck.epoch
 
 
 def _negatives(store: GraphStore, ntypes: list[str], dst_type: np.ndarray, neg_num: int,
