@@ -9,7 +9,7 @@ import pytest
 
 import graphshard as gs
 
-pytest.importorskip("torch", reason="needs torch (pip install 'graphshard[torch]')")
+pytest.importorskip("torch", reason="needs torch (pip install 'graphshard[train]')")
 from graphshard.examples import load_checkpoint, train_sage
 
 KW = dict(fanouts=[5, 5], hidden=16, batch_size=64, lr=1e-2, seed=0)

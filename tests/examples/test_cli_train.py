@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-pytest.importorskip("torch", reason="needs torch (pip install 'graphshard[torch]')")
+pytest.importorskip("torch", reason="needs torch (pip install 'graphshard[train]')")
 pytest.importorskip("yaml", reason="needs pyyaml")
 pytest.importorskip("matplotlib", reason="needs matplotlib (graphshard[plot])")
 from click.testing import CliRunner

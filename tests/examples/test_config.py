@@ -7,7 +7,7 @@ import pytest
 
 import graphshard as gs
 
-pytest.importorskip("torch", reason="needs torch (pip install 'graphshard[torch]')")
+pytest.importorskip("torch", reason="needs torch (pip install 'graphshard[train]')")
 from graphshard.examples import (
     TrainResult,
     WalkEmbeddingResult,

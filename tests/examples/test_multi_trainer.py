@@ -7,7 +7,7 @@ import pytest
 
 import graphshard as gs
 
-pytest.importorskip("torch", reason="needs torch (pip install 'graphshard[torch]')")
+pytest.importorskip("torch", reason="needs torch (pip install 'graphshard[train]')")
 from graphshard.examples import load_checkpoint, train_sage
 from graphshard.examples.ddp import RayTeam
 from graphshard.examples.sage import SageTrainer, _run, trainer_share

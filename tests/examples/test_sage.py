@@ -7,7 +7,7 @@ import pytest
 
 import graphshard as gs
 
-pytest.importorskip("torch", reason="needs torch (pip install 'graphshard[torch]')")
+pytest.importorskip("torch", reason="needs torch (pip install 'graphshard[train]')")
 from graphshard.examples import TrainResult, train_sage
 
 KW = dict(fanouts=[5, 5], hidden=16, epochs=4, batch_size=64, lr=1e-2, seed=0)
