@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from .._files import atomic_path, atomic_write
+from .._jit import kernel
 from .._optional import import_optional
 from .._progress import progress
 from ..errors import FormatError, ValidationError
@@ -89,16 +90,16 @@ class _TorchTable:
         self.lr, self.eps = float(lr), 1e-10
 
     def rows(self, ids: IdArray) -> np.ndarray:
-        return self.weight[self.torch.from_numpy(ids)].numpy()
+        return np.take(self.weight.numpy(), ids, axis=0)
 
     def step(self, ids: IdArray, grads: np.ndarray) -> None:
-        """Update unique rows ``ids`` with gradient rows ``grads``."""
-        idx, g = self.torch.from_numpy(ids), self.torch.from_numpy(grads)
+        """Update unique rows ``ids`` with gradient rows ``grads`` (in place, numba)."""
+        w = self.weight.numpy()
         if self.state is not None:
-            s = self.state[idx] + g * g
-            self.state[idx] = s
-            g = g / (s.sqrt() + self.eps)
-        self.weight.index_add_(0, idx, g, alpha=-self.lr)
+            _adagrad_rows(w, self.state.numpy(), ids, grads, np.float32(self.lr),
+                          np.float32(self.eps))
+        else:
+            _sgd_rows(w, ids, grads, np.float32(self.lr))
 
     def all(self) -> np.ndarray:
         return self.weight.numpy().copy()
@@ -191,37 +192,79 @@ def _init_tables(torch: Any, store: GraphStore, emb_size: int, optimizer: str, l
     return tables
 
 
-def _step(torch: Any, tables: list[Any], offsets: np.ndarray, src: IdArray, dst: IdArray,
+@kernel
+def _adagrad_rows(w, state, ids, grads, lr, eps):  # pragma: no cover - numba
+    """Sparse Adagrad on unique rows ``ids`` of ``w`` (``state``: summed squared grads)."""
+    for r in range(len(ids)):
+        i = ids[r]
+        for j in range(w.shape[1]):
+            g = grads[r, j]
+            s = state[i, j] + g * g
+            state[i, j] = s
+            w[i, j] -= lr * g / (np.sqrt(s) + eps)
+
+
+@kernel
+def _sgd_rows(w, ids, grads, lr):  # pragma: no cover - numba
+    """Sparse SGD on unique rows ``ids`` of ``w``."""
+    for r in range(len(ids)):
+        for j in range(w.shape[1]):
+            w[ids[r], j] -= lr * grads[r, j]
+
+
+@kernel
+def _log_sigmoid(x):  # pragma: no cover - numba
+    return -np.log1p(np.exp(-x)) if x >= 0 else x - np.log1p(np.exp(x))
+
+
+@kernel
+def _sgns_grads(u, i_src, i_dst, i_neg, grad):  # pragma: no cover - numba
+    """Mean sigmoid skip-gram loss of a batch over gathered rows ``u``; adds its gradient
+    into ``grad`` (zeros, shape of ``u``).  Pairs run in order: a fixed summation order."""
+    b, k, d = len(i_src), i_neg.shape[1], u.shape[1]
+    inv_b = np.float32(1.0 / b)
+    loss = 0.0
+    for p in range(b):
+        s, t = i_src[p], i_dst[p]
+        dot = np.float32(0.0)
+        for j in range(d):
+            dot += u[s, j] * u[t, j]
+        loss -= _log_sigmoid(dot)
+        g = (np.float32(1.0) / (np.float32(1.0) + np.exp(-dot)) - np.float32(1.0)) * inv_b
+        for j in range(d):
+            grad[s, j] += g * u[t, j]
+            grad[t, j] += g * u[s, j]
+        for q in range(k):
+            n = i_neg[p, q]
+            dot = np.float32(0.0)
+            for j in range(d):
+                dot += u[s, j] * u[n, j]
+            loss -= _log_sigmoid(-dot)
+            g = inv_b / (np.float32(1.0) + np.exp(-dot))
+            for j in range(d):
+                grad[s, j] += g * u[n, j]
+                grad[n, j] += g * u[s, j]
+    return loss / b
+
+
+def _step(tables: list[Any], offsets: np.ndarray, src: IdArray, dst: IdArray,
           neg: IdArray) -> float:
     """One sigmoid-loss step on global IDs (table ``i`` holds ``offsets[i]:offsets[i+1]``);
-    returns the loss."""
+    returns the loss.  The gradient of the mean loss is summed per unique row (numba),
+    then each table applies its sparse optimizer to those rows."""
     flat = np.concatenate([src, dst, neg.ravel()])
     uniq, inv = np.unique(flat, return_inverse=True)
     cuts = np.searchsorted(uniq, offsets)
     rows = [tab.rows(uniq[cuts[i]:cuts[i + 1]] - offsets[i]) for i, tab in enumerate(tables)]
-    u = torch.from_numpy(np.concatenate(rows))
-    b, k = len(src), neg.shape[1]
-    idx = torch.from_numpy(inv.astype(np.int64).ravel())
-    i_src, i_dst, i_neg = idx[:b], idx[b:2 * b], idx[2 * b:]
-    e_src, e_dst = u[i_src], u[i_dst]
-    e_neg = u[i_neg].reshape(b, k, -1)
-    pos = (e_src * e_dst).sum(-1)
-    negs = torch.bmm(e_neg, e_src.unsqueeze(2)).squeeze(2)
-    lsig = torch.nn.functional.logsigmoid
-    loss = -(lsig(pos) + lsig(-negs).sum(1)).mean()
-    # gradients of the mean loss by hand (cheaper than autograd through the gathers)
-    g_pos = (torch.sigmoid(pos) - 1) / b
-    g_neg = torch.sigmoid(negs) / b
-    grad = torch.zeros_like(u)
-    grad.index_add_(0, i_src, g_pos[:, None] * e_dst
-                    + torch.bmm(g_neg.unsqueeze(1), e_neg).squeeze(1))
-    grad.index_add_(0, i_dst, g_pos[:, None] * e_src)
-    grad.index_add_(0, i_neg, (g_neg[:, :, None] * e_src[:, None, :]).reshape(b * k, -1))
-    grads = grad.numpy()
+    u = np.ascontiguousarray(np.concatenate(rows), dtype=np.float32)
+    b = len(src)
+    idx = inv.astype(np.int64).ravel()
+    grads = np.zeros_like(u)
+    loss = _sgns_grads(u, idx[:b], idx[b:2 * b], idx[2 * b:].reshape(b, -1), grads)
     for i, tab in enumerate(tables):
         lo, hi = cuts[i], cuts[i + 1]
         if hi > lo:
-            tab.step(uniq[lo:hi] - offsets[i], np.ascontiguousarray(grads[lo:hi]))
+            tab.step(uniq[lo:hi] - offsets[i], grads[lo:hi])
     return float(loss)
 
 
@@ -325,7 +368,7 @@ def train_walk_embedding(store: Any, *, metapath: Any = None, walk_len: int = 24
                         neg = _negatives(st, p.ntypes, p.dst_type[sel], int(neg_num),
                                          neg_distribution, offsets,
                                          subseed(seed, 5, epoch, k, c, b))
-                        step_losses.append(_step(torch, tables, all_offsets, gsrc[sel],
+                        step_losses.append(_step(tables, all_offsets, gsrc[sel],
                                                  gdst[sel] + shift, neg + shift))
             secs.append(time.perf_counter() - t0)
             num_pairs.append(pairs_seen)
