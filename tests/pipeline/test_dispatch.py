@@ -105,6 +105,26 @@ def test_bad_assignment_and_budget(cora, tmp_path):
         dispatch(tmp_path / "chunked", tmp_path / "ok", tmp_path / "o2", memory_budget=10_000)
 
 
+def test_budget_checked_against_the_routed_parts(cora, tmp_path):
+    """Balanced in nodes, not in edges: the part holding the high in-degree nodes is
+    refused after routing, before any part is built, naming the part."""
+    gs.io.write_chunked(cora, tmp_path / "chunked", 4)
+    indeg = np.bincount(np.asarray(cora.edges()[1]), minlength=cora.num_nodes())
+    parts = np.zeros(cora.num_nodes(), dtype=np.int64)
+    parts[np.argsort(indeg, kind="stable")[: cora.num_nodes() // 2]] = 1  # low degrees: part 1
+    write_assignment(tmp_path / "skewed", {"_N": parts}, 2)
+    e0 = int(indeg[parts == 0].sum())
+    assert e0 > 2 * int(indeg[parts == 1].sum())
+    budget = 160 * (e0 + cora.num_edges() // 2) // 2  # above the average part, below part 0
+    with pytest.raises(ValidationError, match=rf"part 0 received {e0:,} edges"):
+        dispatch(tmp_path / "chunked", tmp_path / "skewed", tmp_path / "o", memory_budget=budget)
+    assert not (tmp_path / "o" / "cora.json").exists()
+    assert not list((tmp_path / "o").glob("part*"))
+    ok = dispatch(tmp_path / "chunked", tmp_path / "skewed", tmp_path / "o",
+                  memory_budget=160 * e0 + 1)  # the same command, a larger budget: resumes
+    assert ok.config_path.exists()
+
+
 def test_ray_engine_same_files(cora, tmp_path, ray_cluster):
     gs.io.write_chunked(cora, tmp_path / "chunked", 3, fmt="parquet")
     from graphshard.pipeline import assign

@@ -290,6 +290,7 @@ def dispatch(chunked_dir: str | os.PathLike[str], assign_dir: str | os.PathLike[
         plan = _make_plan(meta, executor, work, out, ntypes, etypes, k, node_block, num_hops)
         _check_budget(plan, meta, memory_budget)
         node_ranges, edge_ranges, prefix = _run_id_steps(plan, executor, meta, memory_budget)
+        _check_part_budget(edge_ranges, memory_budget)
         _run_feature_steps(plan, executor, memory_budget)
         remove_previous_configs(out)
         results = executor.map(
@@ -373,6 +374,24 @@ def _check_budget(plan: Plan, meta: ChunkedMeta, budget: int | None) -> None:
             f"--memory-budget {budget / 2**20:.0f} MiB is too small for parts of about "
             f"{per_part:,.0f} edges (about {per_part * PART_TASK_BYTES / 2**20:.0f} MiB each); "
             "use more parts or raise the budget", field="memory_budget")
+
+
+def _check_part_budget(edge_ranges: np.ndarray, budget: int | None) -> None:
+    """Once edges are routed, the real size of each part is known: an assignment that is
+    balanced in nodes but not in edges (R-MAT hubs) can make one part far bigger than the
+    average that :func:`_check_budget` assumed.  Stop before building any part."""
+    if not budget or edge_ranges.size == 0:
+        return
+    per_part = (edge_ranges[:, :, 1] - edge_ranges[:, :, 0]).sum(axis=0)
+    worst = int(np.argmax(per_part))
+    if per_part[worst] * PART_TASK_BYTES > budget:
+        raise ValidationError(
+            f"--memory-budget {budget / 2**20:.0f} MiB is too small: part {worst} received "
+            f"{int(per_part[worst]):,} edges (about "
+            f"{per_part[worst] * PART_TASK_BYTES / 2**20:.0f} MiB to build; the average part "
+            f"has {per_part.mean():,.0f}); the assignment is unbalanced in edges: assign with "
+            "more parts or raise the budget (the routed edges are kept, so the same command "
+            "with a larger budget resumes)", field="memory_budget")
 
 
 def _run_id_steps(plan: Plan, executor, meta: ChunkedMeta, budget: int | None
