@@ -258,13 +258,17 @@ def bench_walk(args: argparse.Namespace) -> list[tuple[str, ...]]:
     g, y = blogcatalog()
     print(f"BlogCatalog: {g.num_nodes()} nodes, {g.num_edges()} directed edges")
     res = train_walk_embedding(g, walk_len=args.walk_len, walk_times=args.walk_times,
-                               win_size=5, neg_num=5, emb_size=128, lr=args.walk_lr, epochs=1,
+                               win_size=args.win_size, neg_num=args.neg_num, emb_size=128,
+                               lr=args.walk_lr, epochs=args.walk_epochs,
                                batch_size=args.walk_batch, neg_distribution=args.negatives,
-                               context_table=not args.shared_table, seed=args.seeds[0])
+                               context_table=not args.shared_table, seed=args.seeds[0],
+                               optimizer=args.walk_optimizer)
     f1s = [micro_macro_f1(res.embeddings["_N"], y, 0.1, s) for s in range(3)]
     mi, ma = np.mean(f1s, axis=0) * 100
-    setting = (f"walk_len {args.walk_len}, walk_times {args.walk_times}, win 5, neg 5 "
-               f"{args.negatives}, d 128, 1 epoch, "
+    setting = (f"walk_len {args.walk_len}, walk_times {args.walk_times}, "
+               f"win {args.win_size}, neg {args.neg_num} {args.negatives}, d 128, "
+               f"{args.walk_epochs} epoch(s), batch {args.walk_batch}, {args.walk_optimizer} "
+               f"lr {args.walk_lr}, "
                f"{'shared table' if args.shared_table else 'context table'}")
     return [(f"graphshard local ({setting})", f"{mi:.2f}", f"{ma:.2f}",
              f"{sum(res.seconds):.1f}", f"{res.num_pairs[0]}"),
@@ -374,6 +378,11 @@ def main() -> None:
     p.add_argument("--dblp-walk-times", type=int, default=10)
     p.add_argument("--walk-lr", type=float, default=0.1)
     p.add_argument("--walk-batch", type=int, default=4096)
+    p.add_argument("--win-size", type=int, default=5, help="skip-gram half window (BlogCatalog)")
+    p.add_argument("--neg-num", type=int, default=5, help="negatives per pair (BlogCatalog)")
+    p.add_argument("--walk-epochs", type=int, default=1, help="epochs (BlogCatalog)")
+    p.add_argument("--walk-optimizer", choices=["adagrad", "sgd"], default="adagrad",
+                   help="sparse optimizer (BlogCatalog); sgd's lr applies to the batch mean")
     p.add_argument("--negatives", choices=["uniform", "degree"], default="degree")
     p.add_argument("--threads", type=int, default=2, help="torch threads of this process")
     p.add_argument("--shared-table", action="store_true",
