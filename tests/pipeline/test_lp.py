@@ -235,8 +235,8 @@ def test_assign_passes_lp_options_and_checks_them(sbm, tmp_path):
     parts = np.load(tmp_path / "a" / "_N.npy")
     _check_valid(parts, 4, 0.03)
     assert res.part_sizes == np.bincount(parts, minlength=4).tolist()
-    same = lp_assign(load_chunked_meta(d), 4, seed=7, max_task_entries=20000,
-                     coarse_entries=30000)["_N"]
+    same = lp_assign(load_chunked_meta(d), 4, seed=7, workers=1, max_task_entries=20000,
+                     coarse_entries=30000)["_N"]  # options passed through, same workers
     np.testing.assert_array_equal(parts, same)
     with pytest.raises(ValidationError, match="max_task_entries"):
         assign(d, 4, tmp_path / "b", method="lp", max_task_entries=0)
