@@ -40,6 +40,7 @@ from ..ragged import Ragged
 from ..sampling import Block, SampledBlocks
 from ..sampling._validate import etype_salt, layer_fanouts, resolve_seed, seeds_by_type
 from ..sampling.backend import get_backend
+from ..sampling.blocks import reindex_sources
 from ..sampling.neighbors import _exclude_by_type
 from ..store import Hop
 from ..typing import EdgeType, IdArray
@@ -242,7 +243,7 @@ def blocks_steps(g: DistGraph, seeds: Any, fanouts: Any, *, features: str | None
             nbrs[et], eids[et], counts = sampled.get(
                 et, (empty, empty, np.zeros(len(keys), dtype=np.int64)))
             dst[et] = np.repeat(np.arange(len(keys), dtype=np.int64), counts)
-        src_nodes, src = _reindex(bk, cur, nbrs, empty)
+        src_nodes, src = reindex_sources(bk, cur, nbrs, empty)
         blocks.insert(0, Block(src_nodes, dict(cur), src, dst, eids))
         cur = src_nodes
     fcalls, fwhere = _feature_calls(g, features, cur, have, types, got)
@@ -275,24 +276,6 @@ def _assemble(types: Mapping[str, tuple[tuple[int, ...] | None, str]],
     for t, pieces in ragged.items():
         feats[t] = scatter_ragged(len(nodes[t]), pieces, types[t][1])
     return feats
-
-
-def _reindex(bk: Any, dst_nodes: Mapping[str, IdArray], nbrs: Mapping[EdgeType, IdArray],
-             empty: IdArray) -> tuple[dict[str, IdArray], dict[EdgeType, IdArray]]:
-    """Local source IDs per edge type (the local engine's reindex: destination nodes first,
-    then new sources in order of first appearance, one table per source node type)."""
-    by_src: dict[str, list[EdgeType]] = {}
-    for et in nbrs:
-        by_src.setdefault(et[0], []).append(et)
-    src_nodes = dict(dst_nodes)
-    src: dict[EdgeType, IdArray] = {}
-    for t, ets in by_src.items():
-        flat = nbrs[ets[0]] if len(ets) == 1 else np.concatenate([nbrs[et] for et in ets])
-        src_nodes[t], local = bk.relabel(dst_nodes.get(t, empty), flat)
-        cuts = np.cumsum([len(nbrs[et]) for et in ets])[:-1]
-        for et, part in zip(ets, np.split(local, cuts), strict=True):
-            src[et] = part
-    return src_nodes, src
 
 
 def run_steps(g: DistGraph, steps: Steps) -> DistBatch:

@@ -177,15 +177,17 @@ def sample_blocks(g: Any, seeds: Any, fanouts: Any, *, replace: bool = False,
         for et, (keys, _, _) in hop.items():
             nbrs[et], eids[et], counts = sampled[et]
             dst[et] = np.repeat(np.arange(len(keys), dtype=np.int64), counts)
-        src_nodes, src = _reindex(bk, cur, nbrs, empty)
+        src_nodes, src = reindex_sources(bk, cur, nbrs, empty)
         blocks.insert(0, Block(src_nodes, dict(cur), src, dst, eids))
         cur = src_nodes
     return SampledBlocks(dict(cur), dict(output), blocks)
 
 
-def _reindex(bk: Any, dst_nodes: Mapping[str, IdArray], nbrs: Mapping[EdgeType, IdArray],
+def reindex_sources(bk: Any, dst_nodes: Mapping[str, IdArray], nbrs: Mapping[EdgeType, IdArray],
              empty: IdArray) -> tuple[dict[str, IdArray], dict[EdgeType, IdArray]]:
-    """Local source IDs per edge type, one hash table per source node type."""
+    """Local source IDs per edge type, one hash table per source node type: destination
+    nodes first, then new sources in order of first appearance (DGL's ``to_block``).
+    Shared by the local engine and the distributed sampler."""
     by_src: dict[str, list[EdgeType]] = {}
     for et in nbrs:
         by_src.setdefault(et[0], []).append(et)
