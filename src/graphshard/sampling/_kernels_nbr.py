@@ -48,14 +48,18 @@ def sample_counts(indptr, rows, k, replace):
     for i in range(n):
         if i + _AHEAD < n:
             prefetch(indptr, rows[i + _AHEAD])
-        d = indptr[rows[i] + 1] - indptr[rows[i]]
-        if k < 0:
-            out[i] = d
-        elif replace:
-            out[i] = k if d > 0 else 0
-        else:
-            out[i] = min(k, d)
+        out[i] = row_yield(indptr[rows[i] + 1] - indptr[rows[i]], k, replace)
     return out
+
+
+@kernel
+def row_yield(d, k, replace):
+    """Edges a row of ``d`` candidates yields for fanout ``k``."""
+    if k < 0:
+        return d
+    if replace:
+        return k if d > 0 else 0
+    return min(k, d)
 
 
 @kernel

@@ -20,7 +20,7 @@ import numpy as np
 from numba import prange
 
 from .._jit import kernel
-from ._kernels_nbr import _AHEAD, _FLOYD_MAX, _ROWS, sample_counts
+from ._kernels_nbr import _AHEAD, _FLOYD_MAX, _ROWS, row_yield, sample_counts
 from ._prefetch import prefetch
 from ._rng import draw, item_state, randint, uniform
 
@@ -43,13 +43,7 @@ def weighted_counts(indptr, nnz, rows, k, replace):
     for i in range(n):
         if i + _AHEAD < n:
             prefetch(nnz, rows[i + _AHEAD])
-        d = nnz[rows[i]]
-        if k < 0:
-            out[i] = d
-        elif replace:
-            out[i] = k if d > 0 else 0
-        else:
-            out[i] = min(k, d)
+        out[i] = row_yield(nnz[rows[i]], k, replace)
     return out
 
 
