@@ -247,11 +247,15 @@ def _bytes(text: str | None) -> int | None:
 @click.option("--work-dir", type=click.Path(path_type=Path),
               help="lp: parent folder of the temporary shard files (default: the system's "
                    "temp folder; with Ray on several machines, a shared folder).")
+@click.option("--balance-edges", is_flag=True,
+              help="lp: balance nodes plus in-edges (a node weighs 1 + its in-degree) "
+                   "instead of nodes: parts of a skewed graph then store about the same "
+                   "number of edges.")
 @_engine_options
 def assign(chunked: Path, parts: int, method: str, import_from: Path | None, out: Path,
            seed: int, imbalance: float, workers: int | None, max_task_entries: int | None,
-           coarse_entries: int | None, work_dir: Path | None, engine: str,
-           address: str | None) -> None:
+           coarse_entries: int | None, work_dir: Path | None, balance_edges: bool,
+           engine: str, address: str | None) -> None:
     """Step 1 of the pipeline: a part for every node of a chunked graph.
 
     Writes DGL's partition-assignment layout: <ntype>.txt (line i = part of node i), a
@@ -272,7 +276,7 @@ def assign(chunked: Path, parts: int, method: str, import_from: Path | None, out
                             imbalance=imbalance, use_ray=engine == "ray" or bool(address),
                             workers=workers, max_task_entries=max_task_entries,
                             coarse_entries=coarse_entries, work_dir=work_dir,
-                            address=address)
+                            address=address, balance_edges=balance_edges)
     table = Table("part", "nodes", title=f"{result.out_dir}: {result.method}, "
                   f"{result.seconds:.2f}s", title_justify="left")
     for p, n in enumerate(result.part_sizes):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,6 +18,7 @@ from graphshard.partition.methods import MethodOptions, run_method
 from graphshard.pipeline import lp as lp_mod
 from graphshard.pipeline import lp_shards
 from graphshard.pipeline.lp import lp_assign
+from graphshard.pipeline.lp_shards import gather
 
 
 def _chunked(g: gs.Graph, tmp_path, num_chunks: int, fmt: str = "numpy"):
@@ -108,9 +110,10 @@ def test_memory_model_edges_stay_within_one_chunk_or_shard(sbm, tmp_path, monkey
 
     gathered: list[int] = []
 
-    def gather(level):
-        gathered.append(level.num_entries)
-        return real_gather(level)
+    def gather(level, *args):
+        adj = real_gather(level, *args)
+        gathered.append(adj.indices.size)
+        return adj
 
     monkeypatch.setattr(lp_shards, "group_rows", agg)
     monkeypatch.setattr(lp_shards, "load_shard", load)
@@ -257,3 +260,64 @@ def test_cli_assign_lp_options(sbm, tmp_path):
     _check_valid(np.load(tmp_path / "a" / "_N.npy"), 2, 0.03)
     bad = CliRunner().invoke(cli, [*args[:-6], "--max-task-entries", "0"])
     assert bad.exit_code == 2 and "--max-task-entries" in bad.output
+
+
+def test_balance_edges_bounds_nodes_plus_in_edges(tmp_path):
+    g = gs.datasets.rmat(5000, 50000, seed=1, num_features=0)
+    src, dst, _ = g.homogeneous_edges()
+    indeg = np.bincount(dst, minlength=g.num_nodes())
+    meta = _chunked(g, tmp_path, 3)
+    by_nodes = lp_assign(meta, 4, coarse_nodes=300)["_N"]
+    by_edges = lp_assign(meta, 4, coarse_nodes=300, balance_edges=True)["_N"]
+    weight = 1 + indeg
+    assert np.bincount(by_edges, weights=weight, minlength=4).max() <= \
+        lp_mod.part_limit(weight, 4, 0.03)
+
+    def edge_balance(parts):
+        per_part = np.bincount(parts, weights=indeg, minlength=4)
+        return per_part.max() / per_part.mean()
+
+    assert edge_balance(by_nodes) > 2.0  # R-MAT: the node-balanced cut piles up the hubs
+    assert edge_balance(by_edges) < 1.2
+    rnd = (np.random.default_rng(0).integers(0, 4, g.num_nodes()))
+    assert (by_edges[src] != by_edges[dst]).sum() < 0.9 * (rnd[src] != rnd[dst]).sum()
+
+
+def test_cli_assign_balance_edges_reaches_lp(tmp_path):
+    from click.testing import CliRunner
+
+    from graphshard.cli import cli
+
+    g = gs.datasets.rmat(3000, 30000, seed=2, num_features=0)
+    d = tmp_path / "g"
+    gs.io.write_chunked(g, d, 2)
+    result = CliRunner().invoke(cli, ["assign", str(d), "-k", "3", "-m", "lp", "--out",
+                                      str(tmp_path / "a"), "--engine", "local", "--workers",
+                                      "1", "--balance-edges"])
+    assert result.exit_code == 0, result.output
+    want = lp_assign(load_chunked_meta(d), 3, workers=1, balance_edges=True)["_N"]
+    np.testing.assert_array_equal(np.load(tmp_path / "a" / "_N.npy"), want)
+    assert not np.array_equal(want, lp_assign(load_chunked_meta(d), 3, workers=1)["_N"])
+
+
+def test_gather_thins_a_level_above_the_limit_to_its_heaviest_symmetric_edges(tmp_path):
+    from pathlib import Path
+
+    from graphshard.pipeline.lp_exec import InProcessExecutor
+    from graphshard.pipeline.lp_levels import contract_level, level0_from_chunks
+
+    g = gs.datasets.rmat(5000, 50000, seed=1, num_features=0)
+    ex = InProcessExecutor(2)
+    fine = level0_from_chunks(_chunked(g, tmp_path, 3), Path(tmp_path) / "l0", 20000, ex)
+    clusters = np.arange(5000) // 3
+    level = contract_level(fine, clusters, int(clusters.max()) + 1, Path(tmp_path) / "l1",
+                           20000, ex)
+    full = gather(level)
+    thin = gather(level, ex, 10000, seed=3)
+    assert gather(level, ex, level.num_entries).indices.size == level.num_entries
+    assert 9000 <= thin.indices.size <= 11000 < full.indices.size
+    a = sp.csr_matrix((thin.edge_weights, thin.indices, thin.indptr), shape=(level.num_nodes,) * 2)
+    f = sp.csr_matrix((full.edge_weights, full.indices, full.indptr), shape=a.shape)
+    assert abs(a - a.T).sum() == 0  # both directions of an edge share the decision
+    assert abs(a - a.multiply(f != 0)).sum() == 0 and (a != f).multiply(a != 0).nnz == 0
+    assert thin.edge_weights.min() >= np.sort(full.edge_weights)[-11000]  # the heaviest

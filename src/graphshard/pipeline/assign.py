@@ -87,7 +87,7 @@ def assign(chunked_dir: str | os.PathLike[str], num_parts: int,
            imbalance: float = 0.03, use_ray: bool = False, workers: int | None = None,
            max_task_entries: int | None = None, coarse_entries: int | None = None,
            work_dir: str | os.PathLike[str] | None = None,
-           address: str | None = None) -> AssignResult:
+           address: str | None = None, balance_edges: bool = False) -> AssignResult:
     """Assign every node of a chunked graph to a part and write DGL's assignment layout.
 
     Args:
@@ -104,6 +104,7 @@ def assign(chunked_dir: str | os.PathLike[str], num_parts: int,
         coarse_entries: ``lp``: largest coarsest graph (entries) partitioned on one worker.
         work_dir: ``lp``: parent folder of its temporary shard files.
         address: ``lp``: Ray cluster to join (implies ``use_ray``).
+        balance_edges: ``lp``: balance nodes plus in-edges instead of nodes.
 
     Returns:
         Where the assignment went, its part sizes and the seconds it took.
@@ -129,7 +130,8 @@ def assign(chunked_dir: str | os.PathLike[str], num_parts: int,
     clock = time.perf_counter()
     fn, _ = ASSIGN_METHODS[method]
     given = {"workers": workers, "max_task_entries": max_task_entries,
-             "coarse_entries": coarse_entries, "work_dir": work_dir, "address": address}
+             "coarse_entries": coarse_entries, "work_dir": work_dir, "address": address,
+             "balance_edges": balance_edges or None}
     lp_options = {k: v for k, v in given.items() if v is not None}
     parts = fn(meta, num_parts, seed=seed, imbalance=imbalance, use_ray=use_ray,
                lp_options=lp_options)

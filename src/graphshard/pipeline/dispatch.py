@@ -390,8 +390,8 @@ def _check_part_budget(edge_ranges: np.ndarray, budget: int | None) -> None:
             f"{int(per_part[worst]):,} edges (about "
             f"{per_part[worst] * PART_TASK_BYTES / 2**20:.0f} MiB to build; the average part "
             f"has {per_part.mean():,.0f}); the assignment is unbalanced in edges: assign with "
-            "more parts or raise the budget (the routed edges are kept, so the same command "
-            "with a larger budget resumes)", field="memory_budget")
+            "--balance-edges (lp) or more parts, or raise the budget (the routed edges are "
+            "kept, so the same command with a larger budget resumes)", field="memory_budget")
 
 
 def _run_id_steps(plan: Plan, executor, meta: ChunkedMeta, budget: int | None

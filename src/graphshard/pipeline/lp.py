@@ -232,12 +232,19 @@ def lp_assign(meta: ChunkedMeta, num_parts: int, *, imbalance: float = 0.03, see
               max_task_entries: int = DEFAULT_TASK_ENTRIES,
               coarse_entries: int = DEFAULT_COARSE_ENTRIES,
               work_dir: str | Path | None = None,
-              address: str | None = None) -> dict[str, np.ndarray]:
+              address: str | None = None, balance_edges: bool = False
+              ) -> dict[str, np.ndarray]:
     """Assign every node of a chunked graph to one of ``num_parts`` parts, out of core.
 
     The graph is treated as undirected (both directions of every edge, all edge types
     together); parts are balanced by node count: each holds at most
-    ``max(floor((1 + imbalance) * n / num_parts), ceil(n / num_parts))`` nodes.
+    ``max(floor((1 + imbalance) * n / num_parts), ceil(n / num_parts))`` nodes.  With
+    ``balance_edges`` every node weighs 1 + its in-degree instead (itself plus the edges
+    its part stores, as ``dispatch`` routes edges to the owner of their destination), so
+    the parts hold about the same number of nodes plus edges; on skewed graphs, where a
+    node-balanced cut can leave most edges in one part, this is what bounds the memory
+    of the parts.  The limit is then ``(1 + imbalance)`` times the average part weight,
+    raised to the average plus the heaviest node when one node outweighs the slack.
 
     Args:
         meta: The chunked graph (:func:`graphshard.io.chunked.load_chunked_meta`).
@@ -257,6 +264,7 @@ def lp_assign(meta: ChunkedMeta, num_parts: int, *, imbalance: float = 0.03, see
         coarse_entries: Largest coarsest graph (entries) partitioned on one worker.
         work_dir: Parent folder of the temporary shard files (default: the system's).
         address: Ray cluster to join (implies ``use_ray``), e.g. ``"auto"``.
+        balance_edges: Balance nodes plus in-edges instead of nodes (see above).
 
     Returns:
         Node type -> int64 part of every node of that type, in per-type ID order.
@@ -281,7 +289,8 @@ def lp_assign(meta: ChunkedMeta, num_parts: int, *, imbalance: float = 0.03, see
     ex = make_executor(workers, use_ray, address)
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="graphshard-lp-", dir=work_dir) as tmp:
-        levels = [level0_from_chunks(meta, Path(tmp) / "level0", max_task_entries, ex)]
+        levels = [level0_from_chunks(meta, Path(tmp) / "level0", max_task_entries, ex,
+                                     edge_weighted=balance_edges)]
         n = levels[0].num_nodes
         logger.info("lp: level 0 %r in %.1fs", levels[0], time.perf_counter() - t0)
         if num_parts == 1 or n == 0:
@@ -296,13 +305,29 @@ def lp_assign(meta: ChunkedMeta, num_parts: int, *, imbalance: float = 0.03, see
     return {nt: parts[off[nt]:off[nt] + c].copy() for nt, c in meta.num_nodes.items()}
 
 
+def part_limit(node_weights: IdArray, num_parts: int, imbalance: float) -> int:
+    """Heaviest part allowed for nodes of ``node_weights``: ``max_part_weight`` of their
+    total, and at least the average part plus the heaviest node (always feasible).
+
+    Example:
+        >>> part_limit(np.ones(10, np.int64), 2, 0.1), part_limit(np.array([1, 1, 8]), 2, 0.1)
+        (5, 13)
+    """
+    total = int(node_weights.sum())
+    limit = max_part_weight(total, num_parts, imbalance)
+    heaviest = int(node_weights.max()) if len(node_weights) else 0
+    if heaviest > 1:
+        limit = max(limit, -(-total // num_parts) + heaviest)
+    return limit
+
+
 def _multilevel(levels: list[ShardedGraph], ex, k: int, imbalance: float, seed: int,
                 coarse_nodes: int | None, coarse_entries: int, lp_rounds: int,
                 refine_rounds: int, method: str, budget: int, tmp: Path,
                 workers: int | None) -> IdArray:
-    n = levels[0].num_nodes
-    max_part = max_part_weight(n, k, imbalance)
-    max_cluster = max(2, int(imbalance * n / k))
+    total_w = int(levels[0].node_weights.sum())
+    max_part = part_limit(levels[0].node_weights, k, imbalance)
+    max_cluster = max(2, int(imbalance * total_w / k))
     maps: list[IdArray] = []
     while len(levels) <= _MAX_LEVELS:
         g = levels[-1]
@@ -314,7 +339,7 @@ def _multilevel(levels: list[ShardedGraph], ex, k: int, imbalance: float, seed: 
         target = coarse_nodes if coarse_nodes is not None else \
             _node_target(g, coarse_entries, elasticity)
         shrink = SHRINK if elasticity >= HARD_ELASTICITY else HARD_SHRINK
-        cap = _cluster_cap(n, g.num_nodes, target, max_cluster, shrink)
+        cap = _cluster_cap(total_w, g.num_nodes, target, max_cluster, shrink)
         clusters, nc = _coarsen(g, ex, max_cluster=cap, seed=seed, rounds=lp_rounds,
                                 depth=len(levels))
         if nc > _STALL * g.num_nodes:
@@ -325,7 +350,11 @@ def _multilevel(levels: list[ShardedGraph], ex, k: int, imbalance: float, seed: 
         logger.info("lp: level %d %r in %.1fs", len(levels) - 1, levels[-1],
                     time.perf_counter() - t)
     t = time.perf_counter()
-    parts = run_method(gather(levels[-1]), k, method,
+    coarsest = levels[-1]
+    if coarsest.num_entries > coarse_entries:
+        logger.info("lp: the coarsest level keeps %d entries (> coarse_entries %d): "
+                    "partitioning its heaviest edges", coarsest.num_entries, coarse_entries)
+    parts = run_method(gather(coarsest, ex, coarse_entries, seed), k, method,
                        MethodOptions(imbalance=imbalance, seed=seed, threads=workers))
     logger.info("lp: initial partition of %d nodes by %s in %.1fs", levels[-1].num_nodes,
                 method, time.perf_counter() - t)

@@ -17,12 +17,15 @@ import numpy as np
 from .._jit import kernel
 from .._keyed import GOLDEN, keyed_hash, mix
 
-__all__ = ["accumulate_degrees", "group_rows", "lp_sweep", "shard_cut"]
+__all__ = ["accumulate_degrees", "group_rows", "keep_heavy", "lp_sweep", "shard_cut",
+           "weight_histogram"]
 
 @kernel
-def accumulate_degrees(deg, u, v):  # pragma: no cover - compiled
-    """Add one to ``deg[u[i]]`` and ``deg[v[i]]`` for every non-loop edge, in place."""
+def accumulate_degrees(deg, indeg, u, v):  # pragma: no cover - compiled
+    """Add one to ``deg[u[i]]`` and ``deg[v[i]]`` for every non-loop edge, and to
+    ``indeg[v[i]]`` for every edge (loops too: the edges a node's owner stores), in place."""
     for i in range(u.shape[0]):
+        indeg[v[i]] += 1
         if u[i] != v[i]:
             deg[u[i]] += 1
             deg[v[i]] += 1
@@ -175,3 +178,56 @@ def shard_cut(indptr, indices, weights, lo, labels):  # pragma: no cover - compi
             if labels[indices[j]] != lu:
                 cut += weights[j]
     return cut
+
+
+@kernel
+def _log2_bucket(w):  # pragma: no cover - compiled
+    b = 0
+    while w > 1 and b < 62:
+        w >>= 1
+        b += 1
+    return b
+
+
+@kernel
+def weight_histogram(weights):  # pragma: no cover - compiled
+    """Entries per ``floor(log2(weight))`` bucket (64 buckets; weights are >= 1)."""
+    hist = np.zeros(64, dtype=np.int64)
+    for j in range(weights.shape[0]):
+        hist[_log2_bucket(weights[j])] += 1
+    return hist
+
+
+@kernel
+def keep_heavy(indptr, indices, weights, lo, bucket, threshold, seed
+               ):  # pragma: no cover - compiled
+    """Entries of a shard kept by :func:`~graphshard.pipeline.lp_shards.gather`'s thinning:
+    all above weight bucket ``bucket``, and those in it whose keyed hash of the unordered
+    pair is below ``threshold`` (both directions of an edge share the decision).
+
+    Returns:
+        ``(rows, cols, weights)`` of the kept entries (global IDs).
+    """
+    num_rows = indptr.shape[0] - 1
+    m = 0
+    for r in range(num_rows):
+        for j in range(indptr[r], indptr[r + 1]):
+            m += _log2_bucket(weights[j]) >= bucket
+    rows = np.empty(m, dtype=np.int64)
+    cols = np.empty(m, dtype=np.int64)
+    wts = np.empty(m, dtype=np.int64)
+    i = 0
+    for r in range(num_rows):
+        u = lo + r
+        for j in range(indptr[r], indptr[r + 1]):
+            b = _log2_bucket(weights[j])
+            if b < bucket:
+                continue
+            v = indices[j]
+            if b == bucket and keyed_hash(seed, min(u, v), max(u, v)) >= threshold:
+                continue
+            rows[i] = u
+            cols[i] = v
+            wts[i] = weights[j]
+            i += 1
+    return rows[:i].copy(), cols[:i].copy(), wts[:i].copy()

@@ -61,17 +61,20 @@ def _build_shards(pieces: list[str], bounds: IdArray, num_nodes: int, node_w: Id
 
 
 def level0_from_chunks(meta: ChunkedMeta, directory: Path, budget: int,
-                       ex: Executor) -> ShardedGraph:
+                       ex: Executor, *, edge_weighted: bool = False) -> ShardedGraph:
     """The undirected input graph (all edge types, both directions, loops dropped, parallel
     edges merged into weights) as shards of about ``budget`` entries.
 
     Two streaming passes over the edge chunks: degrees (to cut the shards), then pieces.
+    Every node weighs 1, or with ``edge_weighted`` 1 + its in-degree (the node plus the
+    edges its owner stores: balancing these weights balances nodes and edges together).
     """
     directory.mkdir(parents=True, exist_ok=True)
     n = sum(meta.num_nodes.values())
     deg = np.zeros(n, dtype=np.int64)
+    indeg = np.zeros(n, dtype=np.int64)
     for src, dst in _homogeneous_chunks(meta):
-        accumulate_degrees(deg, src, dst)
+        accumulate_degrees(deg, indeg, src, dst)
     bounds = shard_bounds(deg, budget)
     del deg
     pieces: list[str] = []
@@ -82,7 +85,9 @@ def level0_from_chunks(meta: ChunkedMeta, directory: Path, budget: int,
             yield pieces[-1], src, dst, n, bounds
 
     ex.map(chunk_piece, calls())
-    return _build_shards(pieces, bounds, n, np.ones(n, dtype=np.int64), directory, ex)
+    node_w = indeg + 1 if edge_weighted else np.ones(n, dtype=np.int64)
+    del indeg
+    return _build_shards(pieces, bounds, n, node_w, directory, ex)
 
 
 def contract_level(level: ShardedGraph, clusters: IdArray, num_coarse: int,

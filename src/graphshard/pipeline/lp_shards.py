@@ -31,7 +31,7 @@ import numpy as np
 from ..partition.adjacency import Adjacency
 from ..partition.balance import rebalance_candidates
 from ..typing import IdArray
-from .lp_kernels import group_rows, lp_sweep, shard_cut
+from .lp_kernels import group_rows, keep_heavy, lp_sweep, shard_cut, weight_histogram
 
 __all__ = [
     "ShardedGraph",
@@ -40,6 +40,8 @@ __all__ = [
     "contract_piece",
     "cut_task",
     "gather",
+    "heavy_entries_task",
+    "histogram_task",
     "load_shard",
     "rebalance_task",
     "shard_bounds",
@@ -178,19 +180,53 @@ def build_shard(piece_prefixes: list[str], b: int, lo: int, hi: int, num_nodes: 
     return np.diff(indptr)
 
 
-def gather(level: ShardedGraph) -> Adjacency:
-    """The whole level as one :class:`Adjacency` (only for a level that fits one worker),
-    every row's neighbours in ascending order (the in-memory backends see one canonical
-    graph, however the input was chunked)."""
-    parts = [load_shard(level.shard(b)[0]) for b in range(level.num_shards)]
-    indices = np.concatenate([np.asarray(p[1]) for p in parts]).astype(np.int64)
-    weights = np.concatenate([np.asarray(p[2]) for p in parts]).astype(np.int64)
+def gather(level: ShardedGraph, ex=None, max_entries: int | None = None, seed: int = 0
+           ) -> Adjacency:
+    """The whole level as one :class:`Adjacency`, every row's neighbours in ascending order
+    (the in-memory backends see one canonical graph, however the input was chunked).
+
+    With ``max_entries`` (and the executor ``ex``) a level with more entries is thinned
+    first, in the shard tasks: the heaviest edges are kept, and a keyed random share of
+    the weight class at the limit, so that about ``max_entries`` entries reach this
+    process (the edges kept are symmetric).  The in-memory partitioner then sees the
+    level's strongest connections, and the refinement on the way back up sees them all.
+    """
+    shards = [level.shard(b) for b in range(level.num_shards)]
+    if max_entries is not None and level.num_entries > max_entries and ex is not None:
+        hist = np.sum(ex.map(histogram_task, shards), axis=0)
+        above = np.cumsum(hist[::-1])[::-1] - hist  # entries in heavier buckets
+        bucket = int(np.flatnonzero(above <= max_entries)[0])
+        share = min(1.0, (max_entries - above[bucket]) / max(1, hist[bucket]))
+        kept = ex.map(heavy_entries_task, shards, shared={
+            "bucket": bucket, "threshold": np.uint64(min(int(share * 2**64), 2**64 - 1)),
+            "seed": seed})
+        rows = np.concatenate([x[0] for x in kept])
+        indices = np.concatenate([x[1] for x in kept])
+        weights = np.concatenate([x[2] for x in kept])
+        degrees = np.bincount(rows, minlength=level.num_nodes)
+    else:
+        loaded = [load_shard(prefix) for prefix, _ in shards]
+        indices = np.concatenate([np.asarray(p[1]) for p in loaded]).astype(np.int64)
+        weights = np.concatenate([np.asarray(p[2]) for p in loaded]).astype(np.int64)
+        degrees = level.degrees
+        rows = np.repeat(np.arange(level.num_nodes, dtype=np.int64), degrees)
     indptr = np.zeros(level.num_nodes + 1, dtype=np.int64)
-    np.cumsum(level.degrees, out=indptr[1:])
-    rows = np.repeat(np.arange(level.num_nodes, dtype=np.int64), level.degrees)
+    np.cumsum(degrees, out=indptr[1:])
     order = np.argsort(rows * np.int64(max(1, level.num_nodes)) + indices)
     return Adjacency(indptr, indices[order], weights[order],
                      level.node_weights.reshape(-1, 1).copy())
+
+
+def histogram_task(prefix: str, lo: int) -> IdArray:
+    """Entries of one shard per ``floor(log2(weight))`` bucket."""
+    return weight_histogram(np.asarray(load_shard(prefix)[2]))
+
+
+def heavy_entries_task(prefix: str, lo: int, *, bucket: int, threshold: np.uint64,
+                       seed: int) -> tuple[IdArray, IdArray, IdArray]:
+    """:func:`~graphshard.pipeline.lp_kernels.keep_heavy` on one shard."""
+    indptr, indices, weights = (np.asarray(a) for a in load_shard(prefix))
+    return keep_heavy(indptr, indices, weights, lo, bucket, threshold, np.uint64(seed))
 
 
 def sweep_task(prefix: str, lo: int, *, labels: IdArray, node_w: IdArray, label_w: IdArray,
