@@ -135,7 +135,8 @@ def main() -> None:
     print(f"{'total':10} {total:8.1f} {a.edges / total:12,.0f}")
     print(f"method {a.method} (assign engine {a.assign_engine}): "
           f"edge cut {report['edge_cut']:,} ({report['cut_ratio']:.2%}), "
-          f"node balance {report['node_balance']:.3f}, loadavg {psutil.getloadavg()[0]:.2f}")
+          f"node balance {report['node_balance']:.3f}, edge balance "
+          f"{report['edge_balance']:.3f}, loadavg {psutil.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

@@ -15,7 +15,9 @@ dKaMinPar.  No worker ever holds the whole edge list:
    of its entries when its nodes merge, so it coarsens in fewer, harder steps
    (:data:`HARD_SHRINK`), since each of its levels costs about as much as the finest.
 3. **Partition** the coarsest graph in memory with ``run_method`` (METIS by default),
-   node weights = cluster sizes.
+   node weights = cluster weights.  When coarsening stalls above ``coarse_entries`` (a
+   power-law graph's core), the shard tasks thin it to its heaviest edges first
+   (:func:`~graphshard.pipeline.lp_shards.gather`), so the driver never holds more.
 4. **Uncoarsen**: project the parts to each finer level, rebalance if a part is over
    ``(1 + imbalance) * n / num_parts`` and refine by size-constrained label propagation
    (moves that strictly reduce the cut and keep every part within the limit), then by
