@@ -36,7 +36,12 @@ log = logging.getLogger(__name__)
 
 
 def weight_sums(labels: IdArray, weights: IdArray, size: int) -> IdArray:
-    return np.bincount(labels, weights=weights, minlength=size).astype(np.int64)
+    """Sum of ``weights`` per label: ``(size,)`` for 1-D weights, ``(size, C)`` for
+    ``(n, C)`` weights (one column per balance constraint)."""
+    if weights.ndim == 1:
+        return np.bincount(labels, weights=weights, minlength=size).astype(np.int64)
+    return np.stack([np.bincount(labels, weights=weights[:, c], minlength=size)
+                     for c in range(weights.shape[1])], axis=1).astype(np.int64)
 
 
 def group_prefix(groups: IdArray, weights: IdArray) -> IdArray:
@@ -48,10 +53,13 @@ def group_prefix(groups: IdArray, weights: IdArray) -> IdArray:
 
 
 def commit_moves(labels: IdArray, nodes: IdArray, targets: IdArray, gains: IdArray,
-                 node_w: IdArray, label_w: IdArray, max_w: int) -> tuple[IdArray, IdArray]:
+                 node_w: IdArray, label_w: IdArray, max_w: int | IdArray
+                 ) -> tuple[IdArray, IdArray]:
     """Apply moves ``nodes -> targets``, reverting, per overloaded label, its lowest-gain
     incoming moves until every label weighs ``<= max_w`` (or no move into it is left).
 
+    Weights may have several columns (``node_w`` ``(n, C)``, ``label_w`` ``(L, C)``,
+    ``max_w`` ``(C,)``): a label is overloaded when any column is over its limit.
     Reverting can overload a move's source again; the loop repeats until no label that
     received a move is over, so a feasible start stays feasible.
 
@@ -63,25 +71,40 @@ def commit_moves(labels: IdArray, nodes: IdArray, targets: IdArray, gains: IdArr
         ...              np.array([5, 1]), np.ones(3, np.int64), np.array([1, 2]), 2)
         (array([0, 0, 1]), array([2, 1]))
     """
+    flat = node_w.ndim == 1
+    nw = node_w.reshape(-1, 1) if flat else node_w
+    limit = np.broadcast_to(np.asarray(max_w, dtype=np.int64), (nw.shape[1],))
     src = labels[nodes]
-    wt = node_w[nodes]
+    wt = nw[nodes]
     m = len(label_w)
-    w = label_w + weight_sums(targets, wt, m) - weight_sums(src, wt, m)
+    w = label_w.reshape(m, -1) + weight_sums(targets, wt, m) - weight_sums(src, wt, m)
     keep = np.ones(len(nodes), dtype=bool)
     while True:
-        cand = np.flatnonzero(keep & (w[targets] > max_w))
-        if cand.size == 0:
+        reverted = False
+        for c in range(nw.shape[1]):
+            cand = np.flatnonzero(keep & (w[targets, c] > limit[c]))
+            if cand.size == 0:
+                continue
+            order = np.lexsort((nodes[cand], gains[cand], targets[cand]))
+            cand = cand[order]
+            t = targets[cand]
+            rev = cand[group_prefix(t, wt[cand, c]) < w[t, c] - limit[c]]
+            keep[rev] = False
+            w += weight_sums(src[rev], wt[rev], m) - weight_sums(targets[rev], wt[rev], m)
+            reverted = True
+        if not reverted:
             break
-        order = np.lexsort((nodes[cand], gains[cand], targets[cand]))
-        cand = cand[order]
-        t = targets[cand]
-        rev = cand[group_prefix(t, wt[cand]) < w[t] - max_w]
-        keep[rev] = False
-        w += weight_sums(src[rev], wt[rev], m) - weight_sums(targets[rev], wt[rev], m)
     out = labels.copy()
     out[nodes[keep]] = targets[keep]
-    return out, w
+    return out, (w[:, 0].copy() if flat else w)
 
+
+@kernel
+def _fits(part_w, p, node_w, u, max_w):  # pragma: no cover - compiled
+    fits = True
+    for c in range(max_w.shape[0]):
+        fits &= part_w[p, c] + node_w[u, c] <= max_w[c]
+    return fits
 
 
 @kernel
@@ -89,16 +112,28 @@ def rebalance_candidates(indptr, indices, weights, lo, labels, node_w, part_w, m
                          seed):  # pragma: no cover - compiled
     """Best move out of an overloaded part for every row of the shard that sits in one.
 
-    The target is the connected part with the highest connection that has room for the
-    row (else the lightest part); the gain is ``connection(target) - connection(own)``.
+    Weights have one column per constraint (``node_w`` ``(n, C)``, ``part_w`` ``(k, C)``,
+    ``max_w`` ``(C,)``); a part is overloaded when any column is over its limit.  The
+    target is the connected part with the highest connection that has room for the row
+    in every column (else the least loaded part); the gain is ``connection(target) -
+    connection(own)``.
 
     Returns:
         ``(rows, targets, gains, ties)``: int64 global node IDs, target parts, gains and a
-        keyed tie-break key, for rows in parts heavier than ``max_w``.
+        keyed tie-break key, for rows in overloaded parts.
     """
     num_rows = indptr.shape[0] - 1
     k = part_w.shape[0]
-    lightest = np.argmin(part_w)
+    ncon = max_w.shape[0]
+    over = np.zeros(k, dtype=np.bool_)
+    lightest, least = 0, np.inf
+    for p in range(k):
+        load = 0.0
+        for c in range(ncon):
+            over[p] |= part_w[p, c] > max_w[c]
+            load = max(load, part_w[p, c] / max(1, max_w[c]))
+        if load < least:
+            lightest, least = p, load
     rating = np.zeros(k, dtype=np.int64)
     rows = np.empty(num_rows, dtype=np.int64)
     targets = np.empty(num_rows, dtype=np.int64)
@@ -108,13 +143,13 @@ def rebalance_candidates(indptr, indices, weights, lo, labels, node_w, part_w, m
     for r in range(num_rows):
         u = lo + r
         cur = labels[u]
-        if part_w[cur] <= max_w:
+        if not over[cur]:
             continue
         for j in range(indptr[r], indptr[r + 1]):
             rating[labels[indices[j]]] += weights[j]
         best, best_r = lightest, rating[lightest]
         for p in range(k):
-            if p != cur and part_w[p] + node_w[u] <= max_w and rating[p] > best_r:
+            if p != cur and rating[p] > best_r and _fits(part_w, p, node_w, u, max_w):
                 best, best_r = p, rating[p]
         if best == cur:
             for j in range(indptr[r], indptr[r + 1]):
@@ -130,8 +165,6 @@ def rebalance_candidates(indptr, indices, weights, lo, labels, node_w, part_w, m
     return rows[:m].copy(), targets[:m].copy(), gains[:m].copy(), ties[:m].copy()
 
 
-
-
 def enforce_balance(adj: Adjacency, parts: IdArray, num_parts: int, imbalance: float, *,
                     seed: int = 0, max_iter: int = 20) -> IdArray:
     """Move nodes out of parts above :func:`max_part_weight`, best cut gain first.
@@ -145,9 +178,9 @@ def enforce_balance(adj: Adjacency, parts: IdArray, num_parts: int, imbalance: f
         >>> np.bincount(enforce_balance(adj, np.array([0, 0, 0, 0, 1, 1]), 2, 0.0)).tolist()
         [3, 3]
     """
-    node_w = (np.ones(adj.num_nodes, dtype=np.int64) if adj.vertex_weights is None
-              else np.ascontiguousarray(adj.vertex_weights[:, 0], dtype=np.int64))
-    max_w = max_part_weight(int(node_w.sum()), num_parts, imbalance)
+    node_w = (np.ones((adj.num_nodes, 1), dtype=np.int64) if adj.vertex_weights is None
+              else np.ascontiguousarray(adj.vertex_weights[:, :1], dtype=np.int64))
+    max_w = np.array([max_part_weight(int(node_w.sum()), num_parts, imbalance)])
     def candidates(labels: IdArray, part_w: IdArray, it: int) -> tuple[IdArray, ...]:
         return rebalance_candidates(adj.indptr, adj.indices, adj.edge_weights, 0, labels,
                                     node_w, part_w, max_w, seed + it)
@@ -155,12 +188,16 @@ def enforce_balance(adj: Adjacency, parts: IdArray, num_parts: int, imbalance: f
     return rebalance_loop(parts, node_w, num_parts, max_w, candidates, max_iter=max_iter)
 
 
-def rebalance_loop(parts: IdArray, node_w: IdArray, num_parts: int, max_w: int,
+def rebalance_loop(parts: IdArray, node_w: IdArray, num_parts: int, max_w: IdArray,
                    candidates: Callable[[IdArray, IdArray, int], tuple[IdArray, ...]], *,
-                   max_iter: int = 20) -> IdArray:
+                   max_iter: int = 20, warn: bool = True) -> IdArray:
     """Rounds of: ``candidates(parts, part_weights, round)`` proposes moves out of heavy
     parts (rows, targets, gains, tie keys, as :func:`rebalance_candidates` returns); the
     best-gain moves that remove each part's excess are committed.  Stops when balanced.
+
+    ``node_w`` is ``(n, C)`` and ``max_w`` ``(C,)``: one column per constraint.  With
+    ``warn`` a result still over the limit is logged as a warning (else at debug level:
+    a coarse level of a multilevel scheme may not balance, its finer levels will).
     """
     for it in range(max_iter):
         pw = weight_sums(parts, node_w, num_parts)
@@ -171,11 +208,14 @@ def rebalance_loop(parts: IdArray, node_w: IdArray, num_parts: int, max_w: int,
         src = parts[rows]
         order = np.lexsort((ties, -gains, src))
         rows, targets, gains, src = rows[order], targets[order], gains[order], src[order]
-        take = group_prefix(src, node_w[rows]) < excess[src]
+        take = np.zeros(len(rows), dtype=bool)
+        for c in range(node_w.shape[1]):
+            take |= group_prefix(src, node_w[rows, c]) < excess[src, c]
         parts, _ = commit_moves(parts, rows[take], targets[take], gains[take], node_w, pw,
                                 max_w)
-    heaviest = weight_sums(parts, node_w, num_parts).max()
-    if heaviest > max_w:
-        log.warning("parts still weigh up to %d > %d after %d rebalancing rounds", heaviest,
-                    max_w, max_iter)
+    heaviest = weight_sums(parts, node_w, num_parts).max(axis=0)
+    if (heaviest > max_w).any():
+        (log.warning if warn else log.debug)(
+            "parts still weigh up to %s > %s after %d rebalancing rounds",
+            heaviest.tolist(), np.asarray(max_w).tolist(), max_iter)
     return parts

@@ -15,8 +15,9 @@ dKaMinPar.  No worker ever holds the whole edge list:
    of its entries when its nodes merge, so it coarsens in fewer, harder steps
    (:data:`HARD_SHRINK`), since each of its levels costs about as much as the finest.
 3. **Partition** the coarsest graph in memory with ``run_method`` (METIS by default),
-   node weights = cluster weights.  When coarsening stalls above ``coarse_entries`` (a
-   power-law graph's core), the shard tasks thin it to its heaviest edges first
+   node weights = cluster weights (one column per balance constraint).  When
+   coarsening stalls above ``coarse_entries`` (a power-law graph's core), the shard
+   tasks thin it to its heaviest edges first
    (:func:`~graphshard.pipeline.lp_shards.gather`), so the driver never holds more.
 4. **Uncoarsen**: project the parts to each finer level, rebalance if a part is over
    ``(1 + imbalance) * n / num_parts`` and refine by size-constrained label propagation
@@ -51,6 +52,7 @@ import numpy as np
 from ..errors import ValidationError
 from ..io.chunked import ChunkedMeta
 from ..partition.backends import max_part_weight
+from ..partition.balance import weight_sums
 from ..partition.methods import METHODS, MethodOptions, run_method
 from ..typing import IdArray
 from .lp_exec import make_executor
@@ -123,22 +125,23 @@ def _group_isolated(labels: IdArray, level: ShardedGraph, max_w: int) -> IdArray
     """Put nodes without edges into clusters of about ``max_w`` weight (free filler)."""
     iso = np.flatnonzero(level.degrees == 0)
     if iso.size:
-        w = level.node_weights[iso]
+        w = level.node_weights[iso, 0]
         group = (np.cumsum(w) - w) // max(1, max_w)
         labels = labels.copy()
         labels[iso] = iso[np.searchsorted(group, group)]
     return labels
 
 
-def _coarsen(level: ShardedGraph, ex, *, max_cluster: int, seed: int, rounds: int,
+def _coarsen(level: ShardedGraph, ex, *, max_cluster: IdArray, seed: int, rounds: int,
              depth: int) -> tuple[IdArray, int]:
-    """Cluster ``level``; returns (fine node -> coarse ID, number of clusters)."""
+    """Cluster ``level`` (``max_cluster``: a cluster's weight limit per constraint);
+    returns (fine node -> coarse ID, number of clusters)."""
     labels = np.arange(level.num_nodes, dtype=np.int64)
     labels, _ = sweeps(level, ex, labels, level.node_weights.copy(), max_cluster, seed=seed,
                        step0=depth * 1000, rounds=rounds, strict=False,
                        min_moved=CLUSTER_MIN_MOVED,
                        norm=CLUSTER_NORM)
-    labels = _group_isolated(labels, level, max_cluster)
+    labels = _group_isolated(labels, level, int(max_cluster[0]))
     uniq, clusters = np.unique(labels, return_inverse=True)
     return clusters.astype(np.int64), len(uniq)
 
@@ -195,30 +198,30 @@ def _node_target(g: ShardedGraph, coarse_entries: int, elasticity: float) -> flo
     return g.num_nodes * ratio ** (1.0 / elasticity)
 
 
-def _refine(g: ShardedGraph, ex, parts: IdArray, k: int, max_part: int, *, seed: int,
+def _refine(g: ShardedGraph, ex, parts: IdArray, k: int, max_part: IdArray, *, seed: int,
             depth: int, rounds: int) -> IdArray:
     """Balance ``parts`` on level ``g``, then refine: strict label propagation within the
     limit, then rounds that may overload parts by :data:`RELAX` of the average (moves
     into full parts become possible), each followed by rebalancing; the lowest-cut
     balanced state is kept, and the relaxed rounds stop once one gains less than
     :data:`RELAX_MIN_GAIN` of the cut."""
-    parts = rebalance(g, ex, parts, k, max_part, seed=seed + depth)
+    parts = rebalance(g, ex, parts, k, max_part, seed=seed + depth, warn=False)
     step0 = 10**6 + depth * 1000
-    pw = np.bincount(parts, weights=g.node_weights, minlength=k).astype(np.int64)
+    pw = weight_sums(parts, g.node_weights, k)
     parts, pw = sweeps(g, ex, parts, pw, max_part, seed=seed, step0=step0, rounds=rounds,
                        strict=True, min_moved=REFINE_MIN_MOVED)
     if RELAXED_ROUNDS == 0:
         return parts
     best, best_cut = parts, level_cut(g, ex, parts)
-    relaxed = max_part + int(RELAX * pw.sum() / k)
+    relaxed = max_part + (RELAX * pw.sum(axis=0) / k).astype(np.int64)
     cut0 = best_cut
     for r in range(RELAXED_ROUNDS):
         parts, pw = sweeps(g, ex, best, pw, relaxed, seed=seed, step0=step0 + 100 + r,
                            rounds=RELAXED_SWEEPS, strict=True, min_moved=REFINE_MIN_MOVED)
-        parts = rebalance(g, ex, parts, k, max_part, seed=seed + depth + r)
-        pw = np.bincount(parts, weights=g.node_weights, minlength=k).astype(np.int64)
+        parts = rebalance(g, ex, parts, k, max_part, seed=seed + depth + r, warn=False)
+        pw = weight_sums(parts, g.node_weights, k)
         cut = level_cut(g, ex, parts)
-        if cut >= best_cut or pw.max() > max_part:
+        if cut >= best_cut or (pw > max_part).any():
             break
         gained = best_cut - cut
         best, best_cut = parts, cut
@@ -241,12 +244,12 @@ def lp_assign(meta: ChunkedMeta, num_parts: int, *, imbalance: float = 0.03, see
     The graph is treated as undirected (both directions of every edge, all edge types
     together); parts are balanced by node count: each holds at most
     ``max(floor((1 + imbalance) * n / num_parts), ceil(n / num_parts))`` nodes.  With
-    ``balance_edges`` every node weighs 1 + its in-degree instead (itself plus the edges
-    its part stores, as ``dispatch`` routes edges to the owner of their destination), so
-    the parts hold about the same number of nodes plus edges; on skewed graphs, where a
-    node-balanced cut can leave most edges in one part, this is what bounds the memory
-    of the parts.  The limit is then ``(1 + imbalance)`` times the average part weight,
-    raised to the average plus the heaviest node when one node outweighs the slack.
+    ``balance_edges`` the in-edges per part (the edges ``dispatch`` stores with the owner
+    of their destination) are a second constraint, as ``balance_edges`` is in memory: on
+    skewed graphs a node-balanced cut can leave most edges in one part, and this is what
+    bounds the memory of the parts.  The edge limit is ``(1 + imbalance)`` times the
+    average, raised to the average plus the largest in-degree when one hub outweighs
+    the slack.
 
     Args:
         meta: The chunked graph (:func:`graphshard.io.chunked.load_chunked_meta`).
@@ -266,7 +269,7 @@ def lp_assign(meta: ChunkedMeta, num_parts: int, *, imbalance: float = 0.03, see
         coarse_entries: Largest coarsest graph (entries) partitioned on one worker.
         work_dir: Parent folder of the temporary shard files (default: the system's).
         address: Ray cluster to join (implies ``use_ray``), e.g. ``"auto"``.
-        balance_edges: Balance nodes plus in-edges instead of nodes (see above).
+        balance_edges: Balance in-edges per part as well as nodes (see above).
 
     Returns:
         Node type -> int64 part of every node of that type, in per-type ID order.
@@ -307,29 +310,35 @@ def lp_assign(meta: ChunkedMeta, num_parts: int, *, imbalance: float = 0.03, see
     return {nt: parts[off[nt]:off[nt] + c].copy() for nt, c in meta.num_nodes.items()}
 
 
-def part_limit(node_weights: IdArray, num_parts: int, imbalance: float) -> int:
-    """Heaviest part allowed for nodes of ``node_weights``: ``max_part_weight`` of their
-    total, and at least the average part plus the heaviest node (always feasible).
+def part_limit(node_weights: IdArray, num_parts: int, imbalance: float) -> IdArray:
+    """Heaviest part allowed in every column of ``node_weights`` (``(n, C)``):
+    ``max_part_weight`` of the column's total, and at least the average part plus the
+    column's heaviest node (a hub's in-degree can exceed the slack on its own).
 
     Example:
-        >>> part_limit(np.ones(10, np.int64), 2, 0.1), part_limit(np.array([1, 1, 8]), 2, 0.1)
-        (5, 13)
+        >>> part_limit(np.array([[1, 0], [1, 1], [1, 8]]), 2, 0.1).tolist()
+        [2, 13]
     """
-    total = int(node_weights.sum())
-    limit = max_part_weight(total, num_parts, imbalance)
-    heaviest = int(node_weights.max()) if len(node_weights) else 0
-    if heaviest > 1:
-        limit = max(limit, -(-total // num_parts) + heaviest)
-    return limit
+    out = np.zeros(node_weights.shape[1], dtype=np.int64)
+    for c in range(node_weights.shape[1]):
+        total = int(node_weights[:, c].sum())
+        limit = max_part_weight(total, num_parts, imbalance)
+        heaviest = int(node_weights[:, c].max()) if len(node_weights) else 0
+        if heaviest > 1:
+            limit = max(limit, -(-total // num_parts) + heaviest)
+        out[c] = limit
+    return out
 
 
 def _multilevel(levels: list[ShardedGraph], ex, k: int, imbalance: float, seed: int,
                 coarse_nodes: int | None, coarse_entries: int, lp_rounds: int,
                 refine_rounds: int, method: str, budget: int, tmp: Path,
                 workers: int | None) -> IdArray:
-    total_w = int(levels[0].node_weights.sum())
+    totals = levels[0].node_weights.sum(axis=0)
+    total_w = int(totals[0])
     max_part = part_limit(levels[0].node_weights, k, imbalance)
     max_cluster = max(2, int(imbalance * total_w / k))
+    other_caps = [max(1, int(imbalance * t / k)) for t in totals[1:]]
     maps: list[IdArray] = []
     while len(levels) <= _MAX_LEVELS:
         g = levels[-1]
@@ -341,7 +350,8 @@ def _multilevel(levels: list[ShardedGraph], ex, k: int, imbalance: float, seed: 
         target = coarse_nodes if coarse_nodes is not None else \
             _node_target(g, coarse_entries, elasticity)
         shrink = SHRINK if elasticity >= HARD_ELASTICITY else HARD_SHRINK
-        cap = _cluster_cap(total_w, g.num_nodes, target, max_cluster, shrink)
+        cap = np.array([_cluster_cap(total_w, g.num_nodes, target, max_cluster, shrink),
+                        *other_caps], dtype=np.int64)
         clusters, nc = _coarsen(g, ex, max_cluster=cap, seed=seed, rounds=lp_rounds,
                                 depth=len(levels))
         if nc > _STALL * g.num_nodes:
@@ -366,4 +376,8 @@ def _multilevel(levels: list[ShardedGraph], ex, k: int, imbalance: float, seed: 
             parts = parts[maps[depth]]
         parts = _refine(g, ex, parts, k, max_part, seed=seed, depth=depth,
                         rounds=refine_rounds)
+    heaviest = weight_sums(parts, levels[0].node_weights, k).max(axis=0)
+    if (heaviest > max_part).any():
+        logger.warning("lp: parts weigh up to %s, over the limits %s", heaviest.tolist(),
+                       max_part.tolist())
     return parts

@@ -111,8 +111,9 @@ def lp_sweep(indptr, indices, weights, lo, labels, node_w, label_w, max_w, seed,
         indptr, indices, weights: the shard's CSR (int64; ``indices`` global).
         lo: global ID of the shard's first row.
         labels: int64 snapshot of every node's label (read only).
-        node_w: int64 weight of every node.
-        label_w: int64 snapshot weight of every label (read only).
+        node_w: int64 ``(n, C)`` weights of every node, one column per constraint.
+        label_w: int64 ``(L, C)`` snapshot weights of every label (read only).
+        max_w: int64 ``(C,)`` limit of a label's weight in each column.
 
     Returns:
         ``(new_labels, gains)``: int64 per row of the shard; ``gains`` is the connection
@@ -120,6 +121,7 @@ def lp_sweep(indptr, indices, weights, lo, labels, node_w, label_w, max_w, seed,
     """
     num_rows = indptr.shape[0] - 1
     num_labels = label_w.shape[0]
+    ncon = max_w.shape[0]
     new = labels[lo:lo + num_rows].copy()
     gains = np.zeros(num_rows, dtype=np.int64)
     lw = label_w.copy()  # live label weights
@@ -131,7 +133,8 @@ def lp_sweep(indptr, indices, weights, lo, labels, node_w, label_w, max_w, seed,
     for r in _visit_order(lo, num_rows, seed, step, sub, num_sub):
         start, end = indptr[r], indptr[r + 1]
         cur = new[r]
-        wu = node_w[lo + r]
+        u = lo + r
+        wu = node_w[u, 0]
         nt = 0
         for j in range(start, end):
             v = indices[j]
@@ -142,17 +145,22 @@ def lp_sweep(indptr, indices, weights, lo, labels, node_w, label_w, max_w, seed,
             rating[lv] += weights[j]
         own = rating[cur]
         best, best_r = cur, own
-        best_s = own / lw[cur] ** norm if norm > 0 else float(own)
-        key = keyed_hash(seed, lo + r, step)
+        best_s = own / lw[cur, 0] ** norm if norm > 0 else float(own)
+        key = keyed_hash(seed, u, step)
         best_h = mix(key ^ (np.uint64(cur) * GOLDEN))
         for t in range(nt):
             c = touched[t]
-            if c == cur or lw[c] + wu > max_w:
+            if c == cur:
                 continue
             rc = rating[c]
             if strict and rc <= own:
                 continue
-            sc = rc / (lw[c] + wu) ** norm if norm > 0 else float(rc)
+            fits = True
+            for q in range(ncon):
+                fits &= lw[c, q] + node_w[u, q] <= max_w[q]
+            if not fits:
+                continue
+            sc = rc / (lw[c, 0] + wu) ** norm if norm > 0 else float(rc)
             if sc < best_s:
                 continue
             h = mix(key ^ (np.uint64(c) * GOLDEN))
@@ -161,8 +169,9 @@ def lp_sweep(indptr, indices, weights, lo, labels, node_w, label_w, max_w, seed,
         for t in range(nt):
             rating[touched[t]] = 0
         if best != cur:
-            lw[cur] -= wu
-            lw[best] += wu
+            for q in range(ncon):
+                lw[cur, q] -= node_w[u, q]
+                lw[best, q] += node_w[u, q]
             new[r] = best
             gains[r] = best_r - own
     return new, gains

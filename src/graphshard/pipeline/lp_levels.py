@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from ..io.chunked import ChunkedMeta, iter_edge_chunks
+from ..partition.balance import weight_sums
 from ..typing import IdArray
 from .lp_exec import Executor
 from .lp_kernels import accumulate_degrees
@@ -66,8 +67,8 @@ def level0_from_chunks(meta: ChunkedMeta, directory: Path, budget: int,
     edges merged into weights) as shards of about ``budget`` entries.
 
     Two streaming passes over the edge chunks: degrees (to cut the shards), then pieces.
-    Every node weighs 1, or with ``edge_weighted`` 1 + its in-degree (the node plus the
-    edges its owner stores: balancing these weights balances nodes and edges together).
+    Node weights have one column per balance constraint: 1 (the node), and with
+    ``edge_weighted`` its in-degree too (the edges its owner stores).
     """
     directory.mkdir(parents=True, exist_ok=True)
     n = sum(meta.num_nodes.values())
@@ -85,7 +86,9 @@ def level0_from_chunks(meta: ChunkedMeta, directory: Path, budget: int,
             yield pieces[-1], src, dst, n, bounds
 
     ex.map(chunk_piece, calls())
-    node_w = indeg + 1 if edge_weighted else np.ones(n, dtype=np.int64)
+    node_w = np.ones((n, 2 if edge_weighted else 1), dtype=np.int64)
+    if edge_weighted:
+        node_w[:, 1] = indeg
     del indeg
     return _build_shards(pieces, bounds, n, node_w, directory, ex)
 
@@ -101,5 +104,5 @@ def contract_level(level: ShardedGraph, clusters: IdArray, num_coarse: int,
     ex.map(contract_piece, [(*level.shard(b), pieces[b], num_coarse, bounds)
                             for b in range(level.num_shards)],
            shared={"clusters": clusters})
-    node_w = np.bincount(clusters, weights=level.node_weights, minlength=num_coarse)
-    return _build_shards(pieces, bounds, num_coarse, node_w.astype(np.int64), directory, ex)
+    node_w = weight_sums(clusters, level.node_weights, num_coarse)
+    return _build_shards(pieces, bounds, num_coarse, node_w, directory, ex)

@@ -28,8 +28,8 @@ logger = logging.getLogger(__name__)
 SUBROUNDS = 2
 
 
-def sweeps(level: ShardedGraph, ex: Executor, labels: IdArray, label_w: IdArray, max_w: int,
-           *, seed: int, step0: int, rounds: int, strict: bool,
+def sweeps(level: ShardedGraph, ex: Executor, labels: IdArray, label_w: IdArray,
+           max_w: IdArray, *, seed: int, step0: int, rounds: int, strict: bool,
            min_moved: float = 0.001, norm: float = 0.0) -> tuple[IdArray, IdArray]:
     """``rounds`` label-propagation rounds over all shards (stops early when fewer than
     ``min_moved`` of the nodes move in a round).  Returns new ``(labels, label_w)``."""
@@ -53,10 +53,11 @@ def sweeps(level: ShardedGraph, ex: Executor, labels: IdArray, label_w: IdArray,
     return labels, label_w
 
 
-def rebalance(level: ShardedGraph, ex: Executor, parts: IdArray, num_parts: int, max_w: int,
-              *, seed: int, max_iter: int = 20) -> IdArray:
-    """Move nodes out of parts heavier than ``max_w``, best gain first, into parts with
-    room.  Returns the new parts (unchanged when already balanced)."""
+def rebalance(level: ShardedGraph, ex: Executor, parts: IdArray, num_parts: int,
+              max_w: IdArray, *, seed: int, max_iter: int = 20, warn: bool = True
+              ) -> IdArray:
+    """Move nodes out of parts heavier than ``max_w`` in any column, best gain first,
+    into parts with room.  Returns the new parts (unchanged when already balanced)."""
     shards = [level.shard(b) for b in range(level.num_shards)]
     node_w = level.node_weights
     def candidates(labels: IdArray, part_w: IdArray, it: int) -> tuple[IdArray, ...]:
@@ -65,7 +66,8 @@ def rebalance(level: ShardedGraph, ex: Executor, parts: IdArray, num_parts: int,
             "seed": seed + it})
         return tuple(np.concatenate([x[i] for x in res]) for i in range(4))
 
-    return rebalance_loop(parts, node_w, num_parts, max_w, candidates, max_iter=max_iter)
+    return rebalance_loop(parts, node_w, num_parts, max_w, candidates, max_iter=max_iter,
+                          warn=warn)
 
 
 def level_cut(level: ShardedGraph, ex: Executor, parts: IdArray) -> int:

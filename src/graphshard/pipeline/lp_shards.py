@@ -57,7 +57,8 @@ class ShardedGraph:
     Attributes:
         directory: Folder of the shard files.
         bounds: int64 ``num_shards + 1`` node boundaries.
-        node_weights: int64 weight of every node (per-node array).
+        node_weights: int64 ``(num_nodes, C)`` weights of every node, one column per
+            balance constraint (nodes; in-edges with ``balance_edges``).
         degrees: int64 stored entries of every node (per-node array).
     """
 
@@ -214,7 +215,7 @@ def gather(level: ShardedGraph, ex=None, max_entries: int | None = None, seed: i
     np.cumsum(degrees, out=indptr[1:])
     order = np.argsort(rows * np.int64(max(1, level.num_nodes)) + indices)
     return Adjacency(indptr, indices[order], weights[order],
-                     level.node_weights.reshape(-1, 1).copy())
+                     level.node_weights.reshape(level.num_nodes, -1).copy())
 
 
 def histogram_task(prefix: str, lo: int) -> IdArray:
@@ -230,7 +231,7 @@ def heavy_entries_task(prefix: str, lo: int, *, bucket: int, threshold: np.uint6
 
 
 def sweep_task(prefix: str, lo: int, *, labels: IdArray, node_w: IdArray, label_w: IdArray,
-               max_w: int, seed: int, step: int, sub: int, num_sub: int,
+               max_w: IdArray, seed: int, step: int, sub: int, num_sub: int,
                strict: bool, norm: float = 0.0) -> tuple[IdArray, IdArray]:
     """:func:`~graphshard.pipeline.lp_kernels.lp_sweep` on one shard."""
     indptr, indices, weights = (np.asarray(a) for a in load_shard(prefix))
@@ -239,7 +240,7 @@ def sweep_task(prefix: str, lo: int, *, labels: IdArray, node_w: IdArray, label_
 
 
 def rebalance_task(prefix: str, lo: int, *, labels: IdArray, node_w: IdArray,
-                   part_w: IdArray, max_w: int, seed: int
+                   part_w: IdArray, max_w: IdArray, seed: int
                    ) -> tuple[IdArray, IdArray, IdArray, IdArray]:
     """:func:`~graphshard.partition.balance.rebalance_candidates` on one shard."""
     indptr, indices, weights = (np.asarray(a) for a in load_shard(prefix))
