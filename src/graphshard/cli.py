@@ -248,9 +248,9 @@ def _bytes(text: str | None) -> int | None:
               help="lp: parent folder of the temporary shard files (default: the system's "
                    "temp folder; with Ray on several machines, a shared folder).")
 @click.option("--balance-edges", is_flag=True,
-              help="lp: balance nodes plus in-edges (a node weighs 1 + its in-degree) "
-                   "instead of nodes: parts of a skewed graph then store about the same "
-                   "number of edges.")
+              help="lp: balance the in-edges per part as well as the nodes (a second "
+                   "constraint): parts of a skewed graph then store about the same number "
+                   "of edges.")
 @_engine_options
 def assign(chunked: Path, parts: int, method: str, import_from: Path | None, out: Path,
            seed: int, imbalance: float, workers: int | None, max_task_entries: int | None,

@@ -104,7 +104,7 @@ def assign(chunked_dir: str | os.PathLike[str], num_parts: int,
         coarse_entries: ``lp``: largest coarsest graph (entries) partitioned on one worker.
         work_dir: ``lp``: parent folder of its temporary shard files.
         address: ``lp``: Ray cluster to join (implies ``use_ray``).
-        balance_edges: ``lp``: balance nodes plus in-edges instead of nodes.
+        balance_edges: ``lp``: balance the in-edges per part as well as the nodes.
 
     Returns:
         Where the assignment went, its part sizes and the seconds it took.
