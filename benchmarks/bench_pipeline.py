@@ -53,6 +53,7 @@ def write_rmat_chunks(out: Path, num_nodes: int, num_edges: int, chunks: int, se
         files.append(name)
         print(f"  chunk {i + 1}/{chunks}", file=sys.stderr, end="\r")
     meta = {"graph_name": "rmat", "node_type": ["_N"], "num_nodes_per_chunk": [[num_nodes]],
+            "num_nodes_per_type": [num_nodes], "num_edges_per_type": [num_edges],
             "edge_type": ["_N:_E:_N"], "num_edges_per_chunk": [sizes],
             "edges": {"_N:_E:_N": {"format": {"name": "numpy"}, "data": files}},
             "node_data": {}, "edge_data": {}}

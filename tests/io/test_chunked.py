@@ -81,6 +81,18 @@ def test_absolute_paths_and_per_type_counts(tmp_path: Path) -> None:
     assert_graphs_equal(g, read_chunked(tmp_path / "b"))
 
 
+def test_writer_gives_per_type_totals_and_reader_checks_them(tmp_path: Path) -> None:
+    g = _hetero()
+    write_chunked(g, tmp_path, 2, fmt="csv")  # DGL's tools read the totals
+    meta = json.loads((tmp_path / "metadata.json").read_text())
+    assert meta["num_nodes_per_type"] == [g.num_nodes(nt) for nt in g.ntypes]
+    assert meta["num_edges_per_type"] == [g.num_edges(et) for et in g.canonical_etypes]
+    meta["num_edges_per_type"][0] += 1
+    (tmp_path / "metadata.json").write_text(json.dumps(meta))
+    with pytest.raises(FormatError, match="num_edges_per_type.*disagree"):
+        load_chunked_meta(tmp_path)
+
+
 def test_mag240m_metadata(shared_file) -> None:
     meta = load_chunked_meta(shared_file("format-dgl-chunked", "mag240m-metadata.json"))
     assert list(meta.num_nodes) == ["author", "institution", "paper"]
@@ -103,7 +115,8 @@ def _edit(path: Path, fn) -> None:
 
 def test_error_count_disagrees(tmp_path: Path) -> None:
     d = _write(tmp_path)
-    _edit(d, lambda m: m["num_edges_per_chunk"][0].__setitem__(0, 5))
+    _edit(d, lambda m: (m.pop("num_edges_per_type"),  # else the totals disagree first
+                        m["num_edges_per_chunk"][0].__setitem__(0, 5)))
     with pytest.raises(FormatError, match=r"0-user_buys_item-0\.csv.*num_edges_per_chunk") as e:
         read_chunked(d)
     assert e.value.field.startswith("num_edges_per_chunk")

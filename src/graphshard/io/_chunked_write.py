@@ -136,6 +136,9 @@ def write_chunked(g: Graph, out_dir: PathLike, num_chunks: int, *, fmt: str = "n
         "edge_type": [":".join(et) for et in g.canonical_etypes],
         "num_edges_per_chunk": [chunk_sizes(g.num_edges(et), num_chunks)
                                 for et in g.canonical_etypes],
+        # totals too: DGL's random_partition.py and dispatch read these keys
+        "num_nodes_per_type": [int(g.num_nodes(nt)) for nt in g.ntypes],
+        "num_edges_per_type": [int(g.num_edges(et)) for et in g.canonical_etypes],
         "edges": {}, "node_data": {}, "edge_data": {},
     }
     ext = FMT_EXT[fmt]

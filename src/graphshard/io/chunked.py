@@ -94,7 +94,11 @@ def _counts(meta: dict, path: Path, names: list[str], per_chunk: str, per_type: 
             if not isinstance(row, list) or not all(isinstance(c, int) and c >= 0 for c in row):
                 raise fail(path, f"entry {i} ({names[i]!r}) must be a list of counts >= 0",
                            field=per_chunk, value=row)
-        return [sum(r) for r in rows], [list(r) for r in rows]
+        totals = [sum(r) for r in rows]
+        if per_type in meta and meta[per_type] != totals:
+            raise fail(path, f"totals {meta[per_type]!r} disagree with {per_chunk!r}, which "
+                       f"sums to {totals}", field=per_type, value=meta[per_type])
+        return totals, [list(r) for r in rows]
     if per_type in meta:
         tot = meta[per_type]
         if (not isinstance(tot, list) or len(tot) != len(names)
