@@ -136,3 +136,27 @@ def test_ray_engine_same_files(cora, tmp_path, ray_cluster):
     on_ray = dispatch(tmp_path / "chunked", tmp_path / "assign", tmp_path / "ray",
                       graph_name="c", use_ray=True)
     assert_same_output(local.config_path, on_ray.config_path)
+
+
+def test_dgl_assignment_folder_keeps_its_declared_parts(tmp_path):
+    """DGL's random_partition.py writes <ntype>.txt and partition_meta.json: the declared
+    number of parts holds even when the last part got no node."""
+    from graphshard.errors import FormatError
+    from graphshard.pipeline import import_assignment
+
+    g = gs.graph((np.arange(12), (np.arange(12) + 1) % 12))
+    gs.io.write_chunked(g, tmp_path / "chunked", 2)
+    dgl = tmp_path / "dgl"
+    dgl.mkdir()
+    (dgl / "_N.txt").write_text("".join(f"{i % 2}\n" for i in range(12)))
+    (dgl / "partition_meta.json").write_text(json.dumps({"algo_name": "random",
+                                                         "num_parts": 3}))
+    res = import_assignment(dgl, tmp_path / "chunked", tmp_path / "imported")
+    assert res.num_parts == 3 and res.part_sizes == [6, 6, 0]
+    (dgl / "partition_meta.json").write_text(json.dumps({"num_parts": 1}))
+    with pytest.raises(FormatError, match="part 1, outside"):
+        import_assignment(dgl, tmp_path / "chunked", tmp_path / "again")
+    (dgl / "partition_meta.json").write_text("{not json")
+    with pytest.raises(FormatError, match="partition_meta.json: not a JSON"):
+        import_assignment(dgl, tmp_path / "chunked", tmp_path / "again")
+    assert not (tmp_path / "again").exists()

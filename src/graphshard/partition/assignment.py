@@ -75,6 +75,29 @@ def read_assignment(path: str | os.PathLike[str], ntypes: Sequence[str]) -> dict
     return out
 
 
+def assignment_num_parts(path: str | os.PathLike[str]) -> int | None:
+    """Number of parts an assignment folder declares: ``num_parts`` of our
+    ``assignment.json`` or of DGL's ``partition_meta.json`` (``random_partition.py``);
+    ``None`` when it has neither.
+
+    Raises:
+        FormatError: the file is not JSON, or its ``num_parts`` is not a positive integer.
+    """
+    for name in ("assignment.json", "partition_meta.json"):
+        file = Path(path) / name
+        if not file.exists():
+            continue
+        try:
+            value = json.loads(file.read_text(encoding="utf-8")).get("num_parts")
+        except (json.JSONDecodeError, AttributeError, UnicodeDecodeError) as exc:
+            raise FormatError(f"{file}: not a JSON object ({exc})", path=str(file)) from exc
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise FormatError(f"{file}: num_parts must be a positive integer, got {value!r}",
+                              path=str(file), field="num_parts")
+        return value
+    return None
+
+
 def _read_text(path: Path) -> IdArray:
     if path.stat().st_size == 0:
         return np.zeros(0, dtype=np.int64)

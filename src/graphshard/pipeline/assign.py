@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import FormatError, ValidationError
 from ..io.chunked import ChunkedMeta, load_chunked_meta
-from ..partition.assignment import read_assignment, write_assignment
+from ..partition.assignment import assignment_num_parts, read_assignment, write_assignment
 from ..typing import IdArray
 
 __all__ = ["ASSIGN_METHODS", "AssignResult", "assign", "import_assignment"]
@@ -157,7 +157,8 @@ def import_assignment(file: str | os.PathLike[str], chunked_dir: str | os.PathLi
     path = Path(file)
     ntypes = list(meta.num_nodes)
     parts = read_assignment(path, ntypes) if path.is_dir() else _split_homogeneous(path, meta)
-    k = num_parts or 1 + max(int(a.max(initial=-1)) for a in parts.values())
+    declared = assignment_num_parts(path) if path.is_dir() else None
+    k = num_parts or declared or 1 + max(int(a.max(initial=-1)) for a in parts.values())
     for ntype, arr in parts.items():
         if len(arr) != meta.num_nodes[ntype]:
             raise FormatError(f"{path}: {len(arr)} entries for node type {ntype!r}, which has "

@@ -31,7 +31,7 @@ from .._files import atomic_path
 from .._tensorfile import load_tensors, save_tensors
 from ..errors import FormatError, ValidationError
 from ..io.chunked import ChunkedMeta, load_chunked_meta, read_data_chunk, read_edge_chunk
-from ..partition.assignment import read_assignment
+from ..partition.assignment import assignment_num_parts, read_assignment
 from ..partition.build import check_out_dir, mark_complete, remove_previous_configs
 from ..partition.files import make_config, write_config
 from ..partition.report import PartitionReport
@@ -221,10 +221,8 @@ def _prepare_assignment(assign_dir: Path, meta: ChunkedMeta, work: Path, num_par
                         ) -> int:
     """Copy the assignment as .npy into the work folder (checked); return num_parts."""
     parts = read_assignment(assign_dir, list(meta.num_nodes))
-    info_file = assign_dir / "assignment.json"
-    info = json.loads(info_file.read_text(encoding="utf-8")) if info_file.exists() else {}
-    k = num_parts or info.get("num_parts") or 1 + max(int(a.max(initial=-1))
-                                                      for a in parts.values())
+    k = num_parts or assignment_num_parts(assign_dir) or 1 + max(int(a.max(initial=-1))
+                                                                 for a in parts.values())
     (work / "assign").mkdir(parents=True, exist_ok=True)
     for ntype, arr in parts.items():
         if len(arr) != meta.num_nodes[ntype]:
