@@ -89,7 +89,7 @@ def test_writer_gives_per_type_totals_and_reader_checks_them(tmp_path: Path) -> 
     assert meta["num_edges_per_type"] == [g.num_edges(et) for et in g.canonical_etypes]
     meta["num_edges_per_type"][0] += 1
     (tmp_path / "metadata.json").write_text(json.dumps(meta))
-    with pytest.raises(FormatError, match="num_edges_per_type.*disagree"):
+    with pytest.raises(FormatError, match=r"num_edges_per_type.*disagree"):
         load_chunked_meta(tmp_path)
 
 

@@ -157,6 +157,6 @@ def test_dgl_assignment_folder_keeps_its_declared_parts(tmp_path):
     with pytest.raises(FormatError, match="part 1, outside"):
         import_assignment(dgl, tmp_path / "chunked", tmp_path / "again")
     (dgl / "partition_meta.json").write_text("{not json")
-    with pytest.raises(FormatError, match="partition_meta.json: not a JSON"):
+    with pytest.raises(FormatError, match=r"partition_meta\.json: not a JSON"):
         import_assignment(dgl, tmp_path / "chunked", tmp_path / "again")
     assert not (tmp_path / "again").exists()
