@@ -3,7 +3,8 @@
 One command runs both sides, each in its own long-lived worker process (ours under this
 Python, DGL under ``--dgl-python``), on identical seed sets written to a work folder.  The
 driver interleaves them: for every metric and repetition it asks each worker in turn to time
-one call on the same seed set, so load from other processes hits both sides alike.  Numba
+its calls on the same seed set (one call, or as many as last ``--min-time`` seconds), so load
+from other processes hits both sides alike.  Numba
 compilation and DGL's format creation happen in a warm-up call before the timed ones.  Rates
 are total output over total wall seconds; the ratio column is the median of the
 per-repetition ratios (each pair timed back to back), which is the figure to quote on a
@@ -128,6 +129,27 @@ def metrics_ours(graph: Path, seeds: Path, dblp: Path, args: argparse.Namespace)
         m[f"f{k}_weighted_edges"] = (lambda s, k=k: S.sample_neighbors(
             g, s, k, prob="w", seed=1).num_edges(), sd["hop"])
 
+    # the kernel layer alone on one thread (sample_etype: tables cached, no validation), for
+    # the weighted/uniform ratio in CPU time, the figure that load from other processes
+    # dilutes least; same seeds as the whole calls above
+    from graphshard.sampling.neighbors import sample_etype
+    from graphshard.store import as_store
+
+    store, et = as_store(g), g.canonical_etypes[0]
+
+    def kernel_only(s: np.ndarray, k: int, prob: str | None) -> int:
+        numba.set_num_threads(1)
+        try:
+            keys = np.ascontiguousarray(s, dtype=np.int64)
+            return len(sample_etype(store, et, "in", keys, k, replace=False, prob=prob,
+                                    exclude=None, seed=1, salt=0)[0])
+        finally:
+            numba.set_num_threads(info["threads"])
+
+    for k in (10, 25):
+        m[f"f{k}_kernel_edges"] = (lambda s, k=k: kernel_only(s, k, None), sd["hop"])
+        m[f"f{k}_weighted_kernel_edges"] = (lambda s, k=k: kernel_only(s, k, "w"), sd["hop"])
+
     def blk(s: np.ndarray) -> int:  # DGL convention: fanouts[-1] = 25 for the seeds
         return sum(b.num_edges() for b in S.sample_blocks(g, s, [10, 25], seed=2).blocks)
 
@@ -220,9 +242,13 @@ def metrics_dgl(graph: Path, seeds: Path, dblp: Path, args: argparse.Namespace) 
 
 
 def serve(side: str, paths: list[Path], args: argparse.Namespace) -> None:
-    """Worker loop: ``warm NAME`` runs set 0 untimed, ``run NAME REP`` times set REP."""
+    """Worker loop: ``warm NAME`` runs set 0 untimed (then times it once more to pick how
+    many calls a repetition makes: enough for ``--min-time`` seconds, as one short call is
+    mostly noise on a shared machine), ``run NAME REP`` times set REP and reports the output
+    size of one call with its mean wall and CPU seconds."""
     build = metrics_ours if side == "ours" else metrics_dgl
     info, m = build(*paths, args)
+    calls: dict[str, int] = {}
     print(MARK + json.dumps(info), flush=True)
     for line in sys.stdin:
         cmd, name, *rest = line.split()
@@ -233,9 +259,16 @@ def serve(side: str, paths: list[Path], args: argparse.Namespace) -> None:
             print(MARK + json.dumps(None), flush=True)
             continue
         rep = int(rest[0]) if rest else 0
+        n = calls.get(name, 1)
         c, t = time.process_time(), time.perf_counter()
-        size = fn(sets[rep])
-        secs, cpu = time.perf_counter() - t, time.process_time() - c
+        for _ in range(n):
+            size = fn(sets[rep])
+        secs, cpu = (time.perf_counter() - t) / n, (time.process_time() - c) / n
+        if cmd == "warm":
+            t = time.perf_counter()
+            fn(sets[rep])
+            once = max(time.perf_counter() - t, 1e-6)
+            calls[name] = max(1, min(50, int(args.min_time / once) + 1))
         print(MARK + json.dumps({"size": size, "secs": secs, "cpu": cpu}), flush=True)
 
 
@@ -245,6 +278,10 @@ ROWS = [
     ("one-hop fanout 25, edges/s", "f25_edges"),
     ("weighted fanout 10, edges/s", "f10_weighted_edges"),
     ("weighted fanout 25, edges/s", "f25_weighted_edges"),
+    ("kernel alone fanout 10, 1 thread, edges/s", "f10_kernel_edges"),
+    ("kernel alone weighted fanout 10, 1 thread, edges/s", "f10_weighted_kernel_edges"),
+    ("kernel alone fanout 25, 1 thread, edges/s", "f25_kernel_edges"),
+    ("kernel alone weighted fanout 25, 1 thread, edges/s", "f25_weighted_kernel_edges"),
     ("2-hop 25->10 block edges/s (batch 1024, incl. reindex)", "block_edges"),
     ("uniform walk steps/s", "rw_steps"),
     ("uniform walk steps/s, 1 thread (per core)", "rw_1thread_steps"),
@@ -268,7 +305,8 @@ class Worker:
         if pythonpath:
             env["PYTHONPATH"] = pythonpath
         cmd = [python, __file__, "--worker", side, *map(str, paths), "--threads",
-               str(args.threads), "--walk-length", str(args.walk_length)]
+               str(args.threads), "--walk-length", str(args.walk_length), "--min-time",
+               str(args.min_time)]
         self.side = side
         self.proc = subprocess.Popen(cmd, env=env, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -352,12 +390,16 @@ def _report(name: str, workers: dict[str, Worker], results: dict, args) -> None:
     if one:  # on a loaded machine wall time undercounts a core: steps per CPU-second of it
         print("uniform walk steps per CPU-second, 1 thread: " + ", ".join(
             f"{s} {_fmt(sum(x[0] for x in r) / sum(x[2] for x in r))}" for s, r in one.items()))
-    for k in (10, 25):
-        a, b = results.get(f"f{k}_weighted_edges", {}), results.get(f"f{k}_edges", {})
-        for s in (x for x in ("ours", "before") if a.get(x) and b.get(x)):
-            wr = np.median([x[0] / x[1] / (y[0] / y[1]) for x, y in zip(a[s], b[s], strict=True)])
-            print(f"{s}: uniform/weighted time per edge, fanout {k} (median over reps): "
-                  f"{1 / wr:.2f}")
+    for k in (10, 25):  # weighted/uniform time per edge, median of the paired reps
+        for what, key, col, unit in (("whole call", "", 1, "wall"), ("whole call", "", 2, "CPU"),
+                                     ("kernel alone", "_kernel", 2, "CPU, 1 thread")):
+            a = results.get(f"f{k}_weighted{key}_edges", {})
+            b = results.get(f"f{k}{key}_edges", {})
+            for s in (x for x in ("ours", "before") if a.get(x) and b.get(x)):
+                wr = np.median([(x[col] / x[0]) / (y[col] / y[0])
+                                for x, y in zip(a[s], b[s], strict=True)])
+                print(f"{s}: weighted/uniform time per edge, fanout {k}, {what} ({unit}): "
+                      f"{wr:.2f}")
     if blk:
         print("2-hop blocks/s (batch 1024): " + ", ".join(
             f"{s} {len(r) / sum(x[1] for x in r):.1f}" for s, r in blk.items()))
@@ -377,6 +419,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--walkers", type=int, default=100000)
     ap.add_argument("--walk-length", type=int, default=20, help="steps (DGL's length)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--min-time", type=float, default=0.1,
+                    help="seconds of calls per timed repetition (short calls are repeated)")
     ap.add_argument("--only", default=None, help="comma-separated metric keys to run")
     ap.add_argument("--workdir", default="/tmp/bench-sampling")
     ap.add_argument("--worker", choices=["ours", "dgl"], help=argparse.SUPPRESS)

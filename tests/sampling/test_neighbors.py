@@ -8,11 +8,22 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy import stats
+from numba import njit
+from scipy import integrate, stats
 
 import graphshard as gs
 from graphshard.errors import ValidationError
 from graphshard.sampling import degrees, find_edges, in_subgraph, sample_neighbors
+from graphshard.sampling._kernels_weighted import _smallest_first
+from graphshard.sampling._rng import neg_log
+
+
+@njit
+def _neg_logs(u):
+    out = np.empty_like(u)
+    for i in range(u.shape[0]):
+        out[i] = neg_log(u[i])
+    return out
 
 ALPHA = 1e-4  # fixed seeds: a pass is deterministic; a real bias fails by a wide margin
 
@@ -95,7 +106,7 @@ def successive_subset_probs(w: np.ndarray, k: int) -> np.ndarray:
     ([1.0, 2.0, 3.0, 4.0], 2),        # rejection sampling
     ([300.0, 1.0, 1.0, 2.0], 2),      # rejection gives up, exponential keys finish
     ([1.0, 2.0, 3.0, 4.0, 5.0], 3),   # rejection with a high repeat rate
-    ([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], 5),  # k > 0.8 deg: exponential keys over the row
+    ([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], 5),  # k >= 2/3 deg: exponential keys over the row
 ])
 def test_weighted_without_replacement_matches_successive_sampling(weights, k):
     w = np.array(weights)
@@ -108,6 +119,52 @@ def test_weighted_without_replacement_matches_successive_sampling(weights, k):
     keep = expected * n >= 5
     assert stats.chisquare(counts[keep], expected[keep] / expected[keep].sum()
                            * counts[keep].sum()).pvalue > ALPHA
+
+
+def test_weighted_keys_on_a_longer_row_exclude_by_the_exact_law():
+    # deg 21, k 20: exponential keys over the row, selected by quickselect (past its 16-entry
+    # finish); one edge is left out, edge p with probability P(key p is the largest)
+    w = np.arange(1.0, 22.0)
+    deg, k, n = len(w), 20, 6000
+    g = stars(n, deg)
+    g.edata["p"] = np.tile(w, n)
+    _, dst, eids = sample_neighbors(g, np.arange(n), k, prob="p", seed=4).edges()
+    assert np.all(np.bincount(dst) == k)
+    pos = (eids % deg).reshape(n, k)
+    assert all(len(set(r)) == k for r in pos.tolist())
+    out = deg * (deg - 1) // 2 - pos.sum(axis=1)  # the position each row left out
+    counts = np.bincount(out, minlength=deg)
+
+    def density(t, p):  # key p equals t and every other key is below it
+        return w[p] * np.exp(-w[p] * t) * np.prod(1.0 - np.exp(-np.delete(w, p) * t))
+
+    expected = np.array([integrate.quad(density, 0, np.inf, args=(p,))[0] for p in range(deg)])
+    assert abs(expected.sum() - 1.0) < 1e-6
+    keep = expected * n >= 5
+    assert stats.chisquare(counts[keep], expected[keep] / expected[keep].sum()
+                           * counts[keep].sum()).pvalue > ALPHA
+    assert counts[~keep].sum() <= 3 * max(1.0, expected[~keep].sum() * n)
+
+
+def test_smallest_first_selects_the_smallest():
+    rng = np.random.default_rng(0)
+    for n in (1, 2, 5, 16, 17, 40, 100, 256):
+        for need in sorted({1, n // 3, n // 2, n - 1, n} - {0}):
+            a = np.empty(n + 16, dtype=np.int64)
+            vals = rng.choice(1 << 40, size=n, replace=False)
+            a[:n] = vals
+            _smallest_first(a, n, need)
+            assert sorted(a[:n].tolist()) == sorted(vals.tolist())  # a permutation
+            assert set(a[:need].tolist()) == set(np.sort(vals)[:need].tolist()), (n, need)
+
+
+def test_fast_negative_log_is_accurate():
+    rng = np.random.default_rng(1)
+    u = np.concatenate([rng.random(20000), np.logspace(-300, -1e-12, 2000),
+                        1.0 - np.logspace(-16, -1, 200), [2**-0.5, 0.5, 2**-1022]])
+    u = u[(u > 0) & (u < 1)]
+    got = _neg_logs(u)
+    assert np.max(np.abs(got / -np.log(u) - 1.0)) < 1e-14
 
 
 def test_weighted_long_row_fallback_is_exact():
@@ -191,6 +248,17 @@ def test_exclude_edges_and_zero_weights_never_sampled():
         assert not np.isin(e % 6, [0, 1]).any()
     all_e = sample_neighbors(g, np.arange(50), -1, prob="p", exclude_edges=banned).edges()[2]
     assert np.array_equal(np.bincount(all_e % 6, minlength=6), [0, 0, 50, 50, 50, 50])
+
+
+def test_whole_row_keeps_every_positive_weight():
+    # 1e-300 is positive (so counted) but rounds to 0 in the alias thresholds: the whole row
+    # must still yield both positive edges and never the zero one
+    g = gs.graph(([1, 2, 3, 1, 2], [0, 0, 0, 4, 4]), num_nodes=5)
+    g.edata["p"] = np.array([1.0, 1e-300, 0.0, 0.0, 2.0])
+    for k in (-1, 2, 5):
+        src, _, eids = sample_neighbors(g, [0, 4], k, prob="p", seed=1).edges()
+        assert sorted(eids.tolist()) == [0, 1, 4], k
+        assert np.array_equal(src, g.find_edges(eids)[0])
 
 
 def test_heterograph_per_type_fanout(dblp):

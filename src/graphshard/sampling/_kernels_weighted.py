@@ -2,9 +2,13 @@
 
 Same conventions as :mod:`._kernels_nbr` (two-pass ragged output, draws keyed by node ID,
 chunks of rows with prefetches).  A weighted draw reads one alias record (``row_alias``:
-O(1) per draw); without replacement the fill kernel rejects repeats, takes exponential keys
-over the row when ``k > 0.8 deg``, and finishes with exponential keys if the rejections drag
-on (all exact).
+O(1) per draw).  Without replacement (successive sampling: draw proportionally to weight,
+remove, repeat) the fill kernel takes a row whole when it yields all its positive-weight
+edges, draws keys ``E / w`` (``E`` ~ Exp(1), ``1 / w`` precomputed per edge by
+``row_inv_weights``) over rows with ``k >= 2 deg / 3`` and keeps the ``k`` smallest
+(Efraimidis-Spirakis), and rejects repeated alias draws on sparser rows, finishing with
+keys if the rejections drag on.  All paths are exact up to float rounding (the alias
+thresholds' 2**-32, the keys' 2**-44: see ``_keys_select``).
 
 Example:
     >>> import numpy as np
@@ -20,16 +24,17 @@ import numpy as np
 from numba import prange
 
 from .._jit import kernel
-from ._kernels_nbr import _AHEAD, _FLOYD_MAX, _ROWS, row_yield, sample_counts
+from ._kernels_nbr import _AHEAD, _FLOYD_MAX, row_yield, sample_counts
 from ._prefetch import prefetch
-from ._rng import draw, item_state, randint, uniform
+from ._rng import draw, exponential, item_state, randint
 
-__all__ = ["alias_draw", "fill_weighted", "row_alias", "weighted_counts"]
+__all__ = ["alias_draw", "fill_weighted", "row_alias", "row_inv_weights", "weighted_counts"]
 
-_RANK_MAX = 256  # exponential keys over rows up to this long select by rank, longer ones sort
-_SHORT = 5  # no replacement: exponential keys when k > 4/5 deg, else rejection
+_RANK_MAX = 256  # exponential keys over rows up to this long quickselect packed keys, longer sort
+_KEYS4 = 6  # no replacement: exponential keys over rows with 4 deg <= _KEYS4 k, else rejection
 _ONE = 1 << 32  # acceptance thresholds are fixed-point fractions of 2**32
 _TMASK = (1 << 33) - 1
+_ROWS = 128  # rows per chunk (uniform's 64 measured 3-9% slower here: more misses in flight)
 
 
 @kernel
@@ -145,34 +150,79 @@ def _row_weights(rec, s0, d, w):
         w[v >> 33] += 1.0 - p
 
 
-@kernel
-def _exp_keys_select(w, d, pos, o, t, c, st, step0, keyv):
-    """Fill ``pos[o+t:o+c]`` with the positions of the smallest exponential keys
-    ``-log(u)/w`` among the positive-weight positions not in ``pos[o:o+t]``
-    (Efraimidis-Spirakis): sequential weighted sampling without replacement, exactly.
+@kernel(parallel=True)
+def row_inv_weights(indptr, rec):
+    """``1 / w`` per edge (float64, CSR order; ``inf`` for a zero weight), with ``w`` the
+    weights the alias records of :func:`row_alias` encode (scaled to sum to the degree per
+    row), so exponential keys and alias draws sample the same weights."""
+    nrows = indptr.shape[0] - 1
+    out = np.empty(rec.shape[0], dtype=np.float64)
+    for r in prange(nrows):
+        s0 = indptr[r]
+        d = indptr[r + 1] - s0
+        _row_weights(rec, s0, d, out[s0:s0 + d])
+        for j in range(s0, s0 + d):
+            x = out[j]
+            out[j] = 1.0 / x if x > 0.0 else np.inf
+    return out
 
-    Short rows select by rank (a branch-free count per position, results in position
-    order); long rows (the rare fallback of the rejection sampler) sort the keys.
-    """
-    for p in range(d):
-        if w[p] > 1e-9:
-            keyv[p] = -np.log(1.0 - uniform(st, step0 + p)) / w[p]
+
+@kernel
+def _smallest_first(a, n, need):
+    """Reorder ``a[:n]`` (distinct int64) so that ``a[:need]`` holds its ``need`` smallest, in
+    no particular order: quickselect with median-of-3 pivots and a branch-free partition,
+    finished by ranks below 16 entries.  Expected O(n)."""
+    lo = 0
+    hi = n
+    while hi - lo > 16:
+        x, y, z = a[lo], a[(lo + hi) >> 1], a[hi - 1]
+        piv = max(min(x, y), min(max(x, y), z))  # median: above the least of the three
+        store = lo
+        for i in range(lo, hi):
+            v = a[i]
+            a[i] = a[store]
+            a[store] = v
+            store += np.int64(v < piv)
+        if store == need:
+            return
+        if store < need:
+            lo = store
         else:
-            keyv[p] = np.inf
+            hi = store
+    for i in range(lo, hi):  # ranks within [lo, hi), into the scratch past n
+        v = a[i]
+        r = lo
+        for j in range(lo, hi):
+            r += np.int64(a[j] < v)
+        a[n + r - lo] = v
+    for i in range(lo, hi):
+        a[i] = a[n + i - lo]
+
+
+@kernel
+def _keys_select(invw, start, d, pos, o, t, c, st, step0, keyv):
+    """Fill ``pos[o+t:o+c]`` with the row positions of the smallest exponential keys
+    ``E / w`` (``E`` ~ Exp(1), ``1 / w`` from ``invw``) among the positive-weight positions
+    not in ``pos[o:o+t]`` (Efraimidis-Spirakis): successive weighted sampling without
+    replacement.
+
+    Rows up to ``_RANK_MAX`` long pack each key's bits with its position in the low 8 bits
+    (keys of positive floats order as integers; the key moves by under 2**-44 of itself)
+    and select with :func:`_smallest_first`; longer rows sort the float keys.  ``keyv``
+    (float64) has room for ``d + 16`` entries.
+    """
+    for p in range(d):  # branch-free: vectorises, logarithm included
+        keyv[p] = exponential(st, step0 + p) * invw[start + p]
     for j in range(o, o + t):
         keyv[pos[j]] = np.inf
     need = c - t
     if d <= _RANK_MAX:
-        m = o + t
+        a = keyv.view(np.int64)
         for p in range(d):
-            kp = keyv[p]
-            r = 0
-            for q in range(d):
-                kq = keyv[q]
-                r += np.int64((kq < kp) | ((kq == kp) & (q < p)))
-            if r < need:
-                pos[m] = p
-                m += 1
+            a[p] = (a[p] & ~np.int64(255)) | p
+        _smallest_first(a, d, need)
+        for j in range(need):
+            pos[o + t + j] = a[j] & 255
     else:
         order = np.argsort(keyv[:d], kind="mergesort")
         for j in range(need):
@@ -183,52 +233,74 @@ def _exp_keys_select(w, d, pos, o, t, c, st, step0, keyv):
 def _alias_resolve(rec, s0, j, st, step):
     """Second half of :func:`alias_draw`: keep row position ``j`` or take its alias."""
     v = rec[s0 + j, 0]
-    if np.int64(draw(st, 2 * step + 1) >> np.uint64(32)) < (v & _TMASK):
-        return j
-    return v >> 33
+    keep = np.int64(draw(st, 2 * step + 1) >> np.uint64(32)) < (v & _TMASK)
+    return j if keep else v >> 33
 
 
 @kernel
-def _first_draws(indptr, nnz, rows, keys, offsets, lo, hi, k, replace, seed, salt, flat,
-                 eids, cand):
+def _by_keys(c, d):
+    """Without replacement, does a row of ``d`` edges yielding ``c < d`` take exponential
+    keys (else alias draws rejecting repeats)?"""
+    return 4 * d <= _KEYS4 * c or c > _FLOYD_MAX
+
+
+@kernel
+def _first_pass(indptr, invw, nnz, rows, keys, offsets, lo, hi, k, replace, seed, salt,
+                flat, eids, cand):
     """Pass 1 of a chunk: the first ``c`` alias draws' row positions of every row that
-    draws (into ``cand``), their records and edge IDs prefetched."""
+    draws (into ``cand``), their records and edge IDs prefetched, and the ``1 / w`` lines of
+    rows that take exponential keys.  A row yielding fewer than ``k`` edges is taken whole
+    (its CSR lines are not read here)."""
     for i in range(lo, hi):
+        o = offsets[i]
+        c = offsets[i + 1] - o
+        if c == 0 or k < 0 or (not replace and c < k):
+            continue
         r = rows[i]
         start = indptr[r]
         d = indptr[r + 1] - start
-        o = offsets[i]
-        c = offsets[i + 1] - o
         nz = nnz[r] if nnz.shape[0] > 0 else d
-        if c == 0 or k < 0 or (not replace and (c >= nz or _SHORT * c > 4 * d
-                                                 or c > _FLOYD_MAX)):
+        if not replace and c >= nz:
             continue
-        st = item_state(seed, salt, keys[i])
-        for a in range(c):
-            j = randint(st, 2 * a, d)
-            cand[o + a] = j
-            prefetch(flat, 2 * (start + j))
-            prefetch(eids, start + j)  # the edge ID, unless the draw takes the alias
+        if not replace and _by_keys(c, d):
+            for j in range(0, d, 8):
+                prefetch(invw, start + j)
+        else:
+            st = item_state(seed, salt, keys[i])
+            for a in range(c):
+                j = randint(st, 2 * a, d)
+                cand[o + a] = j
+                prefetch(flat, 2 * (start + j))
+                prefetch(eids, start + j)  # the edge ID, unless the draw takes the alias
 
 
 @kernel
 def _reject_repeats(rec, flat, eids, start, d, o, c, st, cand, pos):
     """Alias draws without replacement by rejecting repeats (draw ``a < c`` is
-    ``cand[o + a]``); returns how many of the ``c`` picks it made before giving up."""
+    ``cand[o + a]``); returns how many of the ``c`` picks it made before giving up.
+
+    Branch-free per draw where it can be, as both tests are coin flips a branch predictor
+    would miss: the alias choice is a select, and a repeat (found in a bit mask of the
+    picks' positions mod 64, confirmed by a scan of the picks on rows over 64 long) is
+    written, then overwritten by the next draw."""
     t = 0
     a = 0
+    mask = np.uint64(0)
     while t < c and a < 4 * c + 16:
         j = cand[o + a] if a < c else randint(st, 2 * a, d)
         x = _alias_resolve(rec, start, j, st, a)
-        hit = False
-        for q in range(o, o + t):
-            hit |= pos[q] == x
-        if not hit:
-            pos[o + t] = x
-            t += 1
-            if x != j or a >= c:  # a line pass 1 did not prefetch
-                prefetch(flat, 2 * (start + x))
-                prefetch(eids, start + x)
+        bit = np.uint64(1) << np.uint64(x & 63)
+        new = np.int64((mask & bit) == 0)
+        if d > 64 and new == 0:  # the mask holds positions mod 64: scan to be sure
+            hit = 0
+            for q in range(o, o + t):
+                hit |= np.int64(pos[q] == x)
+            new = 1 - hit
+        mask |= bit
+        pos[o + t] = x
+        t += new
+        prefetch(flat, 2 * (start + x))  # in cache unless the draw took the alias
+        prefetch(eids, start + x)
         a += 1
     return t
 
@@ -242,40 +314,53 @@ def _at_least(a, n):
 
 
 @kernel
-def _positive_positions(rec, start, d, w, pos, o):
-    """Row positions of the positive weights into ``pos[o:]``; returns their number."""
-    _row_weights(rec, start, d, w)
-    t = 0
-    for p in range(d):
-        if w[p] > 1e-9:
-            pos[o + t] = p
-            t += 1
-    return t
+def _from_indices(pos, o, c, start, indices, eids):
+    """Row positions ``pos[o:o+c]`` to CSR positions, their lines prefetched for the gather."""
+    for j in range(o, o + c):
+        pos[j] += start
+        prefetch(indices, pos[j])
+        prefetch(eids, pos[j])
+
+
+@kernel
+def _gather(indices, eids, rec, lo, hi, out_src, out_eid):
+    """``out_eid[lo:hi]`` holds CSR positions ``p`` (neighbour in ``indices``) or ``-p - 1``
+    (neighbour in the alias record, whose line the draw brought in): replace them by edge
+    IDs, neighbours to ``out_src``."""
+    for j in range(lo, hi):
+        p = out_eid[j]
+        if p >= 0:
+            out_src[j] = indices[p]
+        else:
+            p = -p - 1
+            out_src[j] = rec[p, 1]
+        out_eid[j] = eids[p]
 
 
 @kernel(parallel=True)
-def fill_weighted(indptr, eids, rec, nnz, rows, keys, offsets, k, replace, seed, salt, out_src,
-                  out_eid):
-    """Sampling proportional to edge weights (alias records from :func:`row_alias`).
+def fill_weighted(indptr, indices, eids, rec, nnz, invw, rows, keys, offsets, k, replace, seed,
+                  salt, out_src, out_eid):
+    """Sampling proportional to edge weights (alias records from :func:`row_alias`, ``1/w``
+    from :func:`row_inv_weights`).
 
-    Chunked as :func:`fill_uniform`, in three passes: the first alias draws of every row
-    (their records prefetched; ``out_src`` is the scratch), then the positions (in
-    ``out_eid``), then the gather.  Without replacement, rows with ``k <= 0.8 deg`` reject
-    repeated alias draws (finishing with exponential keys if the rejections drag on);
-    shorter rows take exponential keys over the whole row.  The draws equal
-    :func:`alias_draw`'s.
+    Chunked as :func:`fill_uniform`, in three passes: prefetches and the first alias draws
+    of every row (``out_src`` is the scratch), then the positions (in ``out_eid``), then the
+    gather.  Without replacement, rows with ``4 deg > _KEYS4 k`` reject repeated alias draws
+    (finishing with exponential keys if the rejections drag on); denser rows take
+    exponential keys over the row.  With replacement the draws equal :func:`alias_draw`'s.
     """
     n = rows.shape[0]
     flat = rec.reshape(-1)
+    allpos = nnz.shape[0] == 0
+    keyv0 = np.empty(0, dtype=np.float64)
     for ch in prange((n + _ROWS - 1) // _ROWS):
         lo = ch * _ROWS
         hi = min(n, lo + _ROWS)
-        w = np.empty(0, dtype=np.float64)  # scratch, grown on demand
-        keyv = np.empty(0, dtype=np.float64)
+        keyv = keyv0
         for i in range(lo, hi):
             prefetch(indptr, rows[i])
-        _first_draws(indptr, nnz, rows, keys, offsets, lo, hi, k, replace, seed, salt, flat,
-                     eids, out_src)
+        _first_pass(indptr, invw, nnz, rows, keys, offsets, lo, hi, k, replace, seed, salt,
+                    flat, eids, out_src)
         for i in range(lo, hi):  # pass 2: positions
             r = rows[i]
             start = indptr[r]
@@ -284,46 +369,42 @@ def fill_weighted(indptr, eids, rec, nnz, rows, keys, offsets, k, replace, seed,
             c = offsets[i + 1] - o
             if c == 0:
                 continue
-            nz = nnz[r] if nnz.shape[0] > 0 else d
-            st = item_state(seed, salt, keys[i])
-            t = 0
-            prefetched = False
-            if k < 0 or (not replace and c >= nz):
-                if nz < d:  # some weights are zero
-                    w = _at_least(w, d)
-                    _positive_positions(rec, start, d, w, out_eid, o)
-                else:  # the whole row: prefetch its lines
+            nz = d if allpos else nnz[r]
+            if k < 0 or (not replace and c >= nz):  # the whole row (its positive weights)
+                if nz == d:
                     for j in range(c):
-                        out_eid[o + j] = j
-                    for j in range(0, c, 4):
-                        prefetch(flat, 2 * (start + j))
+                        out_eid[o + j] = start + j
                     for j in range(0, c, 8):
+                        prefetch(indices, start + j)
                         prefetch(eids, start + j)
-                    prefetched = True
-            elif replace:
+                else:
+                    t = 0
+                    for p in range(start, start + d):
+                        if invw[p] < np.inf and t < c:
+                            out_eid[o + t] = p
+                            t += 1
+                    for p in range(start, start + d):  # weights under 2**-32 of the row's
+                        if invw[p] == np.inf and t < c:  # mean read as 0 in the records
+                            out_eid[o + t] = p
+                            t += 1
+                continue
+            st = item_state(seed, salt, keys[i])
+            if replace:
                 for j in range(c):
-                    x = _alias_resolve(rec, start, out_src[o + j], st, j)
-                    out_eid[o + j] = x
-                    if x != out_src[o + j]:
-                        prefetch(flat, 2 * (start + x))
-                        prefetch(eids, start + x)
-                prefetched = True
-            else:
-                if _SHORT * c <= 4 * d and c <= _FLOYD_MAX:
-                    t = _reject_repeats(rec, flat, eids, start, d, o, c, st, out_src, out_eid)
-                    prefetched = t == c
-                if t < c:
-                    w = _at_least(w, d)
-                    keyv = _at_least(keyv, d)
-                    _row_weights(rec, start, d, w)
-                    _exp_keys_select(w, d, out_eid, o, t, c, st,
-                                     (1 << 41) if t == 0 else (1 << 40), keyv)
-            for j in range(o, o + c):
-                out_eid[j] += start
-                if not prefetched:
-                    prefetch(flat, 2 * out_eid[j])
-                    prefetch(eids, out_eid[j])
-        for j in range(offsets[lo], offsets[hi]):  # pass 3: the gather
-            p = out_eid[j]
-            out_src[j] = rec[p, 1]
-            out_eid[j] = eids[p]
+                    x = start + _alias_resolve(rec, start, out_src[o + j], st, j)
+                    out_eid[o + j] = -x - 1
+                    prefetch(flat, 2 * x)  # in cache unless the draw took the alias
+                    prefetch(eids, x)
+                continue
+            t = 0
+            if not _by_keys(c, d):
+                t = _reject_repeats(rec, flat, eids, start, d, o, c, st, out_src, out_eid)
+                if t == c:
+                    for j in range(o, o + c):
+                        out_eid[j] = -(start + out_eid[j]) - 1
+                    continue
+            keyv = _at_least(keyv, d + 16)
+            _keys_select(invw, start, d, out_eid, o, t, c, st,
+                         (1 << 41) if t == 0 else (1 << 40), keyv)
+            _from_indices(out_eid, o, c, start, indices, eids)
+        _gather(indices, eids, rec, offsets[lo], offsets[hi], out_src, out_eid)

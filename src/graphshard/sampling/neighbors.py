@@ -92,7 +92,11 @@ def sample_etype(store: GraphStore, et: EdgeType, edge_dir: str, keys: IdArray, 
         csr = store.adjacency(et, edge_dir)
         rows = keys
         if prob is not None:
-            table = store.weight_table(et, edge_dir, prob)
+            rec, nnz = store.weight_table(et, edge_dir, prob)
+            build = lambda: bk.row_inv_weights(csr.indptr, rec)  # noqa: E731
+            invw = (store.cached(("inv-weights", et, edge_dir, prob), build)
+                    if hasattr(store, "cached") else build())
+            table = (rec, nnz, invw)
     else:
         csr = checked_csr(store.neighbors(keys, et, edge_dir=edge_dir), n, f"neighbors of {et}")
         rows = np.arange(n, dtype=np.int64)
@@ -101,8 +105,9 @@ def sample_etype(store: GraphStore, et: EdgeType, edge_dir: str, keys: IdArray, 
                  check_weights(store.edge_features(et, prob, csr.eids), csr.eids, et, prob))
             if exclude is not None and len(exclude):
                 w[np.isin(csr.eids, exclude)] = 0.0
-            table = bk.row_alias(csr.indptr, csr.indices, w, np.empty(len(w), dtype=np.int64),
-                                  np.empty((len(w), 2), dtype=np.int64))
+            rec, nnz = bk.row_alias(csr.indptr, csr.indices, w, np.empty(len(w), dtype=np.int64),
+                                    np.empty((len(w), 2), dtype=np.int64))
+            table = (rec, nnz, bk.row_inv_weights(csr.indptr, rec))
     if table is None:
         counts = bk.sample_counts(csr.indptr, rows, k, replace)
     else:
@@ -115,8 +120,8 @@ def sample_etype(store: GraphStore, et: EdgeType, edge_dir: str, keys: IdArray, 
         bk.fill_uniform(csr.indptr, csr.indices, csr.eids, rows, keys, offsets, k, replace,
                         seed, salt, nbr, eid)
     else:
-        bk.fill_weighted(csr.indptr, csr.eids, *table, rows, keys, offsets, k, replace, seed,
-                         salt, nbr, eid)
+        bk.fill_weighted(csr.indptr, csr.indices, csr.eids, *table, rows, keys, offsets, k,
+                         replace, seed, salt, nbr, eid)
     return nbr, eid, counts
 
 
