@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._alone import run_alone
 from ..errors import ValidationError
 from ..typing import IdArray
 from .adjacency import Adjacency
@@ -118,8 +119,9 @@ def _metis(adj: Adjacency, num_parts: int, options: MethodOptions) -> IdArray:
     # Recursive bisection for k <= 8, as pymetis does by default: on an R-MAT graph with 100k
     # nodes and 1M edges it cuts 0.52x (k=4) to 0.80x (k=16) of k-way's edges, at most 4%
     # more on a random geometric graph.  DGL always runs k-way.  "vol" needs k-way.
+    # run_alone: METIS draws from libc's rand(), which Ray's threads share when Ray runs here
     recursive = num_parts <= 8 and options.objtype == "cut"
-    return metis_kway(adj, num_parts, imbalance=options.imbalance, objtype=options.objtype,
-                      seed=options.seed, recursive=recursive)
+    return run_alone(metis_kway, adj, num_parts, imbalance=options.imbalance,
+                     objtype=options.objtype, seed=options.seed, recursive=recursive)
 # registers kaminpar, mtkahypar, quality and auto
 from . import backends, portfolio  # noqa: E402,F401

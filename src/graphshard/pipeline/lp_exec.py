@@ -1,22 +1,34 @@
-"""Run the label-propagation pipeline's shard tasks in-process (threads) or as Ray tasks.
+"""Run the label-propagation pipeline's shard tasks in-process (threads) or on Ray actors.
 
 Both executors call the same module-level pure functions with the same arguments and
 return results in submission order, so the pipeline's result does not depend on which one
-runs it or on how many workers it has.
+runs it or on how many workers it has.  Both hand the tasks read-only arrays (Ray's
+object store does; the threads get read-only views), so a task that wrote into a shared
+array would fail the same way in both, and numba specialises the kernels identically.
+
+On Ray, tasks run on a pool of long-lived actors, one per CPU
+(:mod:`graphshard.pipeline.lp_actors`); :func:`ray_actors` keeps one pool for several
+runs (tests, notebooks).
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 
+from .._alone import run_alone, start_alone_process
 from .._optional import import_optional
 
-__all__ = ["Executor", "InProcessExecutor", "RayExecutor", "make_executor"]
+__all__ = ["Executor", "InProcessExecutor", "RayExecutor", "make_executor", "ray_actors",
+           "run_alone"]
+
+logger = logging.getLogger(__name__)
 
 
 class Executor:
@@ -34,6 +46,19 @@ class Executor:
         """Release worker resources."""
 
 
+def _read_only(value: Any) -> Any:
+    """A read-only view of an array (what a Ray task receives), anything else as is.
+
+    Example:
+        >>> a = np.zeros(2); _read_only(a).flags.writeable, a.flags.writeable
+        (False, True)
+    """
+    if isinstance(value, np.ndarray) and value.flags.writeable:
+        value = value.view()
+        value.flags.writeable = False
+    return value
+
+
 class InProcessExecutor(Executor):
     """Runs tasks in this process, on ``workers`` threads (kernels release the GIL).
 
@@ -48,13 +73,13 @@ class InProcessExecutor(Executor):
 
     def map(self, fn: Callable[..., Any], calls: Iterable[Sequence[Any]],
             shared: dict[str, Any] | None = None) -> list[Any]:
-        shared = shared or {}
+        shared = {k: _read_only(v) for k, v in (shared or {}).items()}
         if self._pool is None:
-            return [fn(*c, **shared) for c in calls]
+            return [fn(*map(_read_only, c), **shared) for c in calls]
         out: list[Any] = []
         pending: list[Any] = []
         for c in calls:  # at most 2 * workers calls in flight: bounded memory on streams
-            pending.append(self._pool.submit(fn, *c, **shared))
+            pending.append(self._pool.submit(fn, *map(_read_only, c), **shared))
             if len(pending) >= 2 * self.workers:
                 out.append(pending.pop(0).result())
         out.extend(p.result() for p in pending)
@@ -66,50 +91,97 @@ class InProcessExecutor(Executor):
 
 
 class RayExecutor(Executor):
-    """Runs tasks as Ray tasks on the running Ray instance (``ray.init()`` if none).
+    """Runs tasks on a pool of long-lived Ray actors, one per CPU of the cluster.
 
-    Calls are submitted lazily with at most ``4 * workers`` in flight, so a stream of
-    edge chunks never sits in the object store all at once.
+    Joins the running Ray instance, else ``ray.init(address)`` (stopped again at
+    :meth:`close`).  The actors start at once and warm the numba kernels up while the
+    driver streams its first pass; each holds ``min(1, CPUs / workers)`` CPUs until
+    :meth:`close`, so on a cluster they spread over the nodes like tasks would, and the
+    shard files must be visible to every node (a shared ``work_dir``).  Shared arrays go
+    to the object store once per map (not at all when unchanged since the last map);
+    calls are fed to the actors lazily, at most two queued per actor, so a stream of edge
+    chunks never sits in the object store at once.
+
+    Args:
+        workers: Actors (default: all CPUs of the cluster).
+        address: Ray cluster to join when Ray is not running yet (None: a local Ray).
+        warm: Warm the kernels up in each actor as it starts.
     """
 
-    def __init__(self, workers: int | None = None, address: str | None = None) -> None:
+    def __init__(self, workers: int | None = None, address: str | None = None, *,
+                 warm: bool = True) -> None:
+        from .lp_actors import ActorPool
+
         self._ray = import_optional("ray", "lp_assign(use_ray=True)")
         self._started = False
         if not self._ray.is_initialized():
             self._ray.init(address=address, include_dashboard=False, log_to_driver=False)
             self._started = True
-        cpus = int(self._ray.cluster_resources().get("CPU", 1))
+        cpus = max(1.0, float(self._ray.cluster_resources().get("CPU", 1)))
         self.workers = max(1, int(workers or cpus))
-        self._remote: dict[Callable[..., Any], Any] = {}
+        self._pool: Any = ActorPool(self._ray, self.workers,
+                                    num_cpus=min(1.0, cpus / self.workers), warm=warm)
+        start_alone_process()  # ready by the time the coarsest graph is partitioned
 
     def map(self, fn: Callable[..., Any], calls: Iterable[Sequence[Any]],
             shared: dict[str, Any] | None = None) -> list[Any]:
-        ray = self._ray
-        if fn not in self._remote:
-            self._remote[fn] = ray.remote(fn)
-        remote = self._remote[fn]
-        refs = {k: ray.put(v) if isinstance(v, np.ndarray) else v
-                for k, v in (shared or {}).items()}  # arrays go to the object store once
-        out: list[Any] = []
-        pending: list[Any] = []
-        for c in calls:
-            pending.append(remote.remote(*c, **refs))
-            if len(pending) >= 4 * self.workers:
-                out.append(ray.get(pending.pop(0)))
-        out.extend(ray.get(pending))
-        return out
+        if self._pool is None:
+            raise RuntimeError("RayExecutor.map after close()")
+        return self._pool.map(fn, calls, shared)
 
     def close(self) -> None:
-        """Stop Ray if this executor started it."""
+        """Kill the actors; stop Ray if this executor started it."""
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
         if self._started:
             self._ray.shutdown()
             self._started = False
 
 
+class _Borrowed(Executor):
+    """An executor whose :meth:`close` leaves the lent one running (see :func:`ray_actors`)."""
+
+    def __init__(self, inner: Executor) -> None:
+        self._inner = inner
+        self.workers = inner.workers
+
+    def map(self, fn: Callable[..., Any], calls: Iterable[Sequence[Any]],
+            shared: dict[str, Any] | None = None) -> list[Any]:
+        return self._inner.map(fn, calls, shared)
+
+
+_kept: list[RayExecutor] = []
+
+
+@contextlib.contextmanager
+def ray_actors(workers: int | None = None, *, warm: bool = True) -> Iterator[RayExecutor]:
+    """Keep one actor pool for every Ray run of ``lp_assign`` inside the ``with`` block,
+    instead of starting one per run (Ray must be running, or is started as by
+    :class:`RayExecutor`).  Runs that ask for a specific ``workers`` count other than
+    the pool's still get their own pool.
+
+    Example:
+        >>> with ray_actors(2) as ex:  # doctest: +SKIP
+        ...     a = lp_assign(meta, 4, use_ray=True)
+        ...     b = lp_assign(meta, 8, use_ray=True)   # same actors, already warm
+    """
+    ex = RayExecutor(workers, warm=warm)
+    _kept.append(ex)
+    try:
+        yield ex
+    finally:
+        _kept.remove(ex)
+        ex.close()
+
+
 def make_executor(workers: int | None, use_ray: bool, address: str | None = None
                   ) -> Executor:
     """The Ray executor with ``use_ray`` or ``address`` (joining that cluster), else
-    in-process threads (``workers``, default all cores)."""
+    in-process threads (``workers``, default all cores).  Inside :func:`ray_actors`, Ray
+    runs borrow its pool."""
     if use_ray or address:
+        if _kept and workers in (None, _kept[-1].workers):
+            return _Borrowed(_kept[-1])
         return RayExecutor(workers, address)
     return InProcessExecutor(workers or os.cpu_count() or 1)

@@ -1,0 +1,241 @@
+"""A pool of long-lived Ray actors that run the label-propagation pipeline's shard tasks.
+
+One Ray task per shard per sub-round pays, on every call, Ray's task scheduling and, in
+every fresh worker process, the imports and the numba cache loads of the kernels (about
+3 s a process on a loaded 2-core machine); the pool pays them once.  Each actor
+(:class:`ShardWorker`) warms the kernels up when it starts (:func:`warm_up`), which
+overlaps the driver's first streaming pass; then it runs ``fn(*call, **shared)`` for the
+driver, exactly as the in-process executor does.
+
+Per map, the driver puts each shared array in the object store once and sends the
+references; an actor resolves them (zero-copy, read-only) on its first call of that map
+and keeps them for the map's later calls; an array equal to the one of the last map
+under its name is not put again.  Calls go to the least busy actor (a second call is
+queued on each while more follow, so an actor never waits for the driver between calls;
+the last ones go to idle actors only), and results come back in submission order, so
+the pool is a drop-in for a thread pool: same functions, same arguments, same results.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import tempfile
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["ActorPool", "ShardWorker", "warm_up"]
+
+logger = logging.getLogger(__name__)
+
+#: Ray's own retries of a call whose actor died (the actor restarts as often); the shard
+#: tasks are pure functions of files and arrays, so running one again is safe
+MAX_RETRIES = 2
+
+
+def warm_up() -> float:
+    """Run :func:`~graphshard.pipeline.lp.lp_assign` in-process on a tiny graph, so that
+    this process has imported the pipeline and loaded (or compiled) every kernel it calls.
+
+    The in-process executor hands tasks read-only arrays, as Ray does, so the kernels are
+    specialised exactly as the shard tasks of a real run will call them.
+
+    Returns:
+        Seconds spent.
+
+    Example:
+        >>> warm_up() >= 0
+        True
+    """
+    from ..graph import graph
+    from ..io.chunked import load_chunked_meta, write_chunked
+    from .lp import lp_assign
+
+    t = time.perf_counter()
+    n = 64
+    src = np.concatenate([np.arange(n), np.arange(0, n, 4)])
+    dst = np.concatenate([(np.arange(n) + 1) % n, (np.arange(0, n, 4) + n // 2) % n])
+    with tempfile.TemporaryDirectory(prefix="graphshard-warm-") as d:
+        write_chunked(graph((src, dst), num_nodes=n), d, 2)
+        lp_assign(load_chunked_meta(d), 2, coarse_nodes=8, max_task_entries=64,
+                  lp_rounds=1, refine_rounds=1, workers=1, work_dir=d)
+    return time.perf_counter() - t
+
+
+class ShardWorker:
+    """The actor's body: runs task functions with the current map's shared arguments.
+
+    A plain class (testable without Ray); :class:`ActorPool` wraps it with ``ray.remote``.
+
+    Args:
+        warm: Call :func:`warm_up` first (a failure there is logged, never raised: the
+            kernels then load on first use).
+
+    Example:
+        >>> w = ShardWorker(warm=False)
+        >>> w.run(pow, (2,), 0, {"exp": 3}, [], []), w.run(pow, (3,), 0, {}, [], [])
+        (8, 27)
+    """
+
+    def __init__(self, *, warm: bool = True) -> None:
+        self._key: int | None = None
+        self._shared: dict[str, Any] = {}
+        self.warm_seconds = 0.0
+        if warm:
+            try:
+                self.warm_seconds = warm_up()
+            except Exception:  # an optimisation only: a real call reports real errors
+                logger.warning("lp actor warm-up failed", exc_info=True)
+
+    def ready(self) -> tuple[int, float]:
+        """``(process ID, warm-up seconds)``, once the actor has started."""
+        return os.getpid(), self.warm_seconds
+
+    def run(self, fn: Callable[..., Any], call: Sequence[Any], key: int,
+            values: dict[str, Any], names: list[str], refs: list[Any]) -> Any:
+        """``fn(*call, **shared)``; ``shared`` = ``values`` plus ``names`` bound to the
+        objects of ``refs``, resolved once per map ``key``."""
+        if key != self._key:
+            self._shared = {}  # drop the previous map's arrays first (object-store pins)
+            resolved = _get(refs) if refs else []
+            self._shared = {**values, **dict(zip(names, resolved, strict=True))}
+            self._key = key
+        return fn(*call, **self._shared)
+
+
+def _same(a: np.ndarray, b: np.ndarray, block: int = 1 << 16) -> bool:
+    """Whether two arrays are equal in dtype, shape and contents, compared block by block
+    (the first differing block ends it).
+
+    Example:
+        >>> x = np.arange(10); _same(x, x.copy(), 4), _same(x, x[::-1].copy(), 4)
+        (True, False)
+    """
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    fa, fb = a.reshape(-1), b.reshape(-1)
+    for lo in range(0, fa.size, block):
+        if not np.array_equal(fa[lo:lo + block], fb[lo:lo + block]):
+            return False
+    return True
+
+
+def _get(refs: list[Any]) -> list[Any]:
+    import ray
+
+    return ray.get(refs)
+
+
+class ActorPool:
+    """``size`` :class:`ShardWorker` actors on the running Ray instance.
+
+    Args:
+        ray: The imported ``ray`` module (initialised).
+        size: Number of actors (one per CPU is the usual choice).
+        num_cpus: CPUs each actor reserves while the pool lives.
+        warm: Warm the kernels up in each actor as it starts.
+        depth: Calls queued per actor while more follow (2: an actor starts its next
+            call without waiting for the driver).
+
+    Actors start in the background; the first calls wait for them.  :meth:`close` kills
+    them (they also end with the driver).
+    """
+
+    _keys = itertools.count(1)
+
+    def __init__(self, ray: Any, size: int, *, num_cpus: float = 1.0, warm: bool = True,
+                 depth: int = 2) -> None:
+        self._ray = ray
+        self.depth = max(1, int(depth))
+        cls = ray.remote(ShardWorker).options(num_cpus=num_cpus, max_restarts=MAX_RETRIES,
+                                             max_task_retries=MAX_RETRIES)
+        self._t0 = time.perf_counter()
+        self.actors = [cls.remote(warm=warm) for _ in range(max(1, int(size)))]
+        self._ready = [a.ready.remote() for a in self.actors]
+        self._last: dict[str, tuple[Any, np.ndarray]] = {}
+
+    @property
+    def size(self) -> int:
+        """Number of actors."""
+        return len(self.actors)
+
+    def wait_ready(self) -> list[tuple[int, float]]:
+        """Block until every actor has started; their ``(pid, warm-up seconds)``."""
+        out = self._ray.get(self._ready)
+        logger.debug("lp actors ready after %.1fs: %s", time.perf_counter() - self._t0, out)
+        return out
+
+    def map(self, fn: Callable[..., Any], calls: Iterable[Sequence[Any]],
+            shared: dict[str, Any] | None = None) -> list[Any]:
+        """Results of ``fn(*call, **shared)`` for every call, in submission order.
+
+        ``calls`` is consumed lazily: at most ``depth`` calls are queued per actor and
+        ``size`` more are prepared, so a stream of edge chunks never sits in memory all
+        at once.
+        """
+        ray = self._ray
+        key = next(self._keys)
+        names, refs, values = [], [], {}
+        for name, value in (shared or {}).items():
+            if isinstance(value, np.ndarray):
+                names.append(name)
+                refs.append(self._put(name, value))
+            else:
+                values[name] = value
+        todo = iter(enumerate(calls))
+        ready: deque[tuple[int, Sequence[Any]]] = deque()
+        load = dict.fromkeys(range(len(self.actors)), 0)  # calls in flight per actor
+        running: dict[Any, tuple[int, int]] = {}
+        results: dict[int, Any] = {}
+        exhausted = False
+        while True:
+            while not exhausted and len(ready) < len(self.actors):  # prepare the next calls
+                nxt = next(todo, None)
+                if nxt is None:
+                    exhausted = True
+                else:
+                    ready.append(nxt)
+            # an idle actor takes the next call; a busy one queues a second call only while
+            # more calls follow (no wait on the driver between calls, and no call stuck
+            # behind a long one at the end of the map)
+            limit = 1 if exhausted else self.depth
+            a = min(load, key=load.__getitem__)
+            if ready and load[a] < limit:
+                i, call = ready.popleft()
+                ref = self.actors[a].run.remote(fn, tuple(call), key, values, names, refs)
+                running[ref] = (i, a)
+                load[a] += 1
+                continue
+            if not running:
+                break
+            done, _ = ray.wait(list(running), num_returns=1)
+            for ref in done:
+                i, a = running.pop(ref)
+                results[i] = ray.get(ref)
+                load[a] -= 1
+        return [results[i] for i in range(len(results))]
+
+    def _put(self, name: str, value: np.ndarray) -> Any:
+        """The object-store reference of shared array ``name``: the last map's when the
+        contents are the same (a per-node array often is, e.g. the node weights of a
+        level), else a new ``ray.put``.  Comparing costs a fraction of a put and stops at
+        the first differing block."""
+        last = self._last.get(name)
+        if last is not None and _same(last[1], value):
+            return last[0]
+        self._last.pop(name, None)
+        ref = self._ray.put(value)
+        self._last[name] = (ref, self._ray.get(ref))  # zero-copy view of the stored copy
+        return ref
+
+    def close(self) -> None:
+        """Kill the actors (their CPUs return to Ray)."""
+        self._last.clear()
+        for a in self.actors:
+            self._ray.kill(a)
+        self.actors = []

@@ -1,0 +1,206 @@
+"""Executors of the label-propagation pipeline: threads in-process and the Ray actor pool.
+
+The Ray tests share one actor pool (module fixture on the session ``ray_cluster``), so
+actors start once for the module, not per test.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import graphshard as gs
+from graphshard.io.chunked import load_chunked_meta
+from graphshard.partition.adjacency import symmetric_adjacency
+from graphshard.partition.methods import MethodOptions, run_method
+from graphshard.partition.metis_lib import metis_kway
+from graphshard.pipeline import lp_actors, lp_exec
+from graphshard.pipeline.lp import lp_assign
+from graphshard.pipeline.lp_actors import ShardWorker, _same
+
+
+def _write_into(x: int, *, arr: np.ndarray) -> int:
+    arr[0] = x  # tasks must not write into shared arrays: Ray's are read-only
+    return x
+
+
+def _scaled(x: int, *, factor: np.ndarray, offset: int) -> int:
+    return int(factor[x]) + offset
+
+
+def _slow_first(i: int, delay: float) -> tuple[int, float]:
+    time.sleep(delay)
+    return i, time.perf_counter()
+
+
+def _mark(i: int, folder: str) -> int:
+    time.sleep(0.05)
+    Path(folder, f"done{i}").touch()
+    return i
+
+
+def _fail(i: int) -> int:
+    if i == 2:
+        raise ValueError(f"bad call {i}")
+    return i
+
+
+def test_in_process_hands_read_only_arrays_like_ray():
+    ex = lp_exec.InProcessExecutor(2)
+    shared = np.zeros(3, dtype=np.int64)
+    with pytest.raises(ValueError, match="read-only"):
+        ex.map(_write_into, [(1,), (2,)], shared={"arr": shared})
+    with pytest.raises(ValueError, match="read-only"):
+        lp_exec.InProcessExecutor(1).map(_write_into, [(1,)], shared={"arr": shared})
+    assert shared.flags.writeable and shared.tolist() == [0, 0, 0]
+    ex.close()
+
+
+def test_in_process_results_in_order():
+    ex = lp_exec.InProcessExecutor(2)
+    factor = np.arange(10) * 3
+    assert ex.map(_scaled, [(i,) for i in range(10)],
+                  shared={"factor": factor, "offset": 1}) == [3 * i + 1 for i in range(10)]
+    ex.close()
+
+
+def test_shard_worker_resolves_shared_once_per_map(monkeypatch):
+    resolved: list[list[str]] = []
+
+    def fake_get(refs):
+        resolved.append(list(refs))
+        return [np.arange(5) * int(r[-1]) for r in refs]
+
+    monkeypatch.setattr(lp_actors, "_get", fake_get)
+    w = ShardWorker(warm=False)
+    out = [w.run(_scaled, (i,), 7, {"offset": 1}, ["factor"], ["ref2"]) for i in range(3)]
+    assert out == [1, 3, 5] and resolved == [["ref2"]]
+    assert w.run(_scaled, (4,), 8, {"offset": 0}, ["factor"], ["ref3"]) == 12
+    assert resolved == [["ref2"], ["ref3"]]
+
+
+def test_same_compares_blocks_dtype_and_shape():
+    x = np.arange(1000)
+    y = x.copy()
+    assert _same(x, y, block=64)
+    y[999] = -1
+    assert not _same(x, y, block=64)
+    assert not _same(x, x.astype(np.int32), block=64)
+    assert not _same(x, x[:-1], block=64)
+
+
+def test_warm_up_runs_the_pipeline():
+    assert lp_actors.warm_up() > 0
+
+
+@pytest.fixture(scope="module")
+def pool(ray_cluster):
+    # the task functions above live in a test module that Ray workers cannot import
+    ray_cluster.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    with lp_exec.ray_actors(2) as ex:
+        yield ex
+    deadline = time.time() + 30  # killed actors give their CPUs back
+    while ray_cluster.available_resources().get("CPU", 0) < 2 and time.time() < deadline:
+        time.sleep(0.1)
+
+
+def test_ray_pool_uses_every_actor_and_keeps_order(pool):
+    ready = pool._pool.wait_ready()
+    assert len({pid for pid, _ in ready}) == 2
+    assert all(secs > 0 for _, secs in ready)  # warmed up
+    # the first call is slow: the other actor finishes later calls before it
+    res = pool.map(_slow_first, [(i, 0.6 if i == 0 else 0.01) for i in range(6)])
+    assert [i for i, _ in res] == list(range(6))
+    assert res[0][1] > res[5][1]
+
+
+def test_ray_pool_consumes_calls_lazily(pool, tmp_path):
+    ahead = []
+
+    def calls():
+        for i in range(12):
+            done = len(list(tmp_path.glob("done*")))
+            ahead.append(i - done)
+            yield i, str(tmp_path)
+
+    assert pool.map(_mark, calls()) == list(range(12))
+    # queued on the actors plus prepared, never the whole stream
+    assert max(ahead) <= (pool._pool.depth + 1) * pool.workers < 11
+
+
+def test_ray_pool_reuses_unchanged_shared_arrays(pool):
+    factor = np.arange(100_000)
+    assert pool.map(_scaled, [(i,) for i in range(4)],
+                    shared={"factor": factor, "offset": 1}) == [1, 2, 3, 4]
+    ref = pool._pool._last["factor"][0]
+    assert pool.map(_scaled, [(5,)], shared={"factor": factor.copy(), "offset": 0}) == [5]
+    assert pool._pool._last["factor"][0] is ref  # same contents: no new put
+    changed = factor * 2
+    assert pool.map(_scaled, [(i,) for i in range(3)],
+                    shared={"factor": changed, "offset": 0}) == [0, 2, 4]
+    assert pool._pool._last["factor"][0] is not ref
+
+
+def test_ray_pool_raises_the_task_error(pool):
+    with pytest.raises(ValueError, match="bad call 2"):
+        pool.map(_fail, [(i,) for i in range(4)])
+    assert pool.map(_fail, [(0,), (1,)]) == [0, 1]  # the pool still works
+
+
+def test_make_executor_borrows_the_kept_pool(pool):
+    ex = lp_exec.make_executor(None, True)
+    assert ex.workers == 2 and ex.map(_scaled, [(1,)], shared={
+        "factor": np.arange(3), "offset": 0}) == [1]
+    ex.close()  # a borrowed pool stays up
+    assert pool.map(_scaled, [(2,)], shared={"factor": np.arange(3), "offset": 0}) == [2]
+
+
+@pytest.mark.parametrize("k", [2, 4])
+def test_lp_on_ray_actors_equals_in_process(pool, tmp_path, k):
+    g = gs.datasets.sbm(2000, 10000, num_blocks=4, seed=3, num_features=0)
+    gs.io.write_chunked(g, tmp_path / "chunked", 3)
+    meta = load_chunked_meta(tmp_path / "chunked")
+    opts = {"coarse_nodes": 200, "max_task_entries": 12000, "lp_rounds": 2,
+            "refine_rounds": 2, "seed": 4}
+    local = lp_assign(meta, k, workers=2, **opts)["_N"]
+    remote = lp_assign(meta, k, use_ray=True, **opts)["_N"]
+    np.testing.assert_array_equal(local, remote)
+    assert np.bincount(local, minlength=k).min() > 0
+
+
+def test_run_alone_shields_metis_from_other_rand_callers(ray_cluster):
+    """METIS draws from libc's global rand(); a thread calling rand() (as Ray's do) changes
+    its parts.  With Ray up, run_alone runs it in a helper process: the same parts with or
+    without such a thread (here a direct call gives different parts on every call)."""
+    rng = np.random.default_rng(1)
+    n = 20_000
+    src = rng.integers(0, n, 100_000)
+    adj = symmetric_adjacency(src, (src + rng.integers(1, 40, src.size)) % n, n)
+    opts = {"imbalance": 0.03, "objtype": "cut", "seed": 0, "recursive": True}
+    quiet = lp_exec.run_alone(metis_kway, adj, 8, **opts)
+    stop = threading.Event()
+    libc = ctypes.CDLL(None)
+
+    def draw() -> None:
+        while not stop.is_set():
+            libc.rand()
+
+    thread = threading.Thread(target=draw, daemon=True)
+    thread.start()
+    try:
+        alone = [lp_exec.run_alone(metis_kway, adj, 8, **opts) for _ in range(2)]
+        # every in-memory METIS call goes through it (partition_graph, lp's coarsest graph)
+        via_method = [run_method(adj, 8, "metis", MethodOptions(imbalance=0.03, seed=0))
+                      for _ in range(2)]
+    finally:
+        stop.set()
+        thread.join()
+    for parts in alone:
+        np.testing.assert_array_equal(parts, quiet)
+    np.testing.assert_array_equal(via_method[0], via_method[1])
