@@ -321,3 +321,27 @@ def test_gather_thins_a_level_above_the_limit_to_its_heaviest_symmetric_edges(tm
     assert abs(a - a.T).sum() == 0  # both directions of an edge share the decision
     assert abs(a - a.multiply(f != 0)).sum() == 0 and (a != f).multiply(a != 0).nnz == 0
     assert thin.edge_weights.min() >= np.sort(full.edge_weights)[-11000]  # the heaviest
+
+
+def test_two_hop_groups_the_leaves_left_alone_by_their_favourite_cluster(tmp_path):
+    from pathlib import Path
+
+    from graphshard.pipeline.lp_exec import InProcessExecutor
+    from graphshard.pipeline.lp_levels import level0_from_chunks
+
+    leaves = np.arange(1, 101)  # two stars: hubs 0 and 101, 100 leaves each
+    src = np.concatenate([leaves, leaves + 101])
+    dst = np.concatenate([np.zeros(100, np.int64), np.full(100, 101)])
+    g = gs.graph((src, dst), num_nodes=202)
+    level = level0_from_chunks(_chunked(g, tmp_path, 2), Path(tmp_path) / "l0", 1000,
+                               InProcessExecutor(1))
+    labels = np.arange(202)
+    labels[[1, 102]] = [0, 101]  # each hub's cluster holds one leaf and is full
+    out = lp_mod._two_hop(labels, level, InProcessExecutor(2), np.array([10]))
+    assert out[0] == out[1] == 0 and out[101] == out[102] == 101  # full clusters untouched
+    size = np.bincount(out, minlength=202)
+    for hub, first in ((0, 2), (101, 103)):
+        group = out[first:first + 99]
+        assert not np.isin(group, [0, 101]).any()
+        assert size[np.unique(group)].max() <= 10 and len(np.unique(group)) == 10
+    assert not np.isin(out[2:101], out[103:202]).any()  # leaves of different hubs apart

@@ -17,8 +17,8 @@ import numpy as np
 from .._jit import kernel
 from .._keyed import GOLDEN, keyed_hash, mix
 
-__all__ = ["accumulate_degrees", "group_rows", "keep_heavy", "lp_sweep", "shard_cut",
-           "weight_histogram"]
+__all__ = ["accumulate_degrees", "favourite_labels", "group_rows", "keep_heavy", "lp_sweep",
+           "shard_cut", "weight_histogram"]
 
 @kernel
 def accumulate_degrees(deg, indeg, u, v):  # pragma: no cover - compiled
@@ -175,6 +175,29 @@ def lp_sweep(indptr, indices, weights, lo, labels, node_w, label_w, max_w, seed,
             new[r] = best
             gains[r] = best_r - own
     return new, gains
+
+
+@kernel
+def favourite_labels(indptr, indices, weights, lo, labels, num_labels
+                     ):  # pragma: no cover - compiled
+    """Per row of the shard, the label it is most connected to (ties: the smallest
+    label), whatever its weight; -1 for a row without edges."""
+    num_rows = indptr.shape[0] - 1
+    out = np.full(num_rows, -1, dtype=np.int64)
+    rating = np.zeros(num_labels, dtype=np.int64)
+    for r in range(num_rows):
+        best, best_r = -1, 0
+        for j in range(indptr[r], indptr[r + 1]):
+            rating[labels[indices[j]]] += weights[j]
+        for j in range(indptr[r], indptr[r + 1]):
+            lv = labels[indices[j]]
+            rv = rating[lv]
+            if rv > best_r or (rv == best_r and lv < best):
+                best, best_r = lv, rv
+        for j in range(indptr[r], indptr[r + 1]):
+            rating[labels[indices[j]]] = 0
+        out[r] = best
+    return out
 
 
 @kernel

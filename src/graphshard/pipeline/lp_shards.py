@@ -31,7 +31,14 @@ import numpy as np
 from ..partition.adjacency import Adjacency
 from ..partition.balance import rebalance_candidates
 from ..typing import IdArray
-from .lp_kernels import group_rows, keep_heavy, lp_sweep, shard_cut, weight_histogram
+from .lp_kernels import (
+    favourite_labels,
+    group_rows,
+    keep_heavy,
+    lp_sweep,
+    shard_cut,
+    weight_histogram,
+)
 
 __all__ = [
     "ShardedGraph",
@@ -39,6 +46,7 @@ __all__ = [
     "chunk_piece",
     "contract_piece",
     "cut_task",
+    "favourite_task",
     "gather",
     "heavy_entries_task",
     "histogram_task",
@@ -252,3 +260,9 @@ def cut_task(prefix: str, lo: int, *, labels: IdArray) -> int:
     """Weighted entries of one shard between different labels."""
     indptr, indices, weights = (np.asarray(a) for a in load_shard(prefix))
     return int(shard_cut(indptr, indices, weights, lo, labels))
+
+
+def favourite_task(prefix: str, lo: int, *, labels: IdArray) -> IdArray:
+    """:func:`~graphshard.pipeline.lp_kernels.favourite_labels` on one shard."""
+    indptr, indices, weights = (np.asarray(a) for a in load_shard(prefix))
+    return favourite_labels(indptr, indices, weights, lo, labels, len(labels))
