@@ -326,6 +326,7 @@ def test_gather_thins_a_level_above_the_limit_to_its_heaviest_symmetric_edges(tm
 def test_two_hop_groups_the_leaves_left_alone_by_their_favourite_cluster(tmp_path):
     from pathlib import Path
 
+    from graphshard.pipeline.lp_cluster import two_hop
     from graphshard.pipeline.lp_exec import InProcessExecutor
     from graphshard.pipeline.lp_levels import level0_from_chunks
 
@@ -337,10 +338,10 @@ def test_two_hop_groups_the_leaves_left_alone_by_their_favourite_cluster(tmp_pat
                                InProcessExecutor(1))
     labels = np.arange(202)
     labels[[1, 102]] = [0, 101]  # each hub's cluster holds one leaf and is full
-    out = lp_mod._two_hop(labels, level, InProcessExecutor(2), np.array([10]))
+    out = two_hop(labels, level, InProcessExecutor(2), np.array([10]))
     assert out[0] == out[1] == 0 and out[101] == out[102] == 101  # full clusters untouched
     size = np.bincount(out, minlength=202)
-    for hub, first in ((0, 2), (101, 103)):
+    for first in (2, 103):  # the leaves of hub 0, then of hub 101
         group = out[first:first + 99]
         assert not np.isin(group, [0, 101]).any()
         assert size[np.unique(group)].max() <= 10 and len(np.unique(group)) == 10

@@ -57,10 +57,11 @@ from ..partition.backends import max_part_weight
 from ..partition.balance import weight_sums
 from ..partition.methods import METHODS, MethodOptions, run_method
 from ..typing import IdArray
+from .lp_cluster import group_isolated, two_hop
 from .lp_exec import make_executor
 from .lp_levels import contract_level, level0_from_chunks, type_offsets
 from .lp_moves import level_cut, rebalance, sweeps
-from .lp_shards import ShardedGraph, favourite_task, gather
+from .lp_shards import ShardedGraph, gather
 
 __all__ = ["lp_assign"]
 
@@ -123,48 +124,6 @@ def _check(meta: ChunkedMeta, num_parts: int, imbalance: float, method: str, *,
                               f"of {sorted(METHODS)}", field="method", value=method)
 
 
-def _group_isolated(labels: IdArray, level: ShardedGraph, max_w: int) -> IdArray:
-    """Put nodes without edges into clusters of about ``max_w`` weight (free filler)."""
-    iso = np.flatnonzero(level.degrees == 0)
-    if iso.size:
-        w = level.node_weights[iso, 0]
-        group = (np.cumsum(w) - w) // max(1, max_w)
-        labels = labels.copy()
-        labels[iso] = iso[np.searchsorted(group, group)]
-    return labels
-
-
-def _two_hop(labels: IdArray, level: ShardedGraph, ex, max_cluster: IdArray) -> IdArray:
-    """Group the nodes left alone by clustering (their favourite cluster was full) by that
-    favourite, in runs within ``max_cluster``: leaves of the same hub merge, and so do
-    their parallel edges to it (two-hop clustering, as KaMinPar does on social graphs)."""
-    size = np.bincount(labels, minlength=level.num_nodes)
-    alone = np.flatnonzero((size[labels] == 1) & (level.degrees > 0))
-    if alone.size < 2:
-        return labels
-    fav = np.concatenate(ex.map(favourite_task, [level.shard(b) for b in
-                                                 range(level.num_shards)],
-                                shared={"labels": labels}))[alone]
-    keep = fav >= 0
-    alone, fav = alone[keep], fav[keep]
-    order = np.lexsort((alone, fav))
-    alone, fav = alone[order], fav[order]
-    w = level.node_weights[alone]
-    first = np.r_[True, fav[1:] != fav[:-1]]
-    run = np.cumsum(first) - 1
-    load = np.zeros(len(alone))
-    for c in range(w.shape[1]):
-        cs = np.cumsum(w[:, c])
-        base = (cs - w[:, c])[first][run]
-        load = np.maximum(load, (cs - w[:, c] - base) / max(1, int(max_cluster[c])))
-    key = run * np.int64(1 << 32) + np.floor(load).astype(np.int64)
-    head = np.r_[True, key[1:] != key[:-1]]
-    leader = alone[np.flatnonzero(head)][np.cumsum(head) - 1]
-    out = labels.copy()
-    out[alone] = labels[leader]  # a singleton's label is its own
-    return out
-
-
 def _coarsen(level: ShardedGraph, ex, *, max_cluster: IdArray, seed: int, rounds: int,
              depth: int) -> tuple[IdArray, int]:
     """Cluster ``level`` (``max_cluster``: a cluster's weight limit per constraint);
@@ -174,8 +133,8 @@ def _coarsen(level: ShardedGraph, ex, *, max_cluster: IdArray, seed: int, rounds
                        step0=depth * 1000, rounds=rounds, strict=False,
                        min_moved=CLUSTER_MIN_MOVED,
                        norm=CLUSTER_NORM)
-    labels = _two_hop(labels, level, ex, max_cluster)
-    labels = _group_isolated(labels, level, int(max_cluster[0]))
+    labels = two_hop(labels, level, ex, max_cluster)
+    labels = group_isolated(labels, level, int(max_cluster[0]))
     uniq, clusters = np.unique(labels, return_inverse=True)
     return clusters.astype(np.int64), len(uniq)
 
