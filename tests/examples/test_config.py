@@ -70,3 +70,14 @@ def test_config_errors(tmp_path, text, match):
     cfg.write_text(text)
     with pytest.raises(gs.ConfigError, match=match):
         train_from_config(cfg)
+
+
+def test_walk_config_word2vec_keys(tmp_path):
+    cfg = tmp_path / "w2v.yaml"
+    cfg.write_text(WALK + "optimizer: pair_sgd\nlr_decay: linear\nend_lr: 0.001\n"
+                   "random_window: true\n")
+    res = train_from_config(cfg)
+    assert res.embeddings["_N"].shape == (120, 4) and np.isfinite(res.losses).all()
+    cfg.write_text(WALK + "lr_decay: sometimes\n")
+    with pytest.raises(gs.errors.ValidationError, match="lr_decay"):
+        train_from_config(cfg)

@@ -98,3 +98,87 @@ def test_stopped_run_resumes_from_checkpoint(sbm_graph, tmp_path):
     np.testing.assert_array_equal(resumed.embeddings["_N"], whole.embeddings["_N"])
     with pytest.raises(gs.ValidationError, match="written with win_size=2"):
         train_walk_embedding(sbm_graph, **{**kw, "win_size": 3}, checkpoint_dir=tmp_path)
+
+
+def reference_pair_sgd(w_in, w_out, src, dst, neg, lr_first, lr_last):
+    """word2vec's per-pair update, written plainly (float64) for the kernel test."""
+    loss = 0.0
+    for p in range(len(src)):
+        lr = lr_first + (lr_last - lr_first) * p / max(len(src) - 1, 1)
+        s, c = src[p], dst[p]
+        acc = np.zeros(w_in.shape[1])
+        for q, t in enumerate([c, *neg[p]]):
+            if q > 0 and t == c:
+                continue
+            dot = float(w_in[s] @ w_out[t])
+            label = 1.0 if q == 0 else 0.0
+            prob = 1 / (1 + np.exp(-dot))
+            loss -= np.log(prob if q == 0 else 1 - prob)
+            g = lr * (label - prob)
+            acc += g * w_out[t]
+            w_out[t] += g * w_in[s]
+        w_in[s] += acc
+    return loss / len(src)
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_pair_sgd_kernel_equals_reference(shared):
+    from graphshard.examples._walk_kernels import sgns_pair_sgd
+
+    rng = np.random.default_rng(1)
+    w_in = rng.normal(size=(12, 6)).astype(np.float32)
+    w_out = w_in if shared else rng.normal(size=(12, 6)).astype(np.float32)
+    src, dst = rng.integers(0, 12, 40), rng.integers(0, 12, 40)
+    neg = rng.integers(0, 12, (40, 3))
+    neg[0, 1] = dst[0]  # a negative equal to the context is skipped
+    ref_in = w_in.astype(np.float64)
+    ref_out = ref_in if shared else w_out.astype(np.float64)
+    want = reference_pair_sgd(ref_in, ref_out, src, dst, neg, 0.2, 0.01)
+    got = sgns_pair_sgd(w_in, w_out, src, dst, neg, np.float32(0.2), np.float32(0.01))
+    assert got == pytest.approx(want, rel=1e-4)
+    np.testing.assert_allclose(w_in, ref_in, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(w_out, ref_out, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("context_table", [False, True])
+def test_pair_sgd_with_linear_decay_learns(sbm_graph, context_table):
+    kw = {**KW, "epochs": 3, "optimizer": "pair_sgd", "lr": 0.2, "lr_decay": "linear",
+          "random_window": True}
+    res = train_walk_embedding(sbm_graph, **kw, context_table=context_table)
+    assert res.losses[-1] < res.losses[0]
+    e = res.embeddings["_N"] / np.linalg.norm(res.embeddings["_N"], axis=1, keepdims=True)
+    label = np.asarray(sbm_graph.ndata["label"])
+    sim = e @ e.T
+    assert sim[label[:, None] == label[None, :]].mean() > \
+        sim[label[:, None] != label[None, :]].mean() + 0.1
+    again = train_walk_embedding(sbm_graph, **kw, context_table=context_table)
+    np.testing.assert_array_equal(again.embeddings["_N"], res.embeddings["_N"])
+
+
+def test_linear_decay_schedule(sbm_graph, tmp_path):
+    kw = {**KW, "epochs": 2, "optimizer": "pair_sgd", "lr": 0.05, "walk_times": 1}
+    const = train_walk_embedding(sbm_graph, **kw)
+    flat = train_walk_embedding(sbm_graph, **kw, lr_decay="linear", end_lr=0.05)
+    np.testing.assert_array_equal(flat.embeddings["_N"], const.embeddings["_N"])
+    dec = train_walk_embedding(sbm_graph, **kw, lr_decay="linear", end_lr=0.0)
+    assert not np.array_equal(dec.embeddings["_N"], const.embeddings["_N"])
+
+    def stop(epoch, metrics):
+        raise KeyboardInterrupt  # after the first epoch's checkpoint
+
+    with pytest.raises(KeyboardInterrupt):
+        train_walk_embedding(sbm_graph, **kw, lr_decay="linear", end_lr=0.0,
+                             checkpoint_dir=tmp_path, on_epoch=stop)
+    # the second epoch resumes at the rate the whole run had there (half-way down)
+    resumed = train_walk_embedding(sbm_graph, **kw, lr_decay="linear", end_lr=0.0,
+                                   checkpoint_dir=tmp_path)
+    np.testing.assert_array_equal(resumed.embeddings["_N"], dec.embeddings["_N"])
+
+
+def test_pair_sgd_and_decay_errors(sbm_graph, tmp_path):
+    with pytest.raises(gs.ValidationError, match="lr_decay must be one of"):
+        train_walk_embedding(sbm_graph, **KW, lr_decay="cosine")
+    with pytest.raises(gs.ValidationError, match="end_lr >= 0"):
+        train_walk_embedding(sbm_graph, **KW, lr_decay="linear", end_lr=-1.0)
+    with pytest.raises(gs.ValidationError, match="'pair_sgd' updates local tables"):
+        train_walk_embedding(tmp_path / "parts.json", optimizer="pair_sgd")

@@ -92,3 +92,26 @@ def test_in_batch_negatives():
     assert all(len(set(r)) == 5 for r in neg.tolist())
     with pytest.raises(ValidationError, match=r"num_neg=5 needs a batch of more than 5 pairs"):
         in_batch_negatives([0, 1], [2, 3], 5)
+
+
+@pytest.mark.parametrize("weights", [[0.0, 1.0, 2.5, 0.0, 7.0, 0.5], "random"])
+def test_alias_table_is_exact(weights):
+    from graphshard.sampling._kernels_pairs import alias_table, sample_alias
+
+    rng = np.random.default_rng(4)
+    w = rng.random(1000) ** 3 * (rng.random(1000) > 0.2) if weights == "random" \
+        else np.array(weights)
+    prob, alias = alias_table(w)
+    implied = prob.copy()  # bucket i keeps itself with prob[i], else gives alias[i]
+    np.add.at(implied, alias, 1.0 - prob)
+    np.testing.assert_allclose(implied / len(w), w / w.sum(), rtol=1e-9, atol=1e-12)
+    out = np.empty(200_000, dtype=np.int64)
+    sample_alias(prob, alias, 7, 1, out)
+    counts = np.bincount(out, minlength=len(w))
+    assert not counts[w == 0].any()
+    again = np.empty_like(out)
+    sample_alias(prob, alias, 7, 1, again)
+    np.testing.assert_array_equal(out, again)
+    if weights != "random":
+        p = w[w > 0] / w.sum()
+        assert stats.chisquare(counts[w > 0], p * len(out)).pvalue > ALPHA

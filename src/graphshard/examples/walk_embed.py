@@ -35,7 +35,6 @@ from typing import Any
 import numpy as np
 
 from .._files import atomic_path, atomic_write
-from .._jit import kernel
 from .._optional import import_optional
 from .._progress import progress
 from ..errors import FormatError, ValidationError
@@ -43,14 +42,20 @@ from ..sampling import negative_sample, parse_metapath, random_walk, skip_gram_p
 from ..store import GraphStore
 from ..typing import IdArray
 from ._common import open_store, subseed
+from ._walk_kernels import adagrad_rows, sgd_rows, sgns_grads, sgns_pair_sgd
 
 __all__ = ["WalkEmbeddingResult", "load_embeddings", "save_embeddings",
            "train_walk_embedding"]
 
 logger = logging.getLogger(__name__)
 
-#: Valid ``optimizer`` values.
-OPTIMIZERS = ("adagrad", "sgd")
+#: Valid ``optimizer`` values: sparse Adagrad or SGD on the summed gradient of a batch, or
+#: ``"pair_sgd"``: plain SGD after every pair, in order (word2vec's update; local graphs only).
+OPTIMIZERS = ("adagrad", "sgd", "pair_sgd")
+
+#: Valid ``lr_decay`` values: a constant rate, or word2vec's linear decay from ``lr`` to
+#: ``end_lr`` over all walks of the run.
+LR_DECAYS = ("none", "linear")
 
 
 @dataclass(frozen=True)
@@ -80,14 +85,18 @@ class WalkEmbeddingResult:
 
 
 class _TorchTable:
-    """A local embedding table: a torch tensor updated row-wise by sparse Adagrad or SGD
-    (the update of :class:`~graphshard.dist.SparseAdagrad`, done in place on the rows)."""
+    """A local embedding table: a torch tensor (on a NumPy row block, no copy) updated
+    row-wise by sparse Adagrad or SGD (the update of :class:`~graphshard.dist.SparseAdagrad`,
+    done in place on the rows)."""
 
     def __init__(self, torch: Any, init: np.ndarray, optimizer: str, lr: float) -> None:
         self.torch = torch
         self.weight = torch.from_numpy(init)
         self.state = torch.zeros_like(self.weight) if optimizer == "adagrad" else None
         self.lr, self.eps = float(lr), 1e-10
+
+    def set_lr(self, lr: float) -> None:
+        self.lr = float(lr)
 
     def rows(self, ids: IdArray) -> np.ndarray:
         return np.take(self.weight.numpy(), ids, axis=0)
@@ -96,10 +105,10 @@ class _TorchTable:
         """Update unique rows ``ids`` with gradient rows ``grads`` (in place, numba)."""
         w = self.weight.numpy()
         if self.state is not None:
-            _adagrad_rows(w, self.state.numpy(), ids, grads, np.float32(self.lr),
+            adagrad_rows(w, self.state.numpy(), ids, grads, np.float32(self.lr),
                           np.float32(self.eps))
         else:
-            _sgd_rows(w, ids, grads, np.float32(self.lr))
+            sgd_rows(w, ids, grads, np.float32(self.lr))
 
     def all(self) -> np.ndarray:
         return self.weight.numpy().copy()
@@ -130,6 +139,9 @@ class _DistTable:
         for i in range(0, len(init), chunk):
             self.emb.weight[np.arange(i, min(i + chunk, len(init)))] = init[i:i + chunk]
         self.opt = (SparseAdagrad if optimizer == "adagrad" else SparseSGD)([self.emb], lr)
+
+    def set_lr(self, lr: float) -> None:
+        self.opt.lr = float(lr)
 
     def rows(self, ids: IdArray) -> np.ndarray:
         return self.emb(ids)
@@ -171,15 +183,25 @@ def _starts(store: GraphStore, metapath: Any, walk_len: int) -> list[tuple[Any, 
 
 def _init_tables(torch: Any, store: GraphStore, emb_size: int, optimizer: str, lr: float,
                  seed: int, init: dict[str, np.ndarray] | None, context: bool
-                 ) -> list[Any]:
-    """One table per node type, then (``context``) one zero context table per node type."""
+                 ) -> tuple[list[Any], list[np.ndarray]]:
+    """One table per node type, then (``context``) one zero context table per node type.
+
+    Local tables are row blocks (views) of one array for the node tables and one for the
+    context tables, returned too (``[nodes]`` or ``[nodes, contexts]``; empty for a
+    DistGraph): the per-pair kernel indexes them by global ID."""
     from ..dist import DistGraph  # no Ray import until a DistGraph connects
 
     rng = np.random.default_rng(subseed(seed, 2))
+    dist = isinstance(store, DistGraph)
+    counts = [store.num_nodes(t) for t in store.ntypes]
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    blocks = [] if dist else [np.empty((int(offsets[-1]), emb_size), np.float32)
+                              for _ in range(2 if context else 1)]
     tables = []
-    kinds = [(t, False) for t in store.ntypes] + [(t, True) for t in store.ntypes if context]
-    for t, is_ctx in kinds:
-        n = store.num_nodes(t)
+    kinds = [(i, False) for i in range(len(counts))] + [(i, True) for i in range(len(counts))
+                                                          if context]
+    for i, is_ctx in kinds:
+        t, n = store.ntypes[i], counts[i]
         w = (np.zeros((n, emb_size), np.float32) if is_ctx else
              (rng.random((n, emb_size), dtype=np.float32) - 0.5) / np.float32(emb_size ** 0.5))
         if init is not None and t in init and not is_ctx:
@@ -187,64 +209,13 @@ def _init_tables(torch: Any, store: GraphStore, emb_size: int, optimizer: str, l
             if w.shape != (n, emb_size):
                 raise ValidationError(f"initial embeddings of {t!r} have shape {w.shape}, "
                                       f"expected {(n, emb_size)}", field="init")
-        tables.append(_DistTable(store, t, w, optimizer, lr) if isinstance(store, DistGraph)
-                      else _TorchTable(torch, w.copy(), optimizer, lr))
-    return tables
-
-
-@kernel
-def _adagrad_rows(w, state, ids, grads, lr, eps):  # pragma: no cover - numba
-    """Sparse Adagrad on unique rows ``ids`` of ``w`` (``state``: summed squared grads)."""
-    for r in range(len(ids)):
-        i = ids[r]
-        for j in range(w.shape[1]):
-            g = grads[r, j]
-            s = state[i, j] + g * g
-            state[i, j] = s
-            w[i, j] -= lr * g / (np.sqrt(s) + eps)
-
-
-@kernel
-def _sgd_rows(w, ids, grads, lr):  # pragma: no cover - numba
-    """Sparse SGD on unique rows ``ids`` of ``w``."""
-    for r in range(len(ids)):
-        for j in range(w.shape[1]):
-            w[ids[r], j] -= lr * grads[r, j]
-
-
-@kernel
-def _log_sigmoid(x):  # pragma: no cover - numba
-    return -np.log1p(np.exp(-x)) if x >= 0 else x - np.log1p(np.exp(x))
-
-
-@kernel
-def _sgns_grads(u, i_src, i_dst, i_neg, grad):  # pragma: no cover - numba
-    """Mean sigmoid skip-gram loss of a batch over gathered rows ``u``; adds its gradient
-    into ``grad`` (zeros, shape of ``u``).  Pairs run in order: a fixed summation order."""
-    b, k, d = len(i_src), i_neg.shape[1], u.shape[1]
-    inv_b = np.float32(1.0 / b)
-    loss = 0.0
-    for p in range(b):
-        s, t = i_src[p], i_dst[p]
-        dot = np.float32(0.0)
-        for j in range(d):
-            dot += u[s, j] * u[t, j]
-        loss -= _log_sigmoid(dot)
-        g = (np.float32(1.0) / (np.float32(1.0) + np.exp(-dot)) - np.float32(1.0)) * inv_b
-        for j in range(d):
-            grad[s, j] += g * u[t, j]
-            grad[t, j] += g * u[s, j]
-        for q in range(k):
-            n = i_neg[p, q]
-            dot = np.float32(0.0)
-            for j in range(d):
-                dot += u[s, j] * u[n, j]
-            loss -= _log_sigmoid(-dot)
-            g = inv_b / (np.float32(1.0) + np.exp(-dot))
-            for j in range(d):
-                grad[s, j] += g * u[n, j]
-                grad[n, j] += g * u[s, j]
-    return loss / b
+        if dist:
+            tables.append(_DistTable(store, t, w, optimizer, lr))
+            continue
+        view = blocks[int(is_ctx)][offsets[i]:offsets[i + 1]]
+        view[:] = w
+        tables.append(_TorchTable(torch, view, optimizer, lr))
+    return tables, blocks
 
 
 def _step(tables: list[Any], offsets: np.ndarray, src: IdArray, dst: IdArray,
@@ -260,7 +231,7 @@ def _step(tables: list[Any], offsets: np.ndarray, src: IdArray, dst: IdArray,
     b = len(src)
     idx = inv.astype(np.int64).ravel()
     grads = np.zeros_like(u)
-    loss = _sgns_grads(u, idx[:b], idx[b:2 * b], idx[2 * b:].reshape(b, -1), grads)
+    loss = sgns_grads(u, idx[:b], idx[b:2 * b], idx[2 * b:].reshape(b, -1), grads)
     for i, tab in enumerate(tables):
         lo, hi = cuts[i], cuts[i + 1]
         if hi > lo:
@@ -268,10 +239,98 @@ def _step(tables: list[Any], offsets: np.ndarray, src: IdArray, dst: IdArray,
     return float(loss)
 
 
+def _lr_at(lr: float, end_lr: float, decay: str, progress: float) -> float:
+    """The learning rate after ``progress`` (0..1) of the run's walks."""
+    return lr if decay == "none" else lr + (end_lr - lr) * min(max(progress, 0.0), 1.0)
+
+
+@dataclass
+class _Run:
+    """Fixed settings of one training run, shared by its buffers."""
+
+    store: Any
+    tables: list[Any]
+    blocks: list[np.ndarray]
+    offsets: np.ndarray
+    all_offsets: np.ndarray
+    shift: int
+    win_size: int
+    random_window: bool
+    neg_num: int
+    neg_distribution: str
+    batch_size: int
+    exclude_pairs: Sequence[Any]
+    optimizer: str
+    lr: float
+    end_lr: float
+    lr_decay: str
+    total_walks: int
+    seed: int
+
+
+def _train_buffer(run: _Run, walks: Any, rng: np.random.Generator, walks_done: int,
+                  keys: tuple[int, ...], step_losses: list[float]) -> int:
+    """Pairs of one buffer of walks, shuffled, trained batch by batch; returns the pairs.
+    ``walks_done``: walks of the run trained before this buffer (for the rate decay)."""
+    p = skip_gram_pairs(walks, run.win_size, random_window=run.random_window,
+                        exclude_pairs=run.exclude_pairs, seed=subseed(run.seed, 6, *keys))
+    order = rng.permutation(len(p))
+    gsrc = run.offsets[p.src_type] + p.src
+    gdst = run.offsets[p.dst_type] + p.dst
+    nw, n = len(walks.traces), max(len(p), 1)
+    for b, i in enumerate(range(0, len(order), run.batch_size)):
+        sel = order[i:i + run.batch_size]
+        neg = _negatives(run.store, p.ntypes, p.dst_type[sel], run.neg_num,
+                         run.neg_distribution, run.offsets, subseed(run.seed, 5, *keys, b))
+        lr_a, lr_b = (_lr_at(run.lr, run.end_lr, run.lr_decay,
+                             (walks_done + nw * j / n) / run.total_walks)
+                      for j in (i, i + len(sel) - 1))
+        if run.optimizer == "pair_sgd":
+            loss = sgns_pair_sgd(run.blocks[0], run.blocks[-1], gsrc[sel], gdst[sel], neg,
+                                  np.float32(lr_a), np.float32(lr_b))
+        else:
+            for tab in run.tables:
+                tab.set_lr(lr_a)
+            loss = _step(run.tables, run.all_offsets, gsrc[sel], gdst[sel] + run.shift,
+                         neg + run.shift)
+        step_losses.append(float(loss))
+    return len(p)
+
+
+def _check_args(store: Any, optimizer: str, lr_decay: str, lr: float, end_lr: float | None,
+                sizes: dict[str, Any]) -> float:
+    """Validate the options; returns the final learning rate."""
+    from ..dist import DistGraph
+
+    if optimizer not in OPTIMIZERS:
+        raise ValidationError(f"optimizer must be one of {OPTIMIZERS}, got {optimizer!r}",
+                              field="optimizer", value=optimizer)
+    if optimizer == "pair_sgd" and isinstance(store, (DistGraph, str, os.PathLike)):
+        raise ValidationError("optimizer 'pair_sgd' updates local tables pair by pair; on a "
+                              "DistGraph use 'adagrad' or 'sgd'", field="optimizer",
+                              value=optimizer)
+    if lr_decay not in LR_DECAYS:
+        raise ValidationError(f"lr_decay must be one of {LR_DECAYS}, got {lr_decay!r}",
+                              field="lr_decay", value=lr_decay)
+    for name, v in sizes.items():
+        if int(v) < 1:
+            raise ValidationError(f"train_walk_embedding: {name} must be >= 1, got {v!r}",
+                                  field=name, value=v)
+    end = float(lr) * 1e-4 if end_lr is None else float(end_lr)
+    if not (float(lr) > 0 and end >= 0):
+        raise ValidationError(f"train_walk_embedding: lr must be > 0 and end_lr >= 0, got "
+                              f"lr={lr!r}, end_lr={end_lr!r}",
+                              field="lr" if not float(lr) > 0 else "end_lr",
+                              value=lr if not float(lr) > 0 else end_lr)
+    return end
+
+
 def train_walk_embedding(store: Any, *, metapath: Any = None, walk_len: int = 24,
                          walk_times: int = 10, win_size: int = 3, neg_num: int = 5,
                          emb_size: int = 64, lr: float = 0.1, epochs: int = 1,
                          batch_size: int = 512, seed: int = 0, optimizer: str = "adagrad",
+                         lr_decay: str = "none", end_lr: float | None = None,
+                         random_window: bool = False,
                          exclude_pairs: Sequence[Any] = (), neg_distribution: str = "uniform",
                          walk_buffer: int = 5000, context_table: bool = False,
                          init: dict[str, np.ndarray] | None = None,
@@ -290,11 +349,21 @@ def train_walk_embedding(store: Any, *, metapath: Any = None, walk_len: int = 24
         win_size: Skip-gram half window.
         neg_num: Negatives per pair, of the context's node type.
         emb_size: Embedding width.
-        lr: Learning rate of the sparse optimizer.
+        lr: Learning rate (the first one with ``lr_decay``).  ``"adagrad"`` and ``"sgd"``
+            apply it to the batch's summed gradient of the *mean* loss (so SGD's rate per
+            pair is ``lr / batch_size``); ``"pair_sgd"`` to every pair (word2vec: 0.025).
         epochs: Passes.
-        batch_size: Pairs per step.
+        batch_size: Pairs per step (per negative draw with ``"pair_sgd"``).
         seed: Seed of initialisation, walks, pair order and negatives.
-        optimizer: ``"adagrad"`` or ``"sgd"`` (sparse, rows of the batch only).
+        optimizer: ``"adagrad"`` or ``"sgd"`` (sparse, rows of the batch only, on a local
+            graph or a DistGraph), or ``"pair_sgd"`` (word2vec's plain SGD after every
+            pair, in order; local graphs only).
+        lr_decay: ``"none"`` (constant) or ``"linear"``: from ``lr`` down to ``end_lr`` in
+            proportion to the walks trained over all epochs (word2vec's schedule; PGL's
+            deepwalk decays polynomially to an end rate in the same way).
+        end_lr: Last learning rate of ``"linear"`` (default ``lr * 1e-4``, word2vec's).
+        random_window: Shrink each centre's window to ``1..win_size`` at random, keyed by
+            seed (word2vec's reduced window: near contexts weigh more, about half the pairs).
         exclude_pairs: Node-type pairs not trained (PGL's ``excluded_train_pair``).
         neg_distribution: ``"uniform"`` or ``"degree"`` (degree ** 0.75).
         walk_buffer: Walks generated, paired and shuffled together.
@@ -313,27 +382,26 @@ def train_walk_embedding(store: Any, *, metapath: Any = None, walk_len: int = 24
         WalkEmbeddingResult with the tables and the loss per epoch and step.
 
     Raises:
-        ValidationError: bad metapath, sizes or optimizer.
+        ValidationError: bad metapath, sizes, optimizer, ``lr_decay`` or rates.
         MissingDependencyError: torch is not installed.
     """
     torch = import_optional("torch", "training")
-    if optimizer not in OPTIMIZERS:
-        raise ValidationError(f"optimizer must be one of {OPTIMIZERS}, got {optimizer!r}",
-                              field="optimizer", value=optimizer)
-    for name, v in (("epochs", epochs), ("batch_size", batch_size), ("emb_size", emb_size),
-                    ("neg_num", neg_num), ("walk_times", walk_times),
-                    ("walk_buffer", walk_buffer)):
-        if int(v) < 1:
-            raise ValidationError(f"train_walk_embedding: {name} must be >= 1, got {v!r}",
-                                  field=name, value=v)
+    end = _check_args(store, optimizer, lr_decay, lr, end_lr,
+                      {"epochs": epochs, "batch_size": batch_size, "emb_size": emb_size,
+                       "neg_num": neg_num, "walk_times": walk_times,
+                       "walk_buffer": walk_buffer})
     with open_store(store) as st:
         plans = _starts(st, metapath, walk_len)
         offsets = np.concatenate([[0], np.cumsum([st.num_nodes(t) for t in st.ntypes])])
-        tables = _init_tables(torch, st, int(emb_size), optimizer, float(lr), seed, init,
-                              bool(context_table))
+        tables, blocks = _init_tables(torch, st, int(emb_size), optimizer, float(lr), seed,
+                                      init, bool(context_table))
         shift = int(offsets[-1]) if context_table else 0  # context IDs: the second set
-        all_offsets = (np.concatenate([offsets[:-1], offsets + shift]) if context_table
-                       else offsets)
+        walks_per_epoch = sum(st.num_nodes(t) for _, t in plans) * int(walk_times)
+        run = _Run(st, tables, blocks, offsets,
+                   np.concatenate([offsets[:-1], offsets + shift]) if context_table
+                   else offsets, shift, int(win_size), bool(random_window), int(neg_num),
+                   neg_distribution, int(batch_size), exclude_pairs, optimizer, float(lr),
+                   end, lr_decay, max(walks_per_epoch * int(epochs), 1), int(seed))
         hist: dict[str, list[Any]] = {"losses": [], "step_losses": [], "num_pairs": [],
                                       "seconds": []}
         losses, step_losses = hist["losses"], hist["step_losses"]
@@ -344,11 +412,16 @@ def train_walk_embedding(store: Any, *, metapath: Any = None, walk_len: int = 24
                   "lr": float(lr), "batch_size": int(batch_size), "seed": int(seed),
                   "optimizer": optimizer, "neg_distribution": neg_distribution,
                   "context_table": bool(context_table), "walk_buffer": int(walk_buffer)}
+        if lr_decay != "none":  # only when set: checkpoints of earlier runs stay valid
+            params.update(lr_decay=lr_decay, end_lr=end, epochs=int(epochs))
+        if random_window:
+            params["random_window"] = True
         start = _resume(tables, checkpoint_dir, params, hist) if checkpoint_dir and resume else 0
         for epoch in range(start, int(epochs)):
             t0 = time.perf_counter()
             first = len(step_losses)
             pairs_seen = 0
+            walks_done = epoch * walks_per_epoch
             for k, (path, start_type) in enumerate(plans):
                 rng = np.random.default_rng(subseed(seed, 3, epoch, k))
                 starts = rng.permutation(np.tile(np.arange(st.num_nodes(start_type)),
@@ -358,18 +431,9 @@ def train_walk_embedding(store: Any, *, metapath: Any = None, walk_len: int = 24
                                                 total=len(chunks))):
                     walks = random_walk(st, starts[lo:lo + int(walk_buffer)], walk_len, path,
                                         seed=subseed(seed, 4, epoch, k, c))
-                    p = skip_gram_pairs(walks, int(win_size), exclude_pairs=exclude_pairs)
-                    order = rng.permutation(len(p))
-                    pairs_seen += len(p)
-                    gsrc = offsets[p.src_type] + p.src
-                    gdst = offsets[p.dst_type] + p.dst
-                    for b, i in enumerate(range(0, len(order), int(batch_size))):
-                        sel = order[i:i + int(batch_size)]
-                        neg = _negatives(st, p.ntypes, p.dst_type[sel], int(neg_num),
-                                         neg_distribution, offsets,
-                                         subseed(seed, 5, epoch, k, c, b))
-                        step_losses.append(_step(tables, all_offsets, gsrc[sel],
-                                                 gdst[sel] + shift, neg + shift))
+                    pairs_seen += _train_buffer(run, walks, rng, walks_done, (epoch, k, c),
+                                                step_losses)
+                    walks_done += len(walks.traces)
             secs.append(time.perf_counter() - t0)
             num_pairs.append(pairs_seen)
             losses.append(float(np.mean(step_losses[first:])) if pairs_seen else float("nan"))

@@ -27,7 +27,7 @@ from numba import prange
 from .._jit import kernel
 from ._rng import item_state, randint
 
-__all__ = ["sample_cdf", "skipgram_counts", "skipgram_fill"]
+__all__ = ["alias_table", "sample_alias", "sample_cdf", "skipgram_counts", "skipgram_fill"]
 
 
 @kernel
@@ -100,3 +100,51 @@ def sample_cdf(cdf, count, seed, salt, out):
             else:
                 lo = mid + 1
         out[j] = min(lo, cdf.shape[0] - 1)
+
+
+@kernel
+def alias_table(weights):
+    """Walker's alias table of non-negative ``weights`` (Vose's construction, O(n)):
+    ``(prob, alias)`` such that drawing a bucket ``i`` uniformly, then keeping ``i`` with
+    probability ``prob[i]`` or else taking ``alias[i]``, draws ``i`` proportionally to
+    ``weights[i]``.  A zero weight gets ``prob`` 0 and is never drawn.  The sum must be > 0."""
+    n = weights.shape[0]
+    scaled = weights * (n / weights.sum())
+    prob = np.ones(n, dtype=np.float64)
+    alias = np.arange(n, dtype=np.int64)
+    small = np.empty(n, dtype=np.int64)
+    large = np.empty(n, dtype=np.int64)
+    ns = 0
+    nl = 0
+    for i in range(n):
+        if scaled[i] < 1.0:
+            small[ns] = i
+            ns += 1
+        else:
+            large[nl] = i
+            nl += 1
+    while ns > 0 and nl > 0:
+        ns -= 1
+        lo = small[ns]
+        hi = large[nl - 1]
+        prob[lo] = scaled[lo]
+        alias[lo] = hi
+        scaled[hi] = (scaled[hi] + scaled[lo]) - 1.0
+        if scaled[hi] < 1.0:
+            nl -= 1
+            small[ns] = hi
+            ns += 1
+    # what is left has scaled weight 1 up to rounding: keeps its own bucket (prob 1)
+    return prob, alias
+
+
+@kernel(parallel=True)
+def sample_alias(prob, alias, seed, salt, out):
+    """``out[j]``: index drawn from the alias table ``(prob, alias)`` in O(1), keyed by
+    (seed, salt, j): bucket from step 0, the keep-or-alias coin from step 1."""
+    n = prob.shape[0]
+    for j in prange(out.shape[0]):
+        st = item_state(seed, salt, j)
+        b = randint(st, 0, n)
+        u = np.float64(randint(st, 1, 1 << 53)) / 9007199254740992.0
+        out[j] = b if u < prob[b] else alias[b]

@@ -166,23 +166,31 @@ def negative_sample(g: Any, num: int | tuple[int, ...], *, ntype: str | None = N
     shape = (num,) if isinstance(num, (int, np.integer)) else tuple(num)
     out = np.empty(int(np.prod(shape)), dtype=np.int64)
     n = store.num_nodes(nt)
-    if distribution == "uniform":
-        cdf = np.zeros(0)
-    elif distribution == "degree":
-        cdf = _degree_cdf(store, nt, float(power))
-    else:
+    if distribution not in ("uniform", "degree"):
         raise ValidationError(f"negative_sample: distribution must be 'uniform' or 'degree', "
                               f"got {distribution!r}", field="distribution", value=distribution)
-    if n == 0 or (len(cdf) and not cdf[-1] > 0):
+    bk = get_backend(backend)
+    table = _degree_alias(store, nt, float(power), bk) if distribution == "degree" and n \
+        else None
+    if n == 0 or (table is not None and table is _NO_WEIGHT):
         raise ValidationError(f"negative_sample: node type {nt!r} has no node to draw",
                               field="ntype", value=nt)
     salt = _SALT_NEG + store.ntypes.index(nt)
-    get_backend(backend).sample_cdf(cdf, n, resolve_seed(seed), salt, out)
+    if table is None:
+        bk.sample_cdf(np.zeros(0), n, resolve_seed(seed), salt, out)
+    else:  # Walker's alias table: O(1) a draw (a CDF search was ~40% of a pair_sgd pass)
+        bk.sample_alias(table[0], table[1], resolve_seed(seed), salt, out)
     return out.reshape(shape)
 
 
-def _degree_cdf(store: Any, nt: str, power: float) -> np.ndarray:
-    def build() -> np.ndarray:
+_NO_WEIGHT = (np.ones(0), np.zeros(0, dtype=np.int64))
+
+
+def _degree_alias(store: Any, nt: str, power: float, bk: Any
+                  ) -> tuple[np.ndarray, IdArray]:
+    """The alias table of ``degree ** power`` over node type ``nt`` (cached on the store);
+    ``_NO_WEIGHT`` when no node has a degree."""
+    def build() -> tuple[np.ndarray, IdArray]:
         ids = np.arange(store.num_nodes(nt), dtype=np.int64)
         deg = np.zeros(len(ids), dtype=np.float64)
         for et in store.canonical_etypes:
@@ -190,9 +198,11 @@ def _degree_cdf(store: Any, nt: str, power: float) -> np.ndarray:
                 deg += store.degrees(ids, et, edge_dir="in")
             if et[0] == nt:
                 deg += store.degrees(ids, et, edge_dir="out")
-        return np.cumsum(deg ** power)
+        weights = deg ** power
+        return bk.alias_table(weights) if weights.sum() > 0 else _NO_WEIGHT
 
-    return store.cached(("neg-cdf", nt, power), build) if hasattr(store, "cached") else build()
+    key = ("neg-alias", nt, power, bk.name)
+    return store.cached(key, build) if hasattr(store, "cached") else build()
 
 
 def in_batch_negatives(src: Any, dst: Any, num_neg: int, *, seed: int | None = None) -> IdArray:

@@ -1,0 +1,123 @@
+"""Numba kernels of the walk-embedding trainer: sparse row optimisers and the skip-gram
+negative-sampling loss, batched (gradients for torch-side tables) or pair by pair
+(word2vec's plain SGD)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from .._jit import kernel
+
+__all__ = ["adagrad_rows", "reassoc_kernel", "sgd_rows", "sgns_grads", "sgns_pair_sgd"]
+
+
+@kernel
+def adagrad_rows(w, state, ids, grads, lr, eps):  # pragma: no cover - numba
+    """Sparse Adagrad on unique rows ``ids`` of ``w`` (``state``: summed squared grads)."""
+    for r in range(len(ids)):
+        i = ids[r]
+        for j in range(w.shape[1]):
+            g = grads[r, j]
+            s = state[i, j] + g * g
+            state[i, j] = s
+            w[i, j] -= lr * g / (np.sqrt(s) + eps)
+
+
+@kernel
+def sgd_rows(w, ids, grads, lr):  # pragma: no cover - numba
+    """Sparse SGD on unique rows ``ids`` of ``w``."""
+    for r in range(len(ids)):
+        for j in range(w.shape[1]):
+            w[ids[r], j] -= lr * grads[r, j]
+
+
+@kernel
+def _log_sigmoid(x):  # pragma: no cover - numba
+    return -np.log1p(np.exp(-x)) if x >= 0 else x - np.log1p(np.exp(x))
+
+
+@kernel
+def _sigmoid(x):  # pragma: no cover - numba
+    if x >= 0:
+        return np.float32(1.0) / (np.float32(1.0) + np.exp(-x))
+    e = np.exp(x)
+    return e / (np.float32(1.0) + e)
+
+
+def reassoc_kernel(fn: Callable[..., Any]) -> Any:
+    """:func:`~graphshard._jit.kernel` that may reassociate float sums (numba fastmath
+    ``reassoc``/``contract`` only: no finite-math assumption), so the 128-wide dot products
+    vectorise: about 4x on them here.  Results are reproducible for one build on one CPU,
+    not bit-equal across CPUs with other vector widths."""
+    mod = __name__  # as kernel(): "graphshard..." under any import name, one on-disk cache
+    fn.__module__ = mod[mod.index("graphshard."):] if "graphshard." in mod else mod
+    return njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})(fn)
+
+
+@reassoc_kernel
+def sgns_pair_sgd(w_in, w_out, src, dst, neg, lr_first, lr_last):  # pragma: no cover
+    """word2vec's skip-gram negative-sampling update, pair by pair in order: for pair p the
+    context row ``w_out[dst[p]]`` (label 1) and each negative row (label 0) move by
+    ``lr * (label - s(dot)) * w_in[src[p]]``, then the centre row moves by the summed
+    ``lr * (label - s(dot)) * w_out[row]`` (read before its update).  A negative equal to
+    the pair's context is skipped.  ``lr`` runs linearly from ``lr_first`` (first pair) to
+    ``lr_last`` (last pair).  ``w_in`` and ``w_out`` may be one array (a shared table).
+    Returns the mean loss of the pairs, each scored before its own update."""
+    b, k, d = len(src), neg.shape[1], w_in.shape[1]
+    slope = (lr_last - lr_first) / max(b - 1, 1)
+    acc = np.empty(d, dtype=np.float32)
+    loss = 0.0
+    for p in range(b):
+        lr = np.float32(lr_first + slope * p)
+        s, c = src[p], dst[p]
+        acc[:] = 0.0
+        for q in range(k + 1):
+            t = c if q == 0 else neg[p, q - 1]
+            if q > 0 and t == c:
+                continue
+            dot = np.float32(0.0)
+            for j in range(d):
+                dot += w_in[s, j] * w_out[t, j]
+            label = np.float32(1.0) if q == 0 else np.float32(0.0)
+            loss -= _log_sigmoid(dot) if q == 0 else _log_sigmoid(-dot)
+            g = lr * (label - _sigmoid(dot))
+            for j in range(d):
+                acc[j] += g * w_out[t, j]
+                w_out[t, j] += g * w_in[s, j]
+        for j in range(d):
+            w_in[s, j] += acc[j]
+    return loss / max(b, 1)
+
+
+@kernel
+def sgns_grads(u, i_src, i_dst, i_neg, grad):  # pragma: no cover - numba
+    """Mean sigmoid skip-gram loss of a batch over gathered rows ``u``; adds its gradient
+    into ``grad`` (zeros, shape of ``u``).  Pairs run in order: a fixed summation order."""
+    b, k, d = len(i_src), i_neg.shape[1], u.shape[1]
+    inv_b = np.float32(1.0 / b)
+    loss = 0.0
+    for p in range(b):
+        s, t = i_src[p], i_dst[p]
+        dot = np.float32(0.0)
+        for j in range(d):
+            dot += u[s, j] * u[t, j]
+        loss -= _log_sigmoid(dot)
+        g = (np.float32(1.0) / (np.float32(1.0) + np.exp(-dot)) - np.float32(1.0)) * inv_b
+        for j in range(d):
+            grad[s, j] += g * u[t, j]
+            grad[t, j] += g * u[s, j]
+        for q in range(k):
+            n = i_neg[p, q]
+            dot = np.float32(0.0)
+            for j in range(d):
+                dot += u[s, j] * u[n, j]
+            loss -= _log_sigmoid(-dot)
+            g = inv_b / (np.float32(1.0) + np.exp(-dot))
+            for j in range(d):
+                grad[s, j] += g * u[n, j]
+                grad[n, j] += g * u[s, j]
+    return loss / b
