@@ -10,7 +10,9 @@ pickled: it is our own child, no file is involved); without Ray it calls directl
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
+import os
 import pickle
 import subprocess
 import sys
@@ -33,25 +35,60 @@ class _AloneProcess:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self.pid = os.getpid()  # a forked child must not share the pipes
         self._proc = subprocess.Popen(
             [sys.executable, "-c", _HELPER, json.dumps([p for p in sys.path if p])],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 
     def call(self, fn: Callable[..., Any], args: tuple, kwargs: dict[str, Any]) -> Any:
+        """Send one call and read its reply, each as one length-prefixed message.
+
+        Any failure on the way (a dead helper, a broken pipe, an interruption, a reply
+        that does not unpickle) kills the helper, so no later call can read a stale reply.
+        """
         with self._lock:
-            if self._proc.poll() is not None:
-                raise RuntimeError(f"run_alone's helper process ended with code "
-                                   f"{self._proc.returncode}")
-            pickle.dump((fn, args, kwargs), self._proc.stdin, protocol=5)
-            self._proc.stdin.flush()  # type: ignore[union-attr]
-            ok, value = pickle.load(self._proc.stdout)  # type: ignore[arg-type]
+            try:
+                if self._proc.poll() is not None:
+                    raise RuntimeError(f"run_alone's helper process ended with code "
+                                       f"{self._proc.returncode}")
+                _send(self._proc.stdin, pickle.dumps((fn, args, kwargs), protocol=5))
+                ok, value = pickle.loads(_receive(self._proc.stdout))
+            except BaseException:
+                self.kill()
+                raise
         if not ok:
             raise value
         return value
 
-    def close(self) -> None:
-        self._proc.stdin.close()  # type: ignore[union-attr]  # the helper ends on EOF
+    def kill(self) -> None:
+        """Stop the helper now (the next :func:`run_alone` starts another)."""
+        self._proc.kill()
         self._proc.wait()
+        if _alone and _alone[0] is self:
+            _alone.clear()
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):  # already killed: nothing to flush
+            self._proc.stdin.close()  # type: ignore[union-attr]  # the helper ends on EOF
+        self._proc.wait()
+
+
+def _send(stream: Any, payload: bytes) -> None:
+    stream.write(len(payload).to_bytes(8, "little"))
+    stream.write(payload)
+    stream.flush()
+
+
+def _receive(stream: Any) -> bytes:
+    size = int.from_bytes(_read_exact(stream, 8), "little")
+    return _read_exact(stream, size)
+
+
+def _read_exact(stream: Any, size: int) -> bytes:
+    data = stream.read(size)
+    if data is None or len(data) != size:
+        raise RuntimeError("run_alone's helper process closed its pipe mid-message")
+    return data
 
 
 def _alone_loop() -> None:  # pragma: no cover - runs in the helper process
@@ -62,15 +99,17 @@ def _alone_loop() -> None:  # pragma: no cover - runs in the helper process
     sys.stdout = sys.stderr  # nothing else may write to the result pipe
     while True:
         try:
-            fn, args, kwargs = pickle.load(inp)
-        except EOFError:
+            fn, args, kwargs = pickle.loads(_receive(inp))
+        except RuntimeError:  # the caller closed the pipe
             return
         try:
-            reply = (True, fn(*args, **kwargs))
+            reply = pickle.dumps((True, fn(*args, **kwargs)), protocol=5)
         except Exception as exc:  # the caller re-raises it
-            reply = (False, exc)
-        pickle.dump(reply, out, protocol=5)
-        out.flush()
+            try:
+                reply = pickle.dumps((False, exc), protocol=5)
+            except Exception:  # an exception that does not pickle: its text
+                reply = pickle.dumps((False, RuntimeError(f"{type(exc).__name__}: {exc}")))
+        _send(out, reply)
 
 
 _alone: list[_AloneProcess] = []
@@ -82,7 +121,10 @@ def _ray_running() -> bool:
 
 
 def start_alone_process() -> None:
-    """Start the helper process of :func:`run_alone` in the background (once)."""
+    """Start the helper process of :func:`run_alone` in the background (once per
+    process: a forked child starts its own)."""
+    if _alone and _alone[0].pid != os.getpid():
+        _alone.clear()
     if not _alone:
         _alone.append(_AloneProcess())
         atexit.register(_alone[0].close)
