@@ -204,3 +204,22 @@ def test_run_alone_shields_metis_from_other_rand_callers(ray_cluster):
     for parts in alone:
         np.testing.assert_array_equal(parts, quiet)
     np.testing.assert_array_equal(via_method[0], via_method[1])
+
+
+def test_alone_helper_survives_errors_and_a_dead_helper():
+    """A failing call never leaves a stale reply behind: errors come back as raised, a
+    helper that dies mid-call is replaced, and the next call gets its own answer."""
+    import os
+
+    from graphshard import _alone
+
+    _alone.start_alone_process()
+    helper = _alone._alone[0]
+    with pytest.raises(ZeroDivisionError):
+        helper.call(eval, ("1 // 0",), {})
+    assert helper.call(pow, (2, 5), {}) == 32
+    with pytest.raises(RuntimeError, match="closed its pipe"):
+        helper.call(os._exit, (3,), {})
+    _alone.start_alone_process()
+    assert _alone._alone[0] is not helper
+    assert _alone._alone[0].call(pow, (3, 3), {}) == 27
