@@ -95,8 +95,13 @@ def _alone_loop() -> None:  # pragma: no cover - runs in the helper process
     """The helper's loop: read a call, run it, write ``(ok, result or exception)``."""
     import graphshard.partition.methods  # noqa: F401  (imported before the first call)
 
-    inp, out = sys.stdin.buffer, sys.stdout.buffer
-    sys.stdout = sys.stderr  # nothing else may write to the result pipe
+    # nothing else may write to the result pipe: not Python's prints, and not C code
+    # either (METIS printf()s to fd 1 on some inputs), so fd 1 becomes stderr
+    sys.stdout.flush()
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    inp = sys.stdin.buffer
     while True:
         try:
             fn, args, kwargs = pickle.loads(_receive(inp))

@@ -223,3 +223,16 @@ def test_alone_helper_survives_errors_and_a_dead_helper():
     _alone.start_alone_process()
     assert _alone._alone[0] is not helper
     assert _alone._alone[0].call(pow, (3, 3), {}) == 27
+
+
+def test_alone_helper_keeps_c_level_prints_out_of_its_replies():
+    """C code in the helper (METIS prints on some inputs) writes to fd 1: that must not
+    reach the reply pipe."""
+    import os
+
+    from graphshard import _alone
+
+    _alone.start_alone_process()
+    helper = _alone._alone[0]
+    assert helper.call(os.write, (1, b"METIS says hello\n" * 100), {}) == 1700
+    assert helper.call(pow, (2, 10), {}) == 1024
