@@ -77,7 +77,8 @@ def commit_moves(labels: IdArray, nodes: IdArray, targets: IdArray, gains: IdArr
     src = labels[nodes]
     wt = nw[nodes]
     m = len(label_w)
-    w = label_w.reshape(m, -1) + weight_sums(targets, wt, m) - weight_sums(src, wt, m)
+    w = label_w.reshape(m, -1).astype(np.int64)  # a copy
+    _move_weights(w, src, targets, wt)
     keep = np.ones(len(nodes), dtype=bool)
     while True:
         reverted = False
@@ -90,13 +91,23 @@ def commit_moves(labels: IdArray, nodes: IdArray, targets: IdArray, gains: IdArr
             t = targets[cand]
             rev = cand[group_prefix(t, wt[cand, c]) < w[t, c] - limit[c]]
             keep[rev] = False
-            w += weight_sums(src[rev], wt[rev], m) - weight_sums(targets[rev], wt[rev], m)
+            _move_weights(w, targets[rev], src[rev], wt[rev])
             reverted = True
         if not reverted:
             break
     out = labels.copy()
     out[nodes[keep]] = targets[keep]
     return out, (w[:, 0].copy() if flat else w)
+
+
+@kernel
+def _move_weights(label_w, src, dst, weights):  # pragma: no cover - compiled
+    """Move ``weights[i]`` (one row of columns) from label ``src[i]`` to ``dst[i]``, in
+    place: work in the moves, not in the labels (a clustering has one label a node)."""
+    for i in range(src.shape[0]):
+        for c in range(label_w.shape[1]):
+            label_w[src[i], c] -= weights[i, c]
+            label_w[dst[i], c] += weights[i, c]
 
 
 @kernel

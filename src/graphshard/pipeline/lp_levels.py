@@ -15,7 +15,7 @@ import numpy as np
 
 from ..io.chunked import ChunkedMeta, iter_edge_chunks
 from ..partition.balance import weight_sums
-from ..typing import IdArray
+from ..typing import EdgeType, IdArray
 from .lp_exec import Executor
 from .lp_kernels import accumulate_degrees
 from .lp_shards import ShardedGraph, build_shard, chunk_piece, contract_piece, shard_bounds
@@ -41,12 +41,14 @@ def type_offsets(meta: ChunkedMeta) -> dict[str, int]:
     return out
 
 
-def _homogeneous_chunks(meta: ChunkedMeta) -> Iterator[tuple[IdArray, IdArray]]:
-    """Every edge chunk of every edge type, as homogeneous int64 ``(src, dst)``."""
+def _homogeneous_chunks(meta: ChunkedMeta
+                        ) -> Iterator[tuple[EdgeType, int, int, IdArray, IdArray]]:
+    """Every edge chunk of every edge type (checked), as ``(edge type, chunk index, offset,
+    src, dst)`` with homogeneous int64 IDs."""
     off = type_offsets(meta)
     for et in meta.num_edges:
         for ch in iter_edge_chunks(meta, et):
-            yield ch.src + off[et[0]], ch.dst + off[et[2]]
+            yield et, ch.index, ch.offset, ch.src + off[et[0]], ch.dst + off[et[2]]
 
 
 def _build_shards(pieces: list[str], bounds: IdArray, num_nodes: int, node_w: IdArray,
@@ -66,7 +68,8 @@ def level0_from_chunks(meta: ChunkedMeta, directory: Path, budget: int,
     """The undirected input graph (all edge types, both directions, loops dropped, parallel
     edges merged into weights) as shards of about ``budget`` entries.
 
-    Two streaming passes over the edge chunks: degrees (to cut the shards), then pieces.
+    Two streaming passes over the edge chunks: degrees in the driver (to cut the shards),
+    then pieces, one task per chunk, each reading its chunk (the first pass checked it).
     Node weights have one column per balance constraint: 1 (the node), and with
     ``edge_weighted`` its in-degree too (the edges its owner stores).
     """
@@ -74,18 +77,16 @@ def level0_from_chunks(meta: ChunkedMeta, directory: Path, budget: int,
     n = sum(meta.num_nodes.values())
     deg = np.zeros(n, dtype=np.int64)
     indeg = np.zeros(n, dtype=np.int64)
-    for src, dst in _homogeneous_chunks(meta):
+    off = type_offsets(meta)
+    calls = []
+    for et, index, offset, src, dst in _homogeneous_chunks(meta):
         accumulate_degrees(deg, indeg, src, dst)
+        calls.append((str(directory / f"piece{len(calls)}"), meta, et, index, offset,
+                      off[et[0]], off[et[2]], n))
     bounds = shard_bounds(deg, budget)
     del deg
-    pieces: list[str] = []
-
-    def calls() -> Iterator[tuple]:
-        for src, dst in _homogeneous_chunks(meta):
-            pieces.append(str(directory / f"piece{len(pieces)}"))
-            yield pieces[-1], src, dst, n, bounds
-
-    ex.map(chunk_piece, calls())
+    ex.map(chunk_piece, [(*c, bounds) for c in calls])
+    pieces = [c[0] for c in calls]
     node_w = np.ones((n, 2 if edge_weighted else 1), dtype=np.int64)
     if edge_weighted:
         node_w[:, 1] = indeg

@@ -42,10 +42,9 @@ def sweeps(level: ShardedGraph, ex: Executor, labels: IdArray, label_w: IdArray,
                 "labels": labels, "node_w": level.node_weights, "label_w": label_w,
                 "max_w": max_w, "seed": seed, "step": step0 + r, "sub": sub,
                 "num_sub": num_sub, "strict": strict, "norm": norm})
-            new = np.concatenate([x[0] for x in res])
-            gains = np.concatenate([x[1] for x in res])
-            nodes = np.flatnonzero(new != labels)
-            labels, label_w = commit_moves(labels, nodes, new[nodes], gains[nodes],
+            nodes, targets, gains = (np.concatenate([x[i] for x in res]) for i in range(3))
+            del res
+            labels, label_w = commit_moves(labels, nodes, targets, gains,
                                            level.node_weights, label_w, max_w)
             moved += len(nodes)
         if moved < min_moved * level.num_nodes:

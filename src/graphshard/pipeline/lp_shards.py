@@ -28,9 +28,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ..io.chunked import ChunkedMeta, read_edge_chunk
 from ..partition.adjacency import Adjacency
 from ..partition.balance import rebalance_candidates
-from ..typing import IdArray
+from ..typing import EdgeType, IdArray
 from .lp_kernels import (
     favourite_labels,
     group_rows,
@@ -135,9 +136,14 @@ def write_piece(prefix: str, u: IdArray, v: IdArray, w: IdArray, num_nodes: int,
     return len(keys)
 
 
-def chunk_piece(prefix: str, src: IdArray, dst: IdArray, num_nodes: int,
-                bounds: IdArray) -> int:
-    """A piece of the level-0 graph from one edge chunk (homogeneous IDs), both directions."""
+def chunk_piece(prefix: str, meta: ChunkedMeta, etype: EdgeType, index: int, offset: int,
+                src_offset: int, dst_offset: int, num_nodes: int, bounds: IdArray) -> int:
+    """A piece of the level-0 graph from edge chunk ``index`` of ``etype``, read here (the
+    driver never ships edges), both directions; ``src_offset`` / ``dst_offset``: the
+    homogeneous ID of the first node of the edge type's source / destination type."""
+    chunk = read_edge_chunk(meta, etype, index, offset)
+    src, dst = chunk.src + src_offset, chunk.dst + dst_offset
+    del chunk
     keep = src != dst
     s, d = src[keep], dst[keep]
     w = np.ones(2 * len(s), dtype=np.int64)
@@ -240,11 +246,15 @@ def heavy_entries_task(prefix: str, lo: int, *, bucket: int, threshold: np.uint6
 
 def sweep_task(prefix: str, lo: int, *, labels: IdArray, node_w: IdArray, label_w: IdArray,
                max_w: IdArray, seed: int, step: int, sub: int, num_sub: int,
-               strict: bool, norm: float = 0.0) -> tuple[IdArray, IdArray]:
-    """:func:`~graphshard.pipeline.lp_kernels.lp_sweep` on one shard."""
+               strict: bool, norm: float = 0.0) -> tuple[IdArray, IdArray, IdArray]:
+    """:func:`~graphshard.pipeline.lp_kernels.lp_sweep` on one shard; returns the moves
+    only, ``(nodes, new labels, gains)`` (the driver's memory goes with the moves, not
+    with the nodes)."""
     indptr, indices, weights = (np.asarray(a) for a in load_shard(prefix))
-    return lp_sweep(indptr, indices, weights, lo, labels, node_w, label_w, max_w, seed, step,
-                    sub, num_sub, strict, float(norm))
+    new, gains = lp_sweep(indptr, indices, weights, lo, labels, node_w, label_w, max_w, seed,
+                          step, sub, num_sub, strict, float(norm))
+    moved = np.flatnonzero(new != labels[lo:lo + len(new)])
+    return moved + lo, new[moved], gains[moved]
 
 
 def rebalance_task(prefix: str, lo: int, *, labels: IdArray, node_w: IdArray,
