@@ -64,7 +64,7 @@ def commit_moves(labels: IdArray, nodes: IdArray, targets: IdArray, gains: IdArr
     received a move is over, so a feasible start stays feasible.
 
     Returns:
-        ``(labels, label_w)``: new int64 copies.
+        ``(labels, label_w)``: new copies, of the dtypes given.
 
     Example:
         >>> commit_moves(np.array([0, 1, 1]), np.array([1, 2]), np.array([0, 0]),
@@ -77,7 +77,7 @@ def commit_moves(labels: IdArray, nodes: IdArray, targets: IdArray, gains: IdArr
     src = labels[nodes]
     wt = nw[nodes]
     m = len(label_w)
-    w = label_w.reshape(m, -1).astype(np.int64)  # a copy
+    w = label_w.reshape(m, -1).copy()
     _move_weights(w, src, targets, wt)
     keep = np.ones(len(nodes), dtype=bool)
     while True:

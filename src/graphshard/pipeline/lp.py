@@ -128,7 +128,7 @@ def _coarsen(level: ShardedGraph, ex, *, max_cluster: IdArray, seed: int, rounds
              depth: int) -> tuple[IdArray, int]:
     """Cluster ``level`` (``max_cluster``: a cluster's weight limit per constraint);
     returns (fine node -> coarse ID, number of clusters)."""
-    labels = np.arange(level.num_nodes, dtype=np.int64)
+    labels = np.arange(level.num_nodes, dtype=_label_dtype(level.num_nodes))
     labels, _ = sweeps(level, ex, labels, level.node_weights.copy(), max_cluster, seed=seed,
                        step0=depth * 1000, rounds=rounds, strict=False,
                        min_moved=CLUSTER_MIN_MOVED,
@@ -136,7 +136,12 @@ def _coarsen(level: ShardedGraph, ex, *, max_cluster: IdArray, seed: int, rounds
     labels = two_hop(labels, level, ex, max_cluster)
     labels = group_isolated(labels, level, int(max_cluster[0]))
     uniq, clusters = np.unique(labels, return_inverse=True)
-    return clusters.astype(np.int64), len(uniq)
+    return clusters.astype(labels.dtype), len(uniq)
+
+
+def _label_dtype(num_labels: int) -> type:
+    """int32 labels below 2**31 labels: the driver's per-node arrays take half the memory."""
+    return np.int32 if num_labels < 2**31 - 1 else np.int64
 
 
 def _cluster_cap(total_w: int, num_nodes: int, target: float, max_cluster: int,
@@ -300,7 +305,7 @@ def lp_assign(meta: ChunkedMeta, num_parts: int, *, imbalance: float = 0.03, see
     ex.close()
     logger.info("lp: %d nodes into %d parts in %.1fs", n, num_parts, time.perf_counter() - t0)
     off = type_offsets(meta)
-    return {nt: parts[off[nt]:off[nt] + c].copy() for nt, c in meta.num_nodes.items()}
+    return {nt: parts[off[nt]:off[nt] + c].astype(np.int64) for nt, c in meta.num_nodes.items()}
 
 
 def part_limit(node_weights: IdArray, num_parts: int, imbalance: float) -> IdArray:
@@ -360,7 +365,8 @@ def _multilevel(levels: list[ShardedGraph], ex, k: int, imbalance: float, seed: 
         logger.info("lp: the coarsest level keeps %d entries (> coarse_entries %d): "
                     "partitioning its heaviest edges", coarsest.num_entries, coarse_entries)
     parts = run_method(gather(coarsest, ex, coarse_entries, seed), k, method,
-                       MethodOptions(imbalance=imbalance, seed=seed, threads=workers))
+                       MethodOptions(imbalance=imbalance, seed=seed, threads=workers)
+                       ).astype(_label_dtype(k))
     logger.info("lp: initial partition of %d nodes by %s in %.1fs", levels[-1].num_nodes,
                 method, time.perf_counter() - t)
     for depth in range(len(levels) - 1, -1, -1):

@@ -20,7 +20,21 @@ from .lp_exec import Executor
 from .lp_kernels import accumulate_degrees
 from .lp_shards import ShardedGraph, build_shard, chunk_piece, contract_piece, shard_bounds
 
-__all__ = ["contract_level", "level0_from_chunks", "type_offsets"]
+__all__ = ["compact_ints", "contract_level", "level0_from_chunks", "type_offsets"]
+
+
+def compact_ints(values: IdArray) -> IdArray:
+    """``values`` as int32 when every value and their sum fit (per-node arrays of a level:
+    half the driver's memory), else int64.
+
+    Example:
+        >>> compact_ints(np.array([1, 2])).dtype, compact_ints(np.array([2**31, 0])).dtype
+        (dtype('int32'), dtype('int64'))
+    """
+    values = np.asarray(values)
+    fits = values.size == 0 or (int(values.min()) >= 0 and
+                                int(values.sum(axis=0, dtype=np.int64).max()) < 2**31 - 1)
+    return values.astype(np.int32 if fits else np.int64, copy=False)
 
 
 def type_offsets(meta: ChunkedMeta) -> dict[str, int]:
@@ -60,7 +74,7 @@ def _build_shards(pieces: list[str], bounds: IdArray, num_nodes: int, node_w: Id
         for part in ("keys", "w", "off"):
             os.remove(f"{p}_{part}.npy")
     deg = np.concatenate(degrees) if degrees else np.zeros(0, np.int64)
-    return ShardedGraph(directory, bounds, node_w, deg.astype(np.int64))
+    return ShardedGraph(directory, bounds, compact_ints(node_w), compact_ints(deg))
 
 
 def level0_from_chunks(meta: ChunkedMeta, directory: Path, budget: int,

@@ -66,9 +66,10 @@ class ShardedGraph:
     Attributes:
         directory: Folder of the shard files.
         bounds: int64 ``num_shards + 1`` node boundaries.
-        node_weights: int64 ``(num_nodes, C)`` weights of every node, one column per
-            balance constraint (nodes; in-edges with ``balance_edges``).
-        degrees: int64 stored entries of every node (per-node array).
+        node_weights: ``(num_nodes, C)`` weights of every node, one column per balance
+            constraint (nodes; in-edges with ``balance_edges``); int32 when the column
+            totals fit (:func:`~graphshard.pipeline.lp_levels.compact_ints`), else int64.
+        degrees: stored entries of every node (int32 or int64 alike).
     """
 
     directory: Path
