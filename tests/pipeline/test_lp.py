@@ -13,7 +13,7 @@ from graphshard.errors import ValidationError
 from graphshard.io.chunked import load_chunked_meta
 from graphshard.partition.adjacency import symmetric_adjacency
 from graphshard.partition.backends import adjacency_cut, max_part_weight
-from graphshard.partition.balance import commit_moves
+from graphshard.partition.balance import commit_moves, needed_moves
 from graphshard.partition.methods import MethodOptions, run_method
 from graphshard.pipeline import lp as lp_mod
 from graphshard.pipeline import lp_shards
@@ -164,6 +164,48 @@ def test_commit_reverts_lowest_gain_moves_into_full_labels():
     out, w = commit_moves(labels, nodes, targets, gains, np.ones(5, np.int64),
                           np.array([2, 2, 1]), 4)
     assert out.tolist() == [0, 0, 0, 1, 0] and w.tolist() == [4, 1, 0]
+
+
+@given(st.integers(0, 2**31), st.integers(1, 4))
+@settings(max_examples=40, deadline=None)
+def test_needed_moves_filtered_per_shard_keep_what_the_whole_set_keeps(seed, shards):
+    """Shard tasks drop the rebalancing candidates the driver could never take: filtering
+    each shard's share first, then the union, gives the same moves as the whole set."""
+    rng = np.random.default_rng(seed)
+    n, k, m = 300, 4, 120
+    node_w = rng.integers(1, 4, size=(n, 2))
+    parts = rng.integers(0, k, size=n)
+    rows = np.sort(rng.choice(n, size=m, replace=False))
+    gains = rng.integers(-3, 4, size=m)
+    ties = rng.permutation(m).astype(np.int64)
+    excess = rng.integers(-5, 20, size=(k, 2))
+    whole = rows[needed_moves(parts[rows], rows, gains, ties, node_w, excess)]
+    cut = np.sort(rng.choice(np.arange(1, m), size=shards - 1, replace=False))
+    kept = [np.sort(idx[needed_moves(parts[rows[idx]], rows[idx], gains[idx], ties[idx],
+                                     node_w, excess)])
+            for idx in np.split(np.arange(m), cut)]
+    union = np.concatenate(kept)
+    again = rows[union][needed_moves(parts[rows[union]], rows[union], gains[union],
+                                     ties[union], node_w, excess)]
+    assert sorted(again.tolist()) == sorted(whole.tolist())
+    assert len(union) <= m
+
+
+def test_driver_arrays_are_int32_and_parts_int64(sbm, tmp_path, monkeypatch):
+    """Per-node arrays of every level are int32 when they fit (half the driver's memory);
+    the result stays int64."""
+    seen: list[tuple] = []
+    real = lp_mod._refine
+
+    def refine(g, ex, parts, *args, **kwargs):
+        seen.append((g.node_weights.dtype, g.degrees.dtype, parts.dtype))
+        return real(g, ex, parts, *args, **kwargs)
+
+    monkeypatch.setattr(lp_mod, "_refine", refine)
+    parts = lp_assign(_chunked(sbm, tmp_path, 3), 4, coarse_nodes=50,
+                      balance_edges=True)["_N"]
+    assert parts.dtype == np.int64 and len(seen) >= 2
+    assert set(seen) == {(np.dtype(np.int32),) * 3}
 
 
 def test_bad_arguments_raise(sbm, tmp_path):

@@ -30,7 +30,7 @@ def max_part_weight(total_weight: int, num_parts: int, imbalance: float) -> int:
     return max(bound, -(-total_weight // num_parts))
 
 __all__ = ["commit_moves", "enforce_balance", "group_prefix", "max_part_weight",
-           "rebalance_candidates", "rebalance_loop", "weight_sums"]
+           "needed_moves", "rebalance_candidates", "rebalance_loop", "weight_sums"]
 
 log = logging.getLogger(__name__)
 
@@ -199,6 +199,32 @@ def enforce_balance(adj: Adjacency, parts: IdArray, num_parts: int, imbalance: f
     return rebalance_loop(parts, node_w, num_parts, max_w, candidates, max_iter=max_iter)
 
 
+def needed_moves(src: IdArray, rows: IdArray, gains: IdArray, ties: IdArray,
+                 node_w: IdArray, excess: IdArray) -> IdArray:
+    """Indices of the candidate moves that remove each part's ``excess`` (``(k, C)``), best
+    gain first (ties by ``ties``): a move out of part ``src`` is needed while the moves
+    before it out of that part weigh less than the excess in some column.
+
+    Applied to any subset of the candidates (one shard's), it keeps every candidate that
+    the whole set would keep (a move's prefix only grows with more candidates), so shard
+    tasks can filter before the driver does.
+
+    Example:
+        >>> needed_moves(np.array([0, 0, 0]), np.array([5, 6, 7]), np.array([1, 3, 2]),
+        ...              np.zeros(3, np.int64), np.ones((8, 1), np.int64),
+        ...              np.array([[2], [0]])).tolist()
+        [1, 2]
+    """
+    if len(rows) == 0:
+        return np.zeros(0, dtype=np.int64)
+    order = np.lexsort((ties, -gains, src))
+    src, moved = src[order], rows[order]
+    take = np.zeros(len(order), dtype=bool)
+    for c in range(node_w.shape[1]):
+        take |= group_prefix(src, node_w[moved, c]) < excess[src, c]
+    return order[take]
+
+
 def rebalance_loop(parts: IdArray, node_w: IdArray, num_parts: int, max_w: IdArray,
                    candidates: Callable[[IdArray, IdArray, int], tuple[IdArray, ...]], *,
                    max_iter: int = 20, warn: bool = True) -> IdArray:
@@ -216,12 +242,7 @@ def rebalance_loop(parts: IdArray, node_w: IdArray, num_parts: int, max_w: IdArr
         if (excess <= 0).all():
             return parts
         rows, targets, gains, ties = candidates(parts, pw, it)
-        src = parts[rows]
-        order = np.lexsort((ties, -gains, src))
-        rows, targets, gains, src = rows[order], targets[order], gains[order], src[order]
-        take = np.zeros(len(rows), dtype=bool)
-        for c in range(node_w.shape[1]):
-            take |= group_prefix(src, node_w[rows, c]) < excess[src, c]
+        take = needed_moves(parts[rows], rows, gains, ties, node_w, excess)
         parts, _ = commit_moves(parts, rows[take], targets[take], gains[take], node_w, pw,
                                 max_w)
     heaviest = weight_sums(parts, node_w, num_parts).max(axis=0)

@@ -30,7 +30,7 @@ import numpy as np
 
 from ..io.chunked import ChunkedMeta, read_edge_chunk
 from ..partition.adjacency import Adjacency
-from ..partition.balance import rebalance_candidates
+from ..partition.balance import needed_moves, rebalance_candidates
 from ..typing import EdgeType, IdArray
 from .lp_kernels import (
     favourite_labels,
@@ -261,10 +261,15 @@ def sweep_task(prefix: str, lo: int, *, labels: IdArray, node_w: IdArray, label_
 def rebalance_task(prefix: str, lo: int, *, labels: IdArray, node_w: IdArray,
                    part_w: IdArray, max_w: IdArray, seed: int
                    ) -> tuple[IdArray, IdArray, IdArray, IdArray]:
-    """:func:`~graphshard.partition.balance.rebalance_candidates` on one shard."""
+    """:func:`~graphshard.partition.balance.rebalance_candidates` on one shard, keeping
+    only the moves that the driver could need (:func:`~graphshard.partition.balance.
+    needed_moves`: at most each part's excess per shard, not every row of a heavy part)."""
     indptr, indices, weights = (np.asarray(a) for a in load_shard(prefix))
-    return rebalance_candidates(indptr, indices, weights, lo, labels, node_w, part_w, max_w,
-                                seed)
+    rows, targets, gains, ties = rebalance_candidates(indptr, indices, weights, lo, labels,
+                                                      node_w, part_w, max_w, seed)
+    keep = np.sort(needed_moves(labels[rows], rows, gains, ties, node_w,
+                                part_w - np.asarray(max_w)))
+    return rows[keep], targets[keep], gains[keep], ties[keep]
 
 
 def cut_task(prefix: str, lo: int, *, labels: IdArray) -> int:
