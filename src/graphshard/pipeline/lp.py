@@ -35,10 +35,12 @@ Cost: about (sweeps per level) x (entries per level) summed over the levels, plu
 counting-sort passes per level build; the round limits above trade quality for speed.
 
 Memory: a task holds one edge chunk or one shard (``max_task_entries`` entries plus one
-row) and a few per-node arrays (8 bytes a node each); the driver holds per-node arrays
-and, at step 3, the coarsest graph.  The result depends on ``seed`` and on the shard
-layout (``max_task_entries``), never on how the input is chunked, on ``workers``, or on
-``use_ray``: every random choice is a keyed hash of (seed, node, step).
+row) and a few per-node arrays (4 bytes a node each: labels and weights are int32 while
+they fit); the driver holds per-node arrays, the moves of one round (sweep and rebalancing
+tasks return moves, not a value per row), and, at step 3, the coarsest graph.  The
+result depends on ``seed`` and on the shard layout (``max_task_entries``), never on how
+the input is chunked, on ``workers``, or on ``use_ray``: every random choice is a keyed
+hash of (seed, node, step).
 """
 
 from __future__ import annotations
