@@ -18,7 +18,7 @@ from .._jit import kernel
 from .._keyed import GOLDEN, keyed_hash, mix
 
 __all__ = ["accumulate_degrees", "favourite_labels", "group_rows", "keep_heavy", "lp_sweep",
-           "shard_cut", "weight_histogram"]
+           "shard_cut", "sort_rows", "weight_histogram"]
 
 @kernel
 def accumulate_degrees(deg, indeg, u, v):  # pragma: no cover - compiled
@@ -228,6 +228,18 @@ def weight_histogram(weights):  # pragma: no cover - compiled
     for j in range(weights.shape[0]):
         hist[_log2_bucket(weights[j])] += 1
     return hist
+
+
+@kernel
+def sort_rows(indptr, indices, weights):  # pragma: no cover - compiled
+    """Sort every row of a CSR by column, in place (``weights`` follow): the cost of one
+    sort per row, with no per-entry key or permutation array over the whole graph."""
+    for r in range(indptr.shape[0] - 1):
+        lo, hi = indptr[r], indptr[r + 1]
+        if hi - lo > 1:
+            order = np.argsort(indices[lo:hi], kind="mergesort")
+            indices[lo:hi] = indices[lo:hi][order]
+            weights[lo:hi] = weights[lo:hi][order]
 
 
 @kernel

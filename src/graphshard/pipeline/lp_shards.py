@@ -38,6 +38,7 @@ from .lp_kernels import (
     keep_heavy,
     lp_sweep,
     shard_cut,
+    sort_rows,
     weight_histogram,
 )
 
@@ -216,21 +217,21 @@ def gather(level: ShardedGraph, ex=None, max_entries: int | None = None, seed: i
         kept = ex.map(heavy_entries_task, shards, shared={
             "bucket": bucket, "threshold": np.uint64(min(int(share * 2**64), 2**64 - 1)),
             "seed": seed})
-        rows = np.concatenate([x[0] for x in kept])
+        degrees = np.bincount(np.concatenate([x[0] for x in kept]),
+                              minlength=level.num_nodes)  # rows come in ascending order
         indices = np.concatenate([x[1] for x in kept])
         weights = np.concatenate([x[2] for x in kept])
-        degrees = np.bincount(rows, minlength=level.num_nodes)
+        del kept
     else:
         loaded = [load_shard(prefix) for prefix, _ in shards]
         indices = np.concatenate([np.asarray(p[1]) for p in loaded]).astype(np.int64)
         weights = np.concatenate([np.asarray(p[2]) for p in loaded]).astype(np.int64)
         degrees = level.degrees
-        rows = np.repeat(np.arange(level.num_nodes, dtype=np.int64), degrees)
     indptr = np.zeros(level.num_nodes + 1, dtype=np.int64)
     np.cumsum(degrees, out=indptr[1:])
-    order = np.argsort(rows * np.int64(max(1, level.num_nodes)) + indices)
-    return Adjacency(indptr, indices[order], weights[order],
-                     level.node_weights.reshape(level.num_nodes, -1).copy())
+    sort_rows(indptr, indices, weights)
+    return Adjacency(indptr, indices, weights,
+                     level.node_weights.reshape(level.num_nodes, -1).astype(np.int64))
 
 
 def histogram_task(prefix: str, lo: int) -> IdArray:
