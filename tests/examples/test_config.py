@@ -81,3 +81,15 @@ def test_walk_config_word2vec_keys(tmp_path):
     cfg.write_text(WALK + "lr_decay: sometimes\n")
     with pytest.raises(gs.errors.ValidationError, match="lr_decay"):
         train_from_config(cfg)
+
+
+def test_walk_config_sample_key(tmp_path):
+    cfg = tmp_path / "sample.yaml"
+    cfg.write_text(WALK + "sample: 1.0e-4\n")
+    sub = train_from_config(cfg)
+    cfg.write_text(WALK)
+    full = train_from_config(cfg)
+    assert sub.num_pairs[0] < 0.8 * full.num_pairs[0]
+    cfg.write_text(WALK + "sample: 2\n")
+    with pytest.raises(gs.errors.ValidationError, match="word2vec's sample"):
+        train_from_config(cfg)

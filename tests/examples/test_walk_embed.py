@@ -182,3 +182,62 @@ def test_pair_sgd_and_decay_errors(sbm_graph, tmp_path):
         train_walk_embedding(sbm_graph, **KW, lr_decay="linear", end_lr=-1.0)
     with pytest.raises(gs.ValidationError, match="'pair_sgd' updates local tables"):
         train_walk_embedding(tmp_path / "parts.json", optimizer="pair_sgd")
+
+
+def test_subsampling_keeps_nodes_at_word2vec_rate():
+    from graphshard.examples._walk_corpus import apply_subsampling
+    from graphshard.sampling import WalkResult
+
+    rng = np.random.default_rng(0)
+    keep = np.array([0.05, 0.3, 0.8, 1.0, 0.0])
+    traces = rng.integers(0, 5, (4000, 12))
+    traces[:, -2:] = -1  # padding stays padding
+    walks = WalkResult(traces, np.zeros(12, np.int64), ["_N"])
+    out = apply_subsampling(walks, keep, np.array([0, 5]), seed=3).traces
+    for node, p in enumerate(keep):  # per node, within 4.5 binomial sd of the law
+        n, k = (traces == node).sum(), (out == node).sum()
+        assert abs(k - n * p) <= 4.5 * np.sqrt(n * p * (1 - p)) + 1e-9, (node, k, n * p)
+    for row_in, row_out in zip(traces[:50], out[:50], strict=True):
+        kept = row_out[row_out >= 0]
+        assert (row_out[len(kept):] == -1).all()  # compacted: kept entries first, in order
+        it = iter(row_in.tolist())
+        assert all(x in it for x in kept.tolist())  # a subsequence of the walk
+    again = apply_subsampling(walks, keep, np.array([0, 5]), seed=3).traces
+    np.testing.assert_array_equal(again, out)
+    assert not np.array_equal(apply_subsampling(walks, keep, np.array([0, 5]), seed=4).traces,
+                              out)
+    # a metapath walk (two column types) keeps its columns: a dropped entry becomes -1
+    het = WalkResult(traces, np.arange(12, dtype=np.int64) % 2, ["u", "i"])
+    masked = apply_subsampling(het, np.tile(keep, 2), np.array([0, 5, 10]), seed=3).traces
+    assert ((masked == traces) | (masked == -1)).all()
+    assert (masked[traces == 4] == -1).all() and (masked[traces == 3] == 3).all()
+
+
+def test_keep_probability_counts_the_walks():
+    from graphshard.examples._walk_corpus import epoch_walks, keep_probability
+
+    hub = gs.graph((np.zeros(30, np.int64), np.arange(1, 31)), num_nodes=31)
+    g = gs.graph((np.concatenate([hub.edges()[0], hub.edges()[1]]),
+                  np.concatenate([hub.edges()[1], hub.edges()[0]])), num_nodes=31)  # a star
+    plans = [(None, "_N")]
+    keep = keep_probability(g, plans, 6, 4, 50, 0, 0.01)
+    counts = np.zeros(31, np.int64)
+    for _, _, _, w in epoch_walks(g, plans, 6, 4, 50, 0, 0):
+        counts += np.bincount(w.traces[w.traces >= 0], minlength=31)
+    thr = 0.01 * counts.sum()
+    np.testing.assert_allclose(keep, np.minimum(1, (np.sqrt(counts / thr) + 1) * thr / counts))
+    assert keep[0] < 0.3 and (keep[1:] == 1).all()  # only the hub (half the entries) drops
+
+
+def test_subsample_in_training(sbm_graph, tmp_path):
+    kw = {**KW, "epochs": 2, "optimizer": "pair_sgd", "lr": 0.2, "lr_decay": "linear"}
+    full = train_walk_embedding(sbm_graph, **kw)
+    sub = train_walk_embedding(sbm_graph, **kw, subsample=1e-4)
+    assert sub.num_pairs[0] < 0.8 * full.num_pairs[0]  # each node keeps about 0.3
+    assert sub.losses[-1] < sub.losses[0]
+    again = train_walk_embedding(sbm_graph, **kw, subsample=1e-4)
+    np.testing.assert_array_equal(again.embeddings["_N"], sub.embeddings["_N"])
+    for bad in (1.5, -0.1, "often"):
+        with pytest.raises(gs.ValidationError, match=r"subsample .*must be a number in") as e:
+            train_walk_embedding(sbm_graph, **KW, subsample=bad)
+        assert e.value.field == "subsample"

@@ -1,6 +1,6 @@
-"""Numba kernels of the walk-embedding trainer: sparse row optimisers and the skip-gram
+"""Numba kernels of the walk-embedding trainer: sparse row optimisers, the skip-gram
 negative-sampling loss, batched (gradients for torch-side tables) or pair by pair
-(word2vec's plain SGD)."""
+(word2vec's plain SGD), and word2vec's subsampling of frequent nodes in walks."""
 
 from __future__ import annotations
 
@@ -8,11 +8,13 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from .._jit import kernel
+from ..sampling._rng import item_state, uniform
 
-__all__ = ["adagrad_rows", "reassoc_kernel", "sgd_rows", "sgns_grads", "sgns_pair_sgd"]
+__all__ = ["adagrad_rows", "reassoc_kernel", "sgd_rows", "sgns_grads", "sgns_pair_sgd",
+           "subsample_walks"]
 
 
 @kernel
@@ -121,3 +123,31 @@ def sgns_grads(u, i_src, i_dst, i_neg, grad):  # pragma: no cover - numba
                 grad[s, j] += g * u[n, j]
                 grad[n, j] += g * u[s, j]
     return loss / b
+
+
+@kernel(parallel=True)
+def subsample_walks(traces, col_offset, keep, seed, compact, out):  # pragma: no cover
+    """word2vec's subsampling of frequent words, on walks: entry ``traces[i, a] = x``
+    (a per-type ID; -1 is padding) stays with probability ``keep[col_offset[a] + x]``
+    (``keep`` by global ID), drawn from the keyed state of (``seed``, walk ``i``) at step
+    ``a``.  ``compact``: the kept entries of a walk move to its front, in order, and -1
+    fills the rest (the window then reaches past dropped nodes, as word2vec's); otherwise a
+    dropped entry becomes -1 in place.  Writes ``out`` (shape of ``traces``); returns the
+    kept entries per walk."""
+    n, length = traces.shape
+    kept = np.zeros(n, dtype=np.int64)
+    for i in prange(n):
+        st = item_state(seed, 0, i)
+        o = 0
+        for a in range(length):
+            x = traces[i, a]
+            if x >= 0 and uniform(st, a) < keep[col_offset[a] + x]:
+                out[i, o if compact else a] = x
+                o += 1
+            elif not compact:
+                out[i, a] = -1
+        if compact:
+            for a in range(o, length):
+                out[i, a] = -1
+        kept[i] = o
+    return kept

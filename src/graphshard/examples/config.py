@@ -6,8 +6,9 @@ A walk config (``task: walk``, the default) reads PGL's keys ``meta_path``, ``wa
 ``need_inference``, ``warm_start_from``, ``output_path``, ``seed``, and our
 ``neg_distribution`` (``uniform`` / ``degree``), ``lr_decay`` (``none``, the default, or
 ``linear``: word2vec's decay from ``lr`` to ``end_lr`` over the run's walks), ``end_lr``
-(default ``lr * 1e-4``), ``random_window`` (word2vec's reduced window) and ``optimizer:
-pair_sgd`` (SGD after every pair, local graphs only); bad values raise a
+(default ``lr * 1e-4``), ``random_window`` (word2vec's reduced window), ``sample`` (or
+``subsample``: word2vec's subsampling of frequent nodes, 0 = off, e.g. ``1e-4``) and
+``optimizer: pair_sgd`` (SGD after every pair, local graphs only); bad values raise a
 :class:`~graphshard.errors.ValidationError` naming the key.  A GraphSAGE config
 (``task: sage``) reads ``fanouts``, ``hidden_size``, ``epochs``, ``batch_size``, ``lr``,
 ``feat``, ``label``, ``train_mask``, ``val_mask``, ``test_mask``, ``dropout``, ``seed``,
@@ -59,7 +60,8 @@ _WALK = {"meta_path": "metapath", "walk_len": "walk_len", "walk_times": "walk_ti
          "emb_size": "emb_size", "optimizer": "optimizer",
          "excluded_train_pair": "exclude_pairs", "neg_distribution": "neg_distribution",
          "checkpoint_dir": "checkpoint_dir", "resume": "resume", "lr_decay": "lr_decay",
-         "end_lr": "end_lr", "random_window": "random_window"}
+         "end_lr": "end_lr", "random_window": "random_window", "sample": "subsample",
+         "subsample": "subsample"}
 _WALK_FLOW = {"need_train", "need_inference", "warm_start_from"}
 _SAGE = {"fanouts": "fanouts", "hidden_size": "hidden", "hidden": "hidden", "feat": "feat",
          "label": "label", "train_mask": "train_mask", "val_mask": "val_mask",

@@ -1,8 +1,9 @@
 """Unsupervised walk embeddings (DeepWalk / metapath2vec, Graph4Rec's walk-based model).
 
 Each epoch walks ``walk_times`` times from every start node (in shuffled buffers of walks),
-cuts skip-gram (centre, context) pairs within ``win_size``, draws ``neg_num`` negatives of
-the context's node type per pair, and minimises the sigmoid loss
+optionally drops frequent nodes from them (word2vec's ``sample``: ``subsample``), cuts
+skip-gram (centre, context) pairs within ``win_size``, draws ``neg_num`` negatives of the
+context's node type per pair, and minimises the sigmoid loss
 ``-log s(e_c . e_p) - sum log s(-e_c . e_n)`` over one embedding table per node type (shared
 by centres and contexts, as PGL's walk-based model).  The tables are sparse: a step reads
 and updates only the rows of its batch.  On a DistGraph they are
@@ -36,13 +37,14 @@ import numpy as np
 
 from .._files import atomic_path, atomic_write
 from .._optional import import_optional
-from .._progress import progress
 from ..errors import FormatError, ValidationError
-from ..sampling import negative_sample, parse_metapath, random_walk, skip_gram_pairs
+from ..sampling import negative_sample, parse_metapath, skip_gram_pairs
 from ..store import GraphStore
 from ..typing import IdArray
 from ._common import open_store, subseed
-from ._walk_kernels import adagrad_rows, sgd_rows, sgns_grads, sgns_pair_sgd
+from ._walk_corpus import apply_subsampling, epoch_walks, keep_probability
+from ._walk_kernels import sgns_grads, sgns_pair_sgd
+from ._walk_tables import init_tables, resume_tables, save_tables
 
 __all__ = ["WalkEmbeddingResult", "load_embeddings", "save_embeddings",
            "train_walk_embedding"]
@@ -84,138 +86,12 @@ class WalkEmbeddingResult:
                 f"loss={loss}, seconds={sum(self.seconds):.1f})")
 
 
-class _TorchTable:
-    """A local embedding table: a torch tensor (on a NumPy row block, no copy) updated
-    row-wise by sparse Adagrad or SGD (the update of :class:`~graphshard.dist.SparseAdagrad`,
-    done in place on the rows)."""
-
-    def __init__(self, torch: Any, init: np.ndarray, optimizer: str, lr: float) -> None:
-        self.torch = torch
-        self.weight = torch.from_numpy(init)
-        self.state = torch.zeros_like(self.weight) if optimizer == "adagrad" else None
-        self.lr, self.eps = float(lr), 1e-10
-
-    def set_lr(self, lr: float) -> None:
-        self.lr = float(lr)
-
-    def rows(self, ids: IdArray) -> np.ndarray:
-        return np.take(self.weight.numpy(), ids, axis=0)
-
-    def step(self, ids: IdArray, grads: np.ndarray) -> None:
-        """Update unique rows ``ids`` with gradient rows ``grads`` (in place, numba)."""
-        w = self.weight.numpy()
-        if self.state is not None:
-            adagrad_rows(w, self.state.numpy(), ids, grads, np.float32(self.lr),
-                          np.float32(self.eps))
-        else:
-            sgd_rows(w, ids, grads, np.float32(self.lr))
-
-    def all(self) -> np.ndarray:
-        return self.weight.numpy().copy()
-
-    def snapshot(self) -> dict[str, np.ndarray]:
-        """The table and its Adagrad state (copies), for a checkpoint."""
-        out = {"weight": self.all()}
-        if self.state is not None:
-            out["adagrad"] = self.state.numpy().copy()
-        return out
-
-    def restore(self, snap: dict[str, np.ndarray]) -> None:
-        self.weight.copy_(self.torch.from_numpy(np.asarray(snap["weight"])))
-        if self.state is not None:
-            self.state.copy_(self.torch.from_numpy(np.asarray(snap["adagrad"])))
-
-
-class _DistTable:
-    """A DistEmbedding on the graph servers with a server-side sparse optimizer."""
-
-    def __init__(self, dg: Any, ntype: str, init: np.ndarray, optimizer: str, lr: float
-                 ) -> None:
-        from ..dist import DistEmbedding, SparseAdagrad, SparseSGD
-
-        self.emb = DistEmbedding(init.shape[0], init.shape[1], part_policy=f"node:{ntype}",
-                                 graph=dg)
-        chunk = 1 << 16
-        for i in range(0, len(init), chunk):
-            self.emb.weight[np.arange(i, min(i + chunk, len(init)))] = init[i:i + chunk]
-        self.opt = (SparseAdagrad if optimizer == "adagrad" else SparseSGD)([self.emb], lr)
-
-    def set_lr(self, lr: float) -> None:
-        self.opt.lr = float(lr)
-
-    def rows(self, ids: IdArray) -> np.ndarray:
-        return self.emb(ids)
-
-    def step(self, ids: IdArray, grads: np.ndarray) -> None:
-        self.opt.step(ids, grads)
-
-    def all(self) -> np.ndarray:
-        n, chunk = self.emb.num_embeddings, 1 << 16
-        return np.concatenate([self.emb(np.arange(i, min(i + chunk, n)))
-                               for i in range(0, n, chunk)])
-
-    def _tensors(self) -> dict[str, Any]:
-        st = self.opt.state.get(self.emb.name)
-        return {"weight": self.emb.weight, **({"adagrad": st} if st is not None else {})}
-
-    def snapshot(self) -> dict[str, np.ndarray]:
-        """The table and its Adagrad state, read from the servers, for a checkpoint."""
-        chunk = 1 << 16
-        return {k: np.concatenate([t[np.arange(i, min(i + chunk, len(t)))]
-                                   for i in range(0, len(t), chunk)])
-                for k, t in self._tensors().items()}
-
-    def restore(self, snap: dict[str, np.ndarray]) -> None:
-        chunk = 1 << 16
-        for k, t in self._tensors().items():
-            for i in range(0, len(t), chunk):
-                rows = np.arange(i, min(i + chunk, len(t)))
-                t[rows] = np.asarray(snap[k][i:i + chunk])
-
-
 def _starts(store: GraphStore, metapath: Any, walk_len: int) -> list[tuple[Any, str]]:
     """(metapath, start node type) per ``;``-separated metapath (PGL's config syntax)."""
     paths = [None] if metapath is None else (
         [p.strip() for p in metapath.split(";") if p.strip()] if isinstance(metapath, str)
         else list(metapath))
     return [(p, parse_metapath(store, p, walk_len)[0][0]) for p in paths]
-
-
-def _init_tables(torch: Any, store: GraphStore, emb_size: int, optimizer: str, lr: float,
-                 seed: int, init: dict[str, np.ndarray] | None, context: bool
-                 ) -> tuple[list[Any], list[np.ndarray]]:
-    """One table per node type, then (``context``) one zero context table per node type.
-
-    Local tables are row blocks (views) of one array for the node tables and one for the
-    context tables, returned too (``[nodes]`` or ``[nodes, contexts]``; empty for a
-    DistGraph): the per-pair kernel indexes them by global ID."""
-    from ..dist import DistGraph  # no Ray import until a DistGraph connects
-
-    rng = np.random.default_rng(subseed(seed, 2))
-    dist = isinstance(store, DistGraph)
-    counts = [store.num_nodes(t) for t in store.ntypes]
-    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    blocks = [] if dist else [np.empty((int(offsets[-1]), emb_size), np.float32)
-                              for _ in range(2 if context else 1)]
-    tables = []
-    kinds = [(i, False) for i in range(len(counts))] + [(i, True) for i in range(len(counts))
-                                                          if context]
-    for i, is_ctx in kinds:
-        t, n = store.ntypes[i], counts[i]
-        w = (np.zeros((n, emb_size), np.float32) if is_ctx else
-             (rng.random((n, emb_size), dtype=np.float32) - 0.5) / np.float32(emb_size ** 0.5))
-        if init is not None and t in init and not is_ctx:
-            w = np.ascontiguousarray(init[t], dtype=np.float32)
-            if w.shape != (n, emb_size):
-                raise ValidationError(f"initial embeddings of {t!r} have shape {w.shape}, "
-                                      f"expected {(n, emb_size)}", field="init")
-        if dist:
-            tables.append(_DistTable(store, t, w, optimizer, lr))
-            continue
-        view = blocks[int(is_ctx)][offsets[i]:offsets[i + 1]]
-        view[:] = w
-        tables.append(_TorchTable(torch, view, optimizer, lr))
-    return tables, blocks
 
 
 def _step(tables: list[Any], offsets: np.ndarray, src: IdArray, dst: IdArray,
@@ -266,12 +142,15 @@ class _Run:
     lr_decay: str
     total_walks: int
     seed: int
+    keep: np.ndarray | None  # keep probability by global ID (subsampling), or None
 
 
 def _train_buffer(run: _Run, walks: Any, rng: np.random.Generator, walks_done: int,
                   keys: tuple[int, ...], step_losses: list[float]) -> int:
     """Pairs of one buffer of walks, shuffled, trained batch by batch; returns the pairs.
     ``walks_done``: walks of the run trained before this buffer (for the rate decay)."""
+    if run.keep is not None:
+        walks = apply_subsampling(walks, run.keep, run.offsets, seed=subseed(run.seed, 7, *keys))
     p = skip_gram_pairs(walks, run.win_size, random_window=run.random_window,
                         exclude_pairs=run.exclude_pairs, seed=subseed(run.seed, 6, *keys))
     order = rng.permutation(len(p))
@@ -298,8 +177,9 @@ def _train_buffer(run: _Run, walks: Any, rng: np.random.Generator, walks_done: i
 
 
 def _check_args(store: Any, optimizer: str, lr_decay: str, lr: float, end_lr: float | None,
-                sizes: dict[str, Any]) -> float:
-    """Validate the options; returns the final learning rate."""
+                subsample: Any, sizes: dict[str, Any]) -> tuple[float, float]:
+    """Validate the options; returns the final learning rate and the subsampling
+    threshold."""
     from ..dist import DistGraph
 
     if optimizer not in OPTIMIZERS:
@@ -322,7 +202,15 @@ def _check_args(store: Any, optimizer: str, lr_decay: str, lr: float, end_lr: fl
                               f"lr={lr!r}, end_lr={end_lr!r}",
                               field="lr" if not float(lr) > 0 else "end_lr",
                               value=lr if not float(lr) > 0 else end_lr)
-    return end
+    try:
+        sample = float(subsample)
+    except (TypeError, ValueError):
+        sample = -1.0
+    if not 0.0 <= sample < 1.0:
+        raise ValidationError(f"train_walk_embedding: subsample (word2vec's sample) must be a "
+                              f"number in [0, 1), got {subsample!r}", field="subsample",
+                              value=subsample)
+    return end, sample
 
 
 def train_walk_embedding(store: Any, *, metapath: Any = None, walk_len: int = 24,
@@ -330,7 +218,7 @@ def train_walk_embedding(store: Any, *, metapath: Any = None, walk_len: int = 24
                          emb_size: int = 64, lr: float = 0.1, epochs: int = 1,
                          batch_size: int = 512, seed: int = 0, optimizer: str = "adagrad",
                          lr_decay: str = "none", end_lr: float | None = None,
-                         random_window: bool = False,
+                         random_window: bool = False, subsample: float = 0.0,
                          exclude_pairs: Sequence[Any] = (), neg_distribution: str = "uniform",
                          walk_buffer: int = 5000, context_table: bool = False,
                          init: dict[str, np.ndarray] | None = None,
@@ -364,6 +252,11 @@ def train_walk_embedding(store: Any, *, metapath: Any = None, walk_len: int = 24
         end_lr: Last learning rate of ``"linear"`` (default ``lr * 1e-4``, word2vec's).
         random_window: Shrink each centre's window to ``1..win_size`` at random, keyed by
             seed (word2vec's reduced window: near contexts weigh more, about half the pairs).
+        subsample: word2vec's ``sample``: 0 (off) or a threshold ``t`` (1e-3 .. 1e-5) such
+            that a node seen ``c`` times in the first epoch's ``T`` walk entries is kept with
+            probability ``min(1, (sqrt(c / (t T)) + 1) t T / c)`` at each occurrence, before
+            pairing (kept nodes close up, so windows reach further).  Counting walks the
+            first epoch once more.
         exclude_pairs: Node-type pairs not trained (PGL's ``excluded_train_pair``).
         neg_distribution: ``"uniform"`` or ``"degree"`` (degree ** 0.75).
         walk_buffer: Walks generated, paired and shuffled together.
@@ -382,26 +275,29 @@ def train_walk_embedding(store: Any, *, metapath: Any = None, walk_len: int = 24
         WalkEmbeddingResult with the tables and the loss per epoch and step.
 
     Raises:
-        ValidationError: bad metapath, sizes, optimizer, ``lr_decay`` or rates.
+        ValidationError: bad metapath, sizes, optimizer, ``lr_decay``, rates or
+            ``subsample``.
         MissingDependencyError: torch is not installed.
     """
     torch = import_optional("torch", "training")
-    end = _check_args(store, optimizer, lr_decay, lr, end_lr,
-                      {"epochs": epochs, "batch_size": batch_size, "emb_size": emb_size,
-                       "neg_num": neg_num, "walk_times": walk_times,
-                       "walk_buffer": walk_buffer})
+    end, sample = _check_args(store, optimizer, lr_decay, lr, end_lr, subsample,
+                              {"epochs": epochs, "batch_size": batch_size,
+                               "emb_size": emb_size, "neg_num": neg_num,
+                               "walk_times": walk_times, "walk_buffer": walk_buffer})
     with open_store(store) as st:
         plans = _starts(st, metapath, walk_len)
         offsets = np.concatenate([[0], np.cumsum([st.num_nodes(t) for t in st.ntypes])])
-        tables, blocks = _init_tables(torch, st, int(emb_size), optimizer, float(lr), seed,
-                                      init, bool(context_table))
+        tables, blocks = init_tables(torch, st, int(emb_size), optimizer, float(lr), seed,
+                                     init, bool(context_table))
         shift = int(offsets[-1]) if context_table else 0  # context IDs: the second set
         walks_per_epoch = sum(st.num_nodes(t) for _, t in plans) * int(walk_times)
         run = _Run(st, tables, blocks, offsets,
                    np.concatenate([offsets[:-1], offsets + shift]) if context_table
                    else offsets, shift, int(win_size), bool(random_window), int(neg_num),
                    neg_distribution, int(batch_size), exclude_pairs, optimizer, float(lr),
-                   end, lr_decay, max(walks_per_epoch * int(epochs), 1), int(seed))
+                   end, lr_decay, max(walks_per_epoch * int(epochs), 1), int(seed),
+                   keep_probability(st, plans, walk_len, int(walk_times), int(walk_buffer),
+                                    seed, sample) if sample else None)
         hist: dict[str, list[Any]] = {"losses": [], "step_losses": [], "num_pairs": [],
                                       "seconds": []}
         losses, step_losses = hist["losses"], hist["step_losses"]
@@ -416,66 +312,32 @@ def train_walk_embedding(store: Any, *, metapath: Any = None, walk_len: int = 24
             params.update(lr_decay=lr_decay, end_lr=end, epochs=int(epochs))
         if random_window:
             params["random_window"] = True
-        start = _resume(tables, checkpoint_dir, params, hist) if checkpoint_dir and resume else 0
+        if sample:
+            params["subsample"] = sample
+        start = (resume_tables(tables, checkpoint_dir, params, hist)
+                 if checkpoint_dir and resume else 0)
         for epoch in range(start, int(epochs)):
             t0 = time.perf_counter()
             first = len(step_losses)
             pairs_seen = 0
             walks_done = epoch * walks_per_epoch
-            for k, (path, start_type) in enumerate(plans):
-                rng = np.random.default_rng(subseed(seed, 3, epoch, k))
-                starts = rng.permutation(np.tile(np.arange(st.num_nodes(start_type)),
-                                                 int(walk_times)))
-                chunks = range(0, len(starts), int(walk_buffer))
-                for c, lo in enumerate(progress(chunks, desc=f"epoch {epoch}", unit="buffer",
-                                                total=len(chunks))):
-                    walks = random_walk(st, starts[lo:lo + int(walk_buffer)], walk_len, path,
-                                        seed=subseed(seed, 4, epoch, k, c))
-                    pairs_seen += _train_buffer(run, walks, rng, walks_done, (epoch, k, c),
-                                                step_losses)
-                    walks_done += len(walks.traces)
+            for k, c, rng, walks in epoch_walks(st, plans, walk_len, int(walk_times),
+                                                 int(walk_buffer), seed, epoch, bar=True):
+                pairs_seen += _train_buffer(run, walks, rng, walks_done, (epoch, k, c),
+                                            step_losses)
+                walks_done += len(walks.traces)
             secs.append(time.perf_counter() - t0)
             num_pairs.append(pairs_seen)
             losses.append(float(np.mean(step_losses[first:])) if pairs_seen else float("nan"))
             logger.info("walk embedding epoch %d: %d pairs, loss %.4f, %.1f s", epoch,
                         pairs_seen, losses[-1], secs[-1])
             if checkpoint_dir is not None:
-                from .checkpoint import save_checkpoint
-
-                snaps = [tab.snapshot() for tab in tables]
-                save_checkpoint(checkpoint_dir,
-                                {f"{i}.weight": s["weight"] for i, s in enumerate(snaps)},
-                                {f"{i}.adagrad": s["adagrad"] for i, s in enumerate(snaps)
-                                 if "adagrad" in s},
-                                epoch=epoch + 1, history=hist, params=params)
+                save_tables(tables, checkpoint_dir, epoch + 1, params, hist)
             if on_epoch is not None:
                 on_epoch(epoch, {"loss": losses[-1], "pairs": pairs_seen, "seconds": secs[-1]})
         embeddings = {t: tables[i].all() for i, t in enumerate(st.ntypes)}
     return WalkEmbeddingResult(embeddings, losses, step_losses, [int(n) for n in num_pairs],
                                secs)
-
-
-def _resume(tables: list[Any], checkpoint_dir: Any, params: dict[str, Any],
-            hist: dict[str, list[Any]]) -> int:
-    """Load the checkpoint in ``checkpoint_dir`` into the tables; the epochs it completed."""
-    from .checkpoint import resume_checkpoint
-
-    ck = resume_checkpoint(checkpoint_dir, params)
-    if ck is None:
-        return 0
-    if len([k for k in ck.model if k.endswith(".weight")]) != len(tables):
-        raise FormatError(f"{checkpoint_dir}: the checkpoint has {len(ck.model)} tables, this "
-                          f"run {len(tables)}", path=str(checkpoint_dir))
-    for i, tab in enumerate(tables):
-        snap = {"weight": ck.model[f"{i}.weight"]}
-        if f"{i}.adagrad" in ck.optimizer:
-            snap["adagrad"] = ck.optimizer[f"{i}.adagrad"]
-        tab.restore(snap)
-    for name, values in hist.items():
-        values.extend(ck.history.get(name, []))
-    logger.info("train_walk_embedding: resumed from %s after epoch %d", checkpoint_dir,
-                ck.epoch)
-    return ck.epoch
 
 
 def _negatives(store: GraphStore, ntypes: list[str], dst_type: np.ndarray, neg_num: int,
