@@ -33,7 +33,7 @@ logistic regression on HGB's labelled authors (label.dat; 5 random 80/20 splits)
 label.dat.test_full is not used: its labels do not fit the graph (an author's most
 frequent venue predicts label.dat's labels but gives chance, ~25%, on test_full), so it
 looks like HGB's masked test file.
-Needs torch, ray and scikit-learn (benchmark only).
+Needs torch, ray and scikit-learn: ``pip install -e '.[bench]'``.
 """
 
 from __future__ import annotations
