@@ -18,7 +18,6 @@ from graphshard.partition.methods import MethodOptions, run_method
 from graphshard.pipeline import lp as lp_mod
 from graphshard.pipeline import lp_shards
 from graphshard.pipeline.lp import lp_assign
-from graphshard.pipeline.lp_moves import merge_needed
 from graphshard.pipeline.lp_shards import gather
 
 
@@ -190,24 +189,6 @@ def test_needed_moves_filtered_per_shard_keep_what_the_whole_set_keeps(seed, sha
                                      ties[union], node_w, excess)]
     assert sorted(again.tolist()) == sorted(whole.tolist())
     assert len(union) <= m
-
-
-@pytest.mark.parametrize("batch", [1, 7, 1000])
-def test_merge_needed_in_batches_keeps_exactly_the_needed_moves(batch):
-    rng = np.random.default_rng(batch)
-    n, k = 400, 4
-    node_w = rng.integers(1, 4, size=(n, 2))
-    labels = rng.integers(0, k, size=n)
-    excess = rng.integers(-5, 30, size=(k, 2))
-    rows = np.sort(rng.choice(n, size=300, replace=False))
-    gains, ties = rng.integers(-3, 4, size=300), rng.permutation(300).astype(np.int64)
-    targets = (labels[rows] + 1) % k
-    shards = [(rows[i:i + 50], targets[i:i + 50], gains[i:i + 50], ties[i:i + 50])
-              for i in range(0, 300, 50)]
-    got = merge_needed(list(shards), labels, node_w, excess, batch=batch)
-    want = needed_moves(labels[rows], rows, gains, ties, node_w, excess)
-    assert sorted(got[0].tolist()) == sorted(rows[want].tolist())
-    assert (got[1] == (labels[got[0]] + 1) % k).all() and len(got) == 4
 
 
 def test_driver_arrays_are_int32_and_parts_int64(sbm, tmp_path, monkeypatch):

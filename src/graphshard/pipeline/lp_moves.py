@@ -12,12 +12,12 @@ import logging
 
 import numpy as np
 
-from ..partition.balance import commit_moves, needed_moves, rebalance_loop
+from ..partition.balance import commit_moves, rebalance_loop
 from ..typing import IdArray
 from .lp_exec import Executor
 from .lp_shards import ShardedGraph, cut_task, rebalance_task, sweep_task
 
-__all__ = ["level_cut", "merge_needed", "rebalance", "sweeps"]
+__all__ = ["level_cut", "rebalance", "sweeps"]
 
 logger = logging.getLogger(__name__)
 
@@ -63,34 +63,10 @@ def rebalance(level: ShardedGraph, ex: Executor, parts: IdArray, num_parts: int,
         res = ex.map(rebalance_task, shards, shared={
             "labels": labels, "node_w": node_w, "part_w": part_w, "max_w": max_w,
             "seed": seed + it})
-        return merge_needed(res, labels, node_w, part_w - np.asarray(max_w))
+        return tuple(np.concatenate([x[i] for x in res]) for i in range(4))
 
     return rebalance_loop(parts, node_w, num_parts, max_w, candidates, max_iter=max_iter,
                           warn=warn)
-
-
-def merge_needed(results: list[tuple[IdArray, ...]], labels: IdArray, node_w: IdArray,
-                 excess: IdArray, *, batch: int = 1 << 20) -> tuple[IdArray, ...]:
-    """Concatenate the shards' rebalancing candidates ``(rows, targets, gains, ties)``,
-    dropping on the way those that :func:`~graphshard.partition.balance.needed_moves`
-    rules out given the candidates merged so far (exact: a candidate's prefix only grows
-    with more candidates).  Each shard keeps up to a part's excess, so the shards together
-    can offer many times what is needed; merging in batches bounds the driver's memory
-    by about twice what is needed plus ``batch`` candidates."""
-    kept: list[tuple[IdArray, ...]] = []
-    size, limit = 0, batch
-    for i in range(len(results)):
-        kept.append(results[i])
-        results[i] = None  # type: ignore[call-overload]  # free the shard's result
-        size += len(kept[-1][0])
-        if size > limit or i == len(results) - 1:
-            merged = tuple(np.concatenate([x[j] for x in kept]) for j in range(4))
-            keep = np.sort(needed_moves(labels[merged[0]], merged[0], merged[2], merged[3],
-                                        node_w, excess))
-            kept = [tuple(a[keep] for a in merged)]
-            size = len(keep)
-            limit = max(limit, 2 * size)
-    return kept[0] if kept else tuple(np.zeros(0, np.int64) for _ in range(4))
 
 
 def level_cut(level: ShardedGraph, ex: Executor, parts: IdArray) -> int:
