@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import graphshard as gs
-from graphshard.errors import ValidationError
+from graphshard.errors import FormatError, ValidationError
 from graphshard.io.chunked import load_chunked_meta
 from graphshard.partition.adjacency import symmetric_adjacency
 from graphshard.partition.backends import adjacency_cut, max_part_weight
@@ -206,6 +206,21 @@ def test_driver_arrays_are_int32_and_parts_int64(sbm, tmp_path, monkeypatch):
                       balance_edges=True)["_N"]
     assert parts.dtype == np.int64 and len(seen) >= 2
     assert set(seen) == {(np.dtype(np.int32),) * 3}
+
+
+def test_a_bad_chunk_is_named_before_any_task_reads_it(tmp_path):
+    """Piece tasks read their own chunks; the driver's first pass checks every chunk, so
+    an ID out of range is a FormatError naming the chunk file and row."""
+    src = np.arange(40)
+    d = tmp_path / "ring"
+    gs.io.write_chunked(gs.graph((src, (src + 1) % 40)), d, 3)
+    bad = d / "edges" / "0-_N__E__N-1.npy"
+    edges = np.load(bad)
+    edges[2, 1] = 99
+    np.save(bad, edges)
+    with pytest.raises(FormatError, match=r"0-_N__E__N-1\.npy:3.*dst ID 99"):
+        lp_assign(load_chunked_meta(d), 2, work_dir=tmp_path)
+    assert not list(tmp_path.glob("graphshard-lp-*"))  # the work directory is gone
 
 
 def test_bad_arguments_raise(sbm, tmp_path):
