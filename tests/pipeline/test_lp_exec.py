@@ -22,7 +22,7 @@ from graphshard.partition.methods import MethodOptions, run_method
 from graphshard.partition.metis_lib import metis_kway
 from graphshard.pipeline import lp_actors, lp_exec
 from graphshard.pipeline.lp import lp_assign
-from graphshard.pipeline.lp_actors import ShardWorker, _same
+from graphshard.pipeline.lp_actors import FileRef, ShardWorker, _same, _save_shared
 
 
 def _write_into(x: int, *, arr: np.ndarray) -> int:
@@ -95,6 +95,15 @@ def test_same_compares_blocks_dtype_and_shape():
     assert not _same(x, x[:-1], block=64)
 
 
+def test_shard_worker_maps_shared_files_read_only(tmp_path):
+    ref = _save_shared(tmp_path / "factor.npy", np.arange(6) * 5)
+    w = ShardWorker(warm=False)
+    assert w.run(_scaled, (2,), 1, {"offset": 1}, ["factor"], [ref]) == 11
+    with pytest.raises(ValueError, match="read-only"):
+        w.run(_write_into, (3,), 2, {}, ["arr"], [FileRef(ref.path)])
+    assert np.load(ref.path).tolist() == [0, 5, 10, 15, 20, 25]
+
+
 def test_warm_up_runs_the_pipeline():
     assert lp_actors.warm_up() > 0
 
@@ -145,6 +154,27 @@ def test_ray_pool_reuses_unchanged_shared_arrays(pool):
     assert pool.map(_scaled, [(i,) for i in range(3)],
                     shared={"factor": changed, "offset": 0}) == [0, 2, 4]
     assert pool._pool._last["factor"][0] is not ref
+
+
+def test_ray_pool_shares_files_and_deletes_replaced_ones(pool, tmp_path):
+    folder = tmp_path / "shared"
+    pool.share_files(folder)
+    try:
+        factor = np.arange(50_000)
+        assert pool.map(_scaled, [(i,) for i in range(4)],
+                        shared={"factor": factor, "offset": 1}) == [1, 2, 3, 4]
+        first = sorted(folder.glob("factor-*.npy"))
+        assert len(first) == 1 and isinstance(pool._pool._last["factor"][0], FileRef)
+        assert pool.map(_scaled, [(7,)], shared={"factor": factor.copy(), "offset": 0}) == [7]
+        assert sorted(folder.glob("factor-*.npy")) == first  # same contents: not saved again
+        assert pool.map(_scaled, [(i,) for i in range(3)],
+                        shared={"factor": factor * 3, "offset": 0}) == [0, 3, 6]
+        now = sorted(folder.glob("factor-*.npy"))
+        assert len(now) == 1 and now != first  # the replaced file is gone
+    finally:
+        pool.share_files(None)
+    assert list(folder.glob("*.npy")) == []
+    assert pool.map(_scaled, [(2,)], shared={"factor": np.arange(3), "offset": 0}) == [2]
 
 
 def test_ray_pool_raises_the_task_error(pool):

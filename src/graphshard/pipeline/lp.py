@@ -60,7 +60,7 @@ from ..partition.balance import weight_sums
 from ..partition.methods import METHODS, MethodOptions, run_method
 from ..typing import IdArray
 from .lp_cluster import group_isolated, two_hop
-from .lp_exec import make_executor
+from .lp_exec import make_executor, sharing_files
 from .lp_levels import contract_level, level0_from_chunks, type_offsets
 from .lp_moves import level_cut, rebalance, sweeps
 from .lp_shards import ShardedGraph, gather
@@ -293,7 +293,8 @@ def lp_assign(meta: ChunkedMeta, num_parts: int, *, imbalance: float = 0.03, see
            workers=workers)
     ex = make_executor(workers, use_ray, address)
     t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="graphshard-lp-", dir=work_dir) as tmp:
+    with tempfile.TemporaryDirectory(prefix="graphshard-lp-", dir=work_dir) as tmp, \
+            sharing_files(ex, Path(tmp) / "shared"):
         levels = [level0_from_chunks(meta, Path(tmp) / "level0", max_task_entries, ex,
                                      edge_weighted=balance_edges)]
         n = levels[0].num_nodes

@@ -7,10 +7,14 @@ every fresh worker process, the imports and the numba cache loads of the kernels
 overlaps the driver's first streaming pass; then it runs ``fn(*call, **shared)`` for the
 driver, exactly as the in-process executor does.
 
-Per map, the driver puts each shared array in the object store once and sends the
-references; an actor resolves them (zero-copy, read-only) on its first call of that map
-and keeps them for the map's later calls; an array equal to the one of the last map
-under its name is not put again.  Calls go to the least busy actor (a second call is
+Per map, the driver shares each array once and sends the references; an actor resolves
+them (zero-copy, read-only) on its first call of that map and keeps them for the map's
+later calls; an array equal to the one of the last map under its name is not shared
+again.  Arrays go to Ray's object store, or, once :meth:`ActorPool.share_files` names a
+folder that every actor sees (the pipeline's work directory), to ``.npy`` files there
+that the actors memory-map: the driver then never maps the pages it shares, so they do
+not count in its resident memory (object-store pages the driver writes do, up to the
+store's high-water mark).  Calls go to the least busy actor (a second call is
 queued on each while more follow, so an actor never waits for the driver between calls;
 the last ones go to idle actors only), and results come back in submission order, so
 the pool is a drop-in for a thread pool: same functions, same arguments, same results.
@@ -18,6 +22,7 @@ the pool is a drop-in for a thread pool: same functions, same arguments, same re
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import os
@@ -25,11 +30,16 @@ import tempfile
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = ["ActorPool", "ShardWorker", "warm_up"]
+from .._files import atomic_path
+from .._malloc import trim_heap
+
+__all__ = ["ActorPool", "FileRef", "ShardWorker", "warm_up"]
 
 logger = logging.getLogger(__name__)
 
@@ -125,10 +135,59 @@ def _same(a: np.ndarray, b: np.ndarray, block: int = 1 << 16) -> bool:
     return True
 
 
-def _get(refs: list[Any]) -> list[Any]:
-    import ray
+@dataclass(frozen=True)
+class FileRef:
+    """A shared array saved as an ``.npy`` file (see :meth:`ActorPool.share_files`)."""
 
-    return ray.get(refs)
+    path: str
+
+
+def _save_shared(path: Path, value: np.ndarray) -> FileRef:
+    """Write ``value`` to ``path`` atomically (a reader never sees a partial file)."""
+    with atomic_path(path) as tmp, open(tmp, "wb") as handle:
+        np.save(handle, np.ascontiguousarray(value), allow_pickle=False)
+    return FileRef(str(path))
+
+
+def _same_as_file(ref: FileRef, value: np.ndarray, block: int = 1 << 20) -> bool:
+    """Whether ``ref``'s file holds ``value`` (dtype, shape, contents), read block by block
+    with plain reads: the driver compares without mapping the file's pages.
+
+    Example:
+        >>> import tempfile
+        >>> x = np.arange(10); ref = _save_shared(Path(tempfile.mkdtemp()) / "x.npy", x)
+        >>> _same_as_file(ref, x.copy(), 4), _same_as_file(ref, x[::-1].copy(), 4)
+        (True, False)
+    """
+    with open(ref.path, "rb") as handle:
+        version = np.lib.format.read_magic(handle)
+        read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                       else np.lib.format.read_array_header_2_0)
+        shape, fortran, dtype = read_header(handle)
+        if shape != value.shape or dtype != value.dtype or fortran:
+            return False
+        flat = np.ascontiguousarray(value).reshape(-1)
+        for lo in range(0, flat.size, block):
+            part = np.fromfile(handle, dtype=dtype, count=min(block, flat.size - lo))
+            if not np.array_equal(part, flat[lo:lo + block]):
+                return False
+    return True
+
+
+def _get(refs: list[Any]) -> list[Any]:
+    """The arrays behind ``refs``: memory-mapped read-only for :class:`FileRef`, else from
+    Ray's object store (zero-copy, read-only)."""
+    out: list[Any] = [None] * len(refs)
+    store = [i for i, r in enumerate(refs) if not isinstance(r, FileRef)]
+    for i, r in enumerate(refs):
+        if isinstance(r, FileRef):
+            out[i] = np.load(r.path, mmap_mode="r", allow_pickle=False).view(np.ndarray)
+    if store:
+        import ray
+
+        for i, value in zip(store, ray.get([refs[i] for i in store]), strict=True):
+            out[i] = value
+    return out
 
 
 class ActorPool:
@@ -157,7 +216,9 @@ class ActorPool:
         self._t0 = time.perf_counter()
         self.actors = [cls.remote(warm=warm) for _ in range(max(1, int(size)))]
         self._ready = [a.ready.remote() for a in self.actors]
-        self._last: dict[str, tuple[Any, np.ndarray]] = {}
+        self._last: dict[str, tuple[Any, Any]] = {}
+        self._folder: Path | None = None
+        self._saved = itertools.count()
 
     @property
     def size(self) -> int:
@@ -179,6 +240,7 @@ class ActorPool:
         at once.
         """
         ray = self._ray
+        trim_heap()  # the last map's results and commits are garbage by now
         key = next(self._keys)
         names, refs, values = [], [], {}
         for name, value in (shared or {}).items():
@@ -220,22 +282,48 @@ class ActorPool:
                 load[a] -= 1
         return [results[i] for i in range(len(results))]
 
+    def share_files(self, folder: str | Path | None) -> None:
+        """Share arrays as ``.npy`` files in ``folder`` from now on (``None``: through the
+        object store again).  Every actor must see ``folder``; the pool deletes a file
+        once a later map replaces it, and the caller removes ``folder`` at the end."""
+        self._forget()
+        self._folder = None if folder is None else Path(folder)
+        if self._folder is not None:
+            self._folder.mkdir(parents=True, exist_ok=True)
+
     def _put(self, name: str, value: np.ndarray) -> Any:
-        """The object-store reference of shared array ``name``: the last map's when the
-        contents are the same (a per-node array often is, e.g. the node weights of a
-        level), else a new ``ray.put``.  Comparing costs a fraction of a put and stops at
-        the first differing block."""
+        """The reference of shared array ``name``: the last map's when the contents are
+        the same (a per-node array often is, e.g. the node weights of a level), else a
+        new ``ray.put`` or file.  Comparing costs a fraction of a put and stops at the
+        first differing block."""
         last = self._last.get(name)
-        if last is not None and _same(last[1], value):
-            return last[0]
-        self._last.pop(name, None)
-        ref = self._ray.put(value)
-        self._last[name] = (ref, self._ray.get(ref))  # zero-copy view of the stored copy
+        if last is not None:
+            ref, stored = last
+            if (_same_as_file(ref, value) if isinstance(ref, FileRef)
+                    else _same(stored, value)):
+                return ref
+            self._drop(name)
+        if self._folder is not None:
+            ref = _save_shared(self._folder / f"{name}-{next(self._saved)}.npy", value)
+            self._last[name] = (ref, None)
+        else:
+            ref = self._ray.put(value)
+            self._last[name] = (ref, self._ray.get(ref))  # zero-copy view of the stored copy
         return ref
 
+    def _drop(self, name: str) -> None:
+        ref, _ = self._last.pop(name)
+        if isinstance(ref, FileRef):  # every call of its map has returned
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(ref.path)
+
+    def _forget(self) -> None:
+        for name in list(self._last):
+            self._drop(name)
+
     def close(self) -> None:
-        """Kill the actors (their CPUs return to Ray)."""
-        self._last.clear()
+        """Kill the actors (their CPUs return to Ray) and delete the shared files."""
+        self._forget()
         for a in self.actors:
             self._ray.kill(a)
         self.actors = []

@@ -18,15 +18,17 @@ import logging
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from .._alone import run_alone, start_alone_process
+from .._malloc import trim_heap
 from .._optional import import_optional
 
 __all__ = ["Executor", "InProcessExecutor", "RayExecutor", "make_executor", "ray_actors",
-           "run_alone"]
+           "run_alone", "sharing_files"]
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +43,11 @@ class Executor:
             shared: dict[str, Any] | None = None) -> list[Any]:
         """Results of ``fn(*call, **shared)`` for every call, in order."""
         raise NotImplementedError
+
+    def share_files(self, folder: str | Path | None) -> None:
+        """Hand shared arrays to the workers as files in ``folder`` (a folder every worker
+        sees, removed by the caller; ``None``: stop).  Only Ray's pool uses it: threads
+        share the driver's memory anyway."""
 
     def close(self) -> None:
         """Release worker resources."""
@@ -73,6 +80,7 @@ class InProcessExecutor(Executor):
 
     def map(self, fn: Callable[..., Any], calls: Iterable[Sequence[Any]],
             shared: dict[str, Any] | None = None) -> list[Any]:
+        trim_heap()  # freed arrays of the last map: back to the OS, not kept resident
         shared = {k: _read_only(v) for k, v in (shared or {}).items()}
         if self._pool is None:
             return [fn(*map(_read_only, c), **shared) for c in calls]
@@ -129,6 +137,10 @@ class RayExecutor(Executor):
             raise RuntimeError("RayExecutor.map after close()")
         return self._pool.map(fn, calls, shared)
 
+    def share_files(self, folder: str | Path | None) -> None:
+        if self._pool is not None:
+            self._pool.share_files(folder)
+
     def close(self) -> None:
         """Kill the actors; stop Ray if this executor started it."""
         if self._pool is not None:
@@ -149,6 +161,9 @@ class _Borrowed(Executor):
     def map(self, fn: Callable[..., Any], calls: Iterable[Sequence[Any]],
             shared: dict[str, Any] | None = None) -> list[Any]:
         return self._inner.map(fn, calls, shared)
+
+    def share_files(self, folder: str | Path | None) -> None:
+        self._inner.share_files(folder)
 
 
 _kept: list[RayExecutor] = []
@@ -185,3 +200,15 @@ def make_executor(workers: int | None, use_ray: bool, address: str | None = None
             return _Borrowed(_kept[-1])
         return RayExecutor(workers, address)
     return InProcessExecutor(workers or os.cpu_count() or 1)
+
+
+@contextlib.contextmanager
+def sharing_files(ex: Executor, folder: Path) -> Iterator[Executor]:
+    """Inside the block, ``ex`` hands shared arrays to its workers as files in ``folder``
+    (:meth:`Executor.share_files`); after it, through memory again, so a lent pool never
+    points at a folder that is gone."""
+    ex.share_files(folder)
+    try:
+        yield ex
+    finally:
+        ex.share_files(None)
