@@ -34,6 +34,10 @@ __all__ = ["commit_moves", "enforce_balance", "group_prefix", "max_part_weight",
 
 log = logging.getLogger(__name__)
 
+#: :func:`rebalance_loop` stops after a round that keeps more than this share of the
+#: excess in every column
+STALL = 0.99
+
 
 def weight_sums(labels: IdArray, weights: IdArray, size: int) -> IdArray:
     """Sum of ``weights`` per label: ``(size,)`` for 1-D weights, ``(size, C)`` for
@@ -230,17 +234,24 @@ def rebalance_loop(parts: IdArray, node_w: IdArray, num_parts: int, max_w: IdArr
                    max_iter: int = 20, warn: bool = True) -> IdArray:
     """Rounds of: ``candidates(parts, part_weights, round)`` proposes moves out of heavy
     parts (rows, targets, gains, tie keys, as :func:`rebalance_candidates` returns); the
-    best-gain moves that remove each part's excess are committed.  Stops when balanced.
+    best-gain moves that remove each part's excess are committed.  Stops when balanced,
+    or after a round that shed less than ``1 - STALL`` of the excess in every column
+    (the targets had no room: more rounds would propose the same moves again).
 
     ``node_w`` is ``(n, C)`` and ``max_w`` ``(C,)``: one column per constraint.  With
     ``warn`` a result still over the limit is logged as a warning (else at debug level:
     a coarse level of a multilevel scheme may not balance, its finer levels will).
     """
+    last = None
     for it in range(max_iter):
         pw = weight_sums(parts, node_w, num_parts)
         excess = pw - max_w
         if (excess <= 0).all():
             return parts
+        over = np.maximum(excess, 0).sum(axis=0)
+        if last is not None and (over > STALL * last).all():
+            break  # the last round shed under 1% of the excess in every column: stuck
+        last = over
         rows, targets, gains, ties = candidates(parts, pw, it)
         take = needed_moves(parts[rows], rows, gains, ties, node_w, excess)
         parts, _ = commit_moves(parts, rows[take], targets[take], gains[take], node_w, pw,
