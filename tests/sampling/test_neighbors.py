@@ -14,7 +14,7 @@ from scipy import integrate, stats
 import graphshard as gs
 from graphshard.errors import ValidationError
 from graphshard.sampling import degrees, find_edges, in_subgraph, sample_neighbors
-from graphshard.sampling._kernels_weighted import _smallest_first
+from graphshard.sampling._keys_dense import _smallest_first
 from graphshard.sampling._rng import neg_log
 
 
@@ -107,6 +107,7 @@ def successive_subset_probs(w: np.ndarray, k: int) -> np.ndarray:
     ([300.0, 1.0, 1.0, 2.0], 2),      # rejection gives up, exponential keys finish
     ([1.0, 2.0, 3.0, 4.0, 5.0], 3),   # rejection with a high repeat rate
     ([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], 5),  # k >= 2/3 deg: exponential keys over the row
+    ([1.0, 8.0, 2.0, 0.5, 3.0, 1.0, 4.0, 6.0], 6),  # float32 keys, two of eight struck out
 ])
 def test_weighted_without_replacement_matches_successive_sampling(weights, k):
     w = np.array(weights)
@@ -122,8 +123,8 @@ def test_weighted_without_replacement_matches_successive_sampling(weights, k):
 
 
 def test_weighted_keys_on_a_longer_row_exclude_by_the_exact_law():
-    # deg 21, k 20: exponential keys over the row, selected by quickselect (past its 16-entry
-    # finish); one edge is left out, edge p with probability P(key p is the largest)
+    # deg 21, k 20: float32 exponential keys over the row (._keys_dense); one edge is left
+    # out, edge p with probability P(key p is the largest)
     w = np.arange(1.0, 22.0)
     deg, k, n = len(w), 20, 6000
     g = stars(n, deg)
@@ -144,6 +145,25 @@ def test_weighted_keys_on_a_longer_row_exclude_by_the_exact_law():
     assert stats.chisquare(counts[keep], expected[keep] / expected[keep].sum()
                            * counts[keep].sum()).pvalue > ALPHA
     assert counts[~keep].sum() <= 3 * max(1.0, expected[~keep].sum() * n)
+
+
+@pytest.mark.parametrize(("deg", "k"), [(64, 50), (65, 50), (12, 8)])
+def test_weighted_dense_rows_skip_zero_weights_and_never_repeat(deg, k):
+    # deg 64 is the longest row of the float32 path, 65 takes the float64 keys; zero
+    # weights (1 / w = inf) must never be picked, and the last row ends the arrays
+    n = 300
+    g = stars(n, deg)
+    w = np.random.default_rng(deg).random(deg) + 0.01
+    w[[1, deg // 2, deg - 1]] = 0.0
+    g.edata["p"] = np.tile(w, n)
+    _, dst, eids = sample_neighbors(g, np.arange(n), k, prob="p", seed=9).edges()
+    assert np.all(np.bincount(dst, minlength=n) == k)
+    pos = (eids % deg).reshape(n, k)
+    assert all(len(set(r)) == k for r in pos.tolist())
+    assert not np.isin(pos, [1, deg // 2, deg - 1]).any()
+    again = sample_neighbors(g, np.arange(n), k, prob="p", seed=9).edges()[2]
+    other = sample_neighbors(g, np.arange(n), k, prob="p", seed=10).edges()[2]
+    assert np.array_equal(eids, again) and not np.array_equal(eids, other)
 
 
 def test_smallest_first_selects_the_smallest():

@@ -4,11 +4,12 @@ Same conventions as :mod:`._kernels_nbr` (two-pass ragged output, draws keyed by
 chunks of rows with prefetches).  A weighted draw reads one alias record (``row_alias``:
 O(1) per draw).  Without replacement (successive sampling: draw proportionally to weight,
 remove, repeat) the fill kernel takes a row whole when it yields all its positive-weight
-edges, draws keys ``E / w`` (``E`` ~ Exp(1), ``1 / w`` precomputed per edge by
-``row_inv_weights``) over rows with ``k >= 2 deg / 3`` and keeps the ``k`` smallest
-(Efraimidis-Spirakis), and rejects repeated alias draws on sparser rows, finishing with
+edges, draws keys ``E / w`` (``E`` ~ Exp(1), ``1 / w`` precomputed per edge in float32
+by ``row_inv_weights``) over rows with ``k >= 2 deg / 3`` and keeps the ``k`` smallest
+(Efraimidis-Spirakis; in float32 lanes by :mod:`._keys_dense` on rows up to
+``DENSE_MAX`` long), and rejects repeated alias draws on sparser rows, finishing with
 keys if the rejections drag on.  All paths are exact up to float rounding (the alias
-thresholds' 2**-32, the keys' 2**-44: see ``_keys_select``).
+thresholds' 2**-32, ``1 / w``'s 2**-24, the float64 keys' 2**-44: see :mod:`._keys_dense`).
 
 Example:
     >>> import numpy as np
@@ -25,12 +26,12 @@ from numba import prange
 
 from .._jit import kernel
 from ._kernels_nbr import _AHEAD, _FLOYD_MAX, row_yield, sample_counts
+from ._keys_dense import DENSE_MAX, SCRATCH, at_least, dense_pick, keys_select
 from ._prefetch import prefetch
-from ._rng import draw, exponential, item_state, randint
+from ._rng import draw, item_state, randint
 
 __all__ = ["alias_draw", "fill_weighted", "row_alias", "row_inv_weights", "weighted_counts"]
 
-_RANK_MAX = 256  # exponential keys over rows up to this long quickselect packed keys, longer sort
 _KEYS4 = 6  # no replacement: exponential keys over rows with 4 deg <= _KEYS4 k, else rejection
 _ONE = 1 << 32  # acceptance thresholds are fixed-point fractions of 2**32
 _TMASK = (1 << 33) - 1
@@ -152,81 +153,22 @@ def _row_weights(rec, s0, d, w):
 
 @kernel(parallel=True)
 def row_inv_weights(indptr, rec):
-    """``1 / w`` per edge (float64, CSR order; ``inf`` for a zero weight), with ``w`` the
+    """``1 / w`` per edge (float32, CSR order; ``inf`` for a zero weight), with ``w`` the
     weights the alias records of :func:`row_alias` encode (scaled to sum to the degree per
-    row), so exponential keys and alias draws sample the same weights."""
+    row), so exponential keys and alias draws sample the same weights (up to float32's
+    rounding of ``1 / w``, 2**-24 of it: 4 bytes an edge, and 8 key lanes per AVX2 vector
+    in :mod:`._keys_dense`)."""
     nrows = indptr.shape[0] - 1
-    out = np.empty(rec.shape[0], dtype=np.float64)
+    w = np.empty(rec.shape[0], dtype=np.float64)
+    out = np.empty(rec.shape[0], dtype=np.float32)
     for r in prange(nrows):
         s0 = indptr[r]
         d = indptr[r + 1] - s0
-        _row_weights(rec, s0, d, out[s0:s0 + d])
+        _row_weights(rec, s0, d, w[s0:s0 + d])
         for j in range(s0, s0 + d):
-            x = out[j]
-            out[j] = 1.0 / x if x > 0.0 else np.inf
+            x = w[j]
+            out[j] = np.float32(1.0 / x) if x > 0.0 else np.float32(np.inf)
     return out
-
-
-@kernel
-def _smallest_first(a, n, need):
-    """Reorder ``a[:n]`` (distinct int64) so that ``a[:need]`` holds its ``need`` smallest, in
-    no particular order: quickselect with median-of-3 pivots and a branch-free partition,
-    finished by ranks below 16 entries.  Expected O(n)."""
-    lo = 0
-    hi = n
-    while hi - lo > 16:
-        x, y, z = a[lo], a[(lo + hi) >> 1], a[hi - 1]
-        piv = max(min(x, y), min(max(x, y), z))  # median: above the least of the three
-        store = lo
-        for i in range(lo, hi):
-            v = a[i]
-            a[i] = a[store]
-            a[store] = v
-            store += np.int64(v < piv)
-        if store == need:
-            return
-        if store < need:
-            lo = store
-        else:
-            hi = store
-    for i in range(lo, hi):  # ranks within [lo, hi), into the scratch past n
-        v = a[i]
-        r = lo
-        for j in range(lo, hi):
-            r += np.int64(a[j] < v)
-        a[n + r - lo] = v
-    for i in range(lo, hi):
-        a[i] = a[n + i - lo]
-
-
-@kernel
-def _keys_select(invw, start, d, pos, o, t, c, st, step0, keyv):
-    """Fill ``pos[o+t:o+c]`` with the row positions of the smallest exponential keys
-    ``E / w`` (``E`` ~ Exp(1), ``1 / w`` from ``invw``) among the positive-weight positions
-    not in ``pos[o:o+t]`` (Efraimidis-Spirakis): successive weighted sampling without
-    replacement.
-
-    Rows up to ``_RANK_MAX`` long pack each key's bits with its position in the low 8 bits
-    (keys of positive floats order as integers; the key moves by under 2**-44 of itself)
-    and select with :func:`_smallest_first`; longer rows sort the float keys.  ``keyv``
-    (float64) has room for ``d + 16`` entries.
-    """
-    for p in range(d):  # branch-free: vectorises, logarithm included
-        keyv[p] = exponential(st, step0 + p) * invw[start + p]
-    for j in range(o, o + t):
-        keyv[pos[j]] = np.inf
-    need = c - t
-    if d <= _RANK_MAX:
-        a = keyv.view(np.int64)
-        for p in range(d):
-            a[p] = (a[p] & ~np.int64(255)) | p
-        _smallest_first(a, d, need)
-        for j in range(need):
-            pos[o + t + j] = a[j] & 255
-    else:
-        order = np.argsort(keyv[:d], kind="mergesort")
-        for j in range(need):
-            pos[o + t + j] = order[j]
 
 
 @kernel
@@ -250,7 +192,8 @@ def _first_pass(indptr, invw, nnz, rows, keys, offsets, lo, hi, k, replace, seed
     """Pass 1 of a chunk: the first ``c`` alias draws' row positions of every row that
     draws (into ``cand``), their records and edge IDs prefetched, and the ``1 / w`` lines of
     rows that take exponential keys.  A row yielding fewer than ``k`` edges is taken whole
-    (its CSR lines are not read here)."""
+    (its CSR lines are not read here).  Returns how many rows take exponential keys."""
+    nkeys = 0
     for i in range(lo, hi):
         o = offsets[i]
         c = offsets[i + 1] - o
@@ -263,7 +206,8 @@ def _first_pass(indptr, invw, nnz, rows, keys, offsets, lo, hi, k, replace, seed
         if not replace and c >= nz:
             continue
         if not replace and _by_keys(c, d):
-            for j in range(0, d, 8):
+            nkeys += 1
+            for j in range(0, d, 16):  # 16 float32 a line
                 prefetch(invw, start + j)
         else:
             st = item_state(seed, salt, keys[i])
@@ -272,6 +216,7 @@ def _first_pass(indptr, invw, nnz, rows, keys, offsets, lo, hi, k, replace, seed
                 cand[o + a] = j
                 prefetch(flat, 2 * (start + j))
                 prefetch(eids, start + j)  # the edge ID, unless the draw takes the alias
+    return nkeys
 
 
 @kernel
@@ -303,14 +248,6 @@ def _reject_repeats(rec, flat, eids, start, d, o, c, st, cand, pos):
         prefetch(eids, start + x)
         a += 1
     return t
-
-
-@kernel
-def _at_least(a, n):
-    """``a``, or a new float64 scratch array of at least ``n`` (and twice ``a``'s) entries."""
-    if a.shape[0] >= n:
-        return a
-    return np.empty(max(n, 2 * a.shape[0]), dtype=np.float64)
 
 
 @kernel
@@ -347,20 +284,25 @@ def fill_weighted(indptr, indices, eids, rec, nnz, invw, rows, keys, offsets, k,
     of every row (``out_src`` is the scratch), then the positions (in ``out_eid``), then the
     gather.  Without replacement, rows with ``4 deg > _KEYS4 k`` reject repeated alias draws
     (finishing with exponential keys if the rejections drag on); denser rows take
-    exponential keys over the row.  With replacement the draws equal :func:`alias_draw`'s.
+    exponential keys over the row (float32 lanes up to ``DENSE_MAX`` edges).  With
+    replacement the draws equal :func:`alias_draw`'s.
     """
     n = rows.shape[0]
     flat = rec.reshape(-1)
     allpos = nnz.shape[0] == 0
     keyv0 = np.empty(0, dtype=np.float64)
+    k32_0 = np.empty(0, dtype=np.float32)
+    packed0 = np.empty(0, dtype=np.int64)
     for ch in prange((n + _ROWS - 1) // _ROWS):
         lo = ch * _ROWS
         hi = min(n, lo + _ROWS)
         keyv = keyv0
         for i in range(lo, hi):
             prefetch(indptr, rows[i])
-        _first_pass(indptr, invw, nnz, rows, keys, offsets, lo, hi, k, replace, seed, salt,
-                    flat, eids, out_src)
+        nkeys = _first_pass(indptr, invw, nnz, rows, keys, offsets, lo, hi, k, replace, seed,
+                            salt, flat, eids, out_src)
+        k32 = np.empty(SCRATCH, dtype=np.float32) if nkeys else k32_0  # dense path scratch
+        packed = np.empty(SCRATCH, dtype=np.int64) if nkeys else packed0
         for i in range(lo, hi):  # pass 2: positions
             r = rows[i]
             start = indptr[r]
@@ -403,8 +345,11 @@ def fill_weighted(indptr, indices, eids, rec, nnz, invw, rows, keys, offsets, k,
                     for j in range(o, o + c):
                         out_eid[j] = -(start + out_eid[j]) - 1
                     continue
-            keyv = _at_least(keyv, d + 16)
-            _keys_select(invw, start, d, out_eid, o, t, c, st,
-                         (1 << 41) if t == 0 else (1 << 40), keyv)
+            if t == 0 and d <= DENSE_MAX and k32.shape[0] > 0:
+                dense_pick(invw, start, d, out_eid, o, c, st, k32, packed)
+            else:
+                keyv = at_least(keyv, d + 16)
+                keys_select(invw, start, d, out_eid, o, t, c, st,
+                            (1 << 41) if t == 0 else (1 << 40), keyv)
             _from_indices(out_eid, o, c, start, indices, eids)
         _gather(indices, eids, rec, offsets[lo], offsets[hi], out_src, out_eid)
