@@ -335,15 +335,25 @@ def _fmt(x: float | None) -> str:
     return f"{x / 1e6:,.2f}M" if x >= 1e5 else f"{x:,.1f}"
 
 
-def _measure(workers: dict[str, Worker], name: str, reps: int) -> dict[str, list]:
-    """Per worker, ``[(size, secs)]`` per repetition; the order of the sides rotates."""
-    sides = [s for s in workers if workers[s].ask("warm", name) is not None]
-    runs: dict[str, list] = {s: [] for s in sides}
+#: metrics timed in the same repetitions (uniform and weighted alternate), so that their
+#: ratio compares runs of one load window, not two
+TOGETHER = [("f10_edges", "f10_weighted_edges"), ("f25_edges", "f25_weighted_edges"),
+            ("f10_kernel_edges", "f10_weighted_kernel_edges"),
+            ("f25_kernel_edges", "f25_weighted_kernel_edges")]
+
+
+def _measure(workers: dict[str, Worker], names: list[str], reps: int
+             ) -> dict[str, dict[str, list]]:
+    """Per metric and worker, ``[(size, secs, cpu)]`` per repetition; within a repetition
+    every metric of ``names`` runs on every side, the orders of both rotating."""
+    sides = {n: [s for s in workers if workers[s].ask("warm", n) is not None] for n in names}
+    runs: dict[str, dict[str, list]] = {n: {s: [] for s in sides[n]} for n in names}
     for rep in range(1, reps + 1):
-        order = sides[rep % len(sides):] + sides[:rep % len(sides)] if sides else []
-        for s in order:
-            r = workers[s].ask("run", name, rep)
-            runs[s].append((r["size"], r["secs"], r["cpu"]))
+        for name in names[rep % len(names):] + names[:rep % len(names)]:
+            ss = sides[name]
+            for s in ss[rep % len(ss):] + ss[:rep % len(ss)] if ss else []:
+                r = workers[s].ask("run", name, rep)
+                runs[name][s].append((r["size"], r["secs"], r["cpu"]))
     return runs
 
 
@@ -449,7 +459,10 @@ def main(argv: list[str] | None = None) -> None:
         results: dict = {}
         try:
             for key in keys:
-                results[key] = _measure(workers, key, args.reps)
+                if key in results:
+                    continue
+                group = next((g for g in TOGETHER if key in g), (key,))
+                results.update(_measure(workers, [k for k in group if k in keys], args.reps))
         finally:
             for w in workers.values():
                 w.close()
