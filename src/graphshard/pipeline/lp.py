@@ -24,15 +24,18 @@ dKaMinPar.  No worker ever holds the whole edge list:
 4. **Uncoarsen**: project the parts to each finer level, rebalance if a part is over
    ``(1 + imbalance) * n / num_parts`` and refine by size-constrained label propagation
    (moves that strictly reduce the cut and keep every part within the limit), then by
-   relaxed rounds in the spirit of Jet: positive-gain moves may overload a part by
-   ``RELAX`` of the average, a balancer moves the cheapest nodes back out, and the best
-   balanced state is kept (plain constrained LP stalls once METIS has filled the parts).
-   Every loop stops early: label propagation once a round moves fewer than
-   :data:`REFINE_MIN_MOVED` (:data:`CLUSTER_MIN_MOVED`) of the nodes, relaxed rounds once
-   one gains less than :data:`RELAX_MIN_GAIN` of the cut.
+   relaxed rounds in the spirit of Jet: positive-gain moves may overload a part's node
+   count by ``RELAX`` of the average, a balancer moves the cheapest nodes back out, and
+   the best balanced state is kept (plain constrained LP stalls once METIS has filled
+   the parts); see :mod:`~graphshard.pipeline.lp_refine`.  Every loop stops early:
+   label propagation once a round commits moves of fewer than ``REFINE_MIN_MOVED``
+   (:data:`CLUSTER_MIN_MOVED`) of the nodes, relaxed rounds once one gains less than
+   ``RELAX_MIN_GAIN`` of the cut.
 
-Cost: about (sweeps per level) x (entries per level) summed over the levels, plus two
-counting-sort passes per level build; the round limits above trade quality for speed.
+Cost: about (sweeps per level) x (entries per level) summed over the levels, plus a
+bucket pass and a counting sort per level build; the round limits above trade quality for
+speed.  Sweeps visit rows in a random order of blocks of consecutive IDs (cache
+locality).
 
 Memory: a task holds one edge chunk or one shard (``max_task_entries`` entries plus one
 row) and a few per-node arrays (4 bytes a node each: labels and weights are int32 while
@@ -62,8 +65,9 @@ from ..typing import IdArray
 from .lp_cluster import group_isolated, two_hop
 from .lp_exec import make_executor, sharing_files
 from .lp_levels import contract_level, level0_from_chunks, type_offsets
-from .lp_moves import level_cut, rebalance, sweeps
-from .lp_shards import ShardedGraph, gather
+from .lp_refine import label_rounds
+from .lp_refine import refine as _refine
+from .lp_shards import ShardedGraph, gather, release_scratch
 
 __all__ = ["lp_assign"]
 
@@ -76,16 +80,6 @@ DEFAULT_COARSE_ENTRIES = 1 << 22
 _MAX_LEVELS = 30
 #: clustering scores a cluster by connection / weight ** CLUSTER_NORM
 CLUSTER_NORM = 0.0
-#: relaxed refinement rounds may overload a part by this fraction of the average
-RELAX = 0.1
-#: at most this many relaxed rounds per level
-RELAXED_ROUNDS = 3
-#: label-propagation sweeps per relaxed round
-RELAXED_SWEEPS = 2
-#: relaxed rounds stop after one that gains less than this fraction of the level's cut
-RELAX_MIN_GAIN = 0.005
-#: strict refinement stops after a round that moves fewer than this fraction of the nodes
-REFINE_MIN_MOVED = 0.01
 #: clustering stops after a round that moves fewer than this fraction of the nodes
 CLUSTER_MIN_MOVED = 0.01
 #: most a level's average node weight may grow per coarsening step
@@ -131,14 +125,15 @@ def _coarsen(level: ShardedGraph, ex, *, max_cluster: IdArray, seed: int, rounds
     """Cluster ``level`` (``max_cluster``: a cluster's weight limit per constraint);
     returns (fine node -> coarse ID, number of clusters)."""
     labels = np.arange(level.num_nodes, dtype=_label_dtype(level.num_nodes))
-    labels, _ = sweeps(level, ex, labels, level.node_weights.copy(), max_cluster, seed=seed,
-                       step0=depth * 1000, rounds=rounds, strict=False,
-                       min_moved=CLUSTER_MIN_MOVED,
-                       norm=CLUSTER_NORM)
+    labels, _ = label_rounds(level, ex, labels, level.node_weights.copy(), max_cluster,
+                             seed=seed, step0=depth * 1000, rounds=rounds, strict=False,
+                             min_moved=CLUSTER_MIN_MOVED, norm=CLUSTER_NORM)
     labels = two_hop(labels, level, ex, max_cluster)
     labels = group_isolated(labels, level, int(max_cluster[0]))
-    uniq, clusters = np.unique(labels, return_inverse=True)
-    return clusters.astype(labels.dtype), len(uniq)
+    used = np.zeros(len(labels) + 1, dtype=labels.dtype)  # labels are node IDs
+    used[1:][labels] = 1
+    np.cumsum(used, out=used)  # IDs of the used labels, in label order: O(n), no sort
+    return used[labels], int(used[-1])
 
 
 def _label_dtype(num_labels: int) -> type:
@@ -196,39 +191,6 @@ def _node_target(g: ShardedGraph, coarse_entries: int, elasticity: float) -> flo
     """
     ratio = min(1.0, coarse_entries / max(1, g.num_entries))
     return g.num_nodes * ratio ** (1.0 / elasticity)
-
-
-def _refine(g: ShardedGraph, ex, parts: IdArray, k: int, max_part: IdArray, *, seed: int,
-            depth: int, rounds: int) -> IdArray:
-    """Balance ``parts`` on level ``g``, then refine: strict label propagation within the
-    limit, then rounds that may overload parts by :data:`RELAX` of the average (moves
-    into full parts become possible), each followed by rebalancing; the lowest-cut
-    balanced state is kept, and the relaxed rounds stop once one gains less than
-    :data:`RELAX_MIN_GAIN` of the cut."""
-    parts = rebalance(g, ex, parts, k, max_part, seed=seed + depth, warn=False)
-    step0 = 10**6 + depth * 1000
-    pw = weight_sums(parts, g.node_weights, k)
-    parts, pw = sweeps(g, ex, parts, pw, max_part, seed=seed, step0=step0, rounds=rounds,
-                       strict=True, min_moved=REFINE_MIN_MOVED)
-    if RELAXED_ROUNDS == 0:
-        return parts
-    best, best_cut = parts, level_cut(g, ex, parts)
-    relaxed = max_part + (RELAX * pw.sum(axis=0) / k).astype(np.int64)
-    cut0 = best_cut
-    for r in range(RELAXED_ROUNDS):
-        parts, pw = sweeps(g, ex, best, pw, relaxed, seed=seed, step0=step0 + 100 + r,
-                           rounds=RELAXED_SWEEPS, strict=True, min_moved=REFINE_MIN_MOVED)
-        parts = rebalance(g, ex, parts, k, max_part, seed=seed + depth + r, warn=False)
-        pw = weight_sums(parts, g.node_weights, k)
-        cut = level_cut(g, ex, parts)
-        if cut >= best_cut or (pw > max_part).any():
-            break
-        gained = best_cut - cut
-        best, best_cut = parts, cut
-        if gained < RELAX_MIN_GAIN * cut0:
-            break
-    logger.debug("lp: level %d refined cut %d (after LP) -> %d", depth, cut0, best_cut)
-    return best
 
 
 def lp_assign(meta: ChunkedMeta, num_parts: int, *, imbalance: float = 0.03, seed: int = 0,
@@ -306,6 +268,7 @@ def lp_assign(meta: ChunkedMeta, num_parts: int, *, imbalance: float = 0.03, see
                                 coarse_entries, lp_rounds, refine_rounds, method,
                                 max_task_entries, Path(tmp), workers)
     ex.close()
+    release_scratch()  # tasks that ran on this thread (one worker) kept their scratch
     logger.info("lp: %d nodes into %d parts in %.1fs", n, num_parts, time.perf_counter() - t0)
     off = type_offsets(meta)
     return {nt: parts[off[nt]:off[nt] + c].astype(np.int64) for nt, c in meta.num_nodes.items()}

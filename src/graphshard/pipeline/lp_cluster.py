@@ -30,9 +30,12 @@ def two_hop(labels: IdArray, level: ShardedGraph, ex, max_cluster: IdArray) -> I
     alone = np.flatnonzero((size[labels] == 1) & (level.degrees > 0))
     if alone.size < 2:
         return labels
+    wanted = np.zeros(level.num_nodes, dtype=np.bool_)
+    wanted[alone] = True
     fav = np.concatenate(ex.map(favourite_task, [level.shard(b) for b in
                                                  range(level.num_shards)],
-                                shared={"labels": labels}))[alone]
+                                shared={"labels": labels, "wanted": wanted}))[alone]
+    del wanted
     keep = fav >= 0
     alone, fav = alone[keep], fav[keep]
     order = np.lexsort((alone, fav))

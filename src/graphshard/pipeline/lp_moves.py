@@ -1,9 +1,10 @@
-"""Driver-side steps of label propagation on one level: sweeps, commits, rebalancing.
+"""Driver-side steps of the ``lp`` pipeline on one level: rebalancing and the cut.
 
-Shard tasks propose moves from a snapshot of labels (:func:`lp_sweep`); the driver then
-commits them with :func:`commit_moves`, which reverts the lowest-gain moves into any label
-pushed over its weight limit.  Everything here works on per-node arrays; edges stay in
-the shard tasks.
+Shard tasks propose each part's best moves out (:func:`~graphshard.pipeline.lp_shards.
+rebalance_task`); the driver commits the best-gain ones that remove the excess
+(:func:`~graphshard.partition.balance.rebalance_loop`).  Everything here works on
+per-node arrays; edges stay in the shard tasks.  Label-propagation rounds are in
+:mod:`graphshard.pipeline.lp_refine`.
 """
 
 from __future__ import annotations
@@ -12,44 +13,14 @@ import logging
 
 import numpy as np
 
-from ..partition.balance import commit_moves, rebalance_loop
+from ..partition.balance import rebalance_loop
 from ..typing import IdArray
 from .lp_exec import Executor
-from .lp_shards import ShardedGraph, cut_task, rebalance_task, sweep_task
+from .lp_shards import ShardedGraph, cut_task, rebalance_task
 
-__all__ = ["level_cut", "rebalance", "sweeps"]
+__all__ = ["level_cut", "rebalance"]
 
 logger = logging.getLogger(__name__)
-
-#: sub-rounds per round on a level with several shards: rows active in one sub-round see
-#: the others' labels of the previous one (fewer simultaneous, conflicting moves).  Each
-#: sub-round is one task per shard and one commit; 2 instead of 4 cost 3% of the cut on
-#: R-MAT 1M (k=8) and saved 10% of the CPU time and half the sweep tasks
-SUBROUNDS = 2
-
-
-def sweeps(level: ShardedGraph, ex: Executor, labels: IdArray, label_w: IdArray,
-           max_w: IdArray, *, seed: int, step0: int, rounds: int, strict: bool,
-           min_moved: float = 0.001, norm: float = 0.0) -> tuple[IdArray, IdArray]:
-    """``rounds`` label-propagation rounds over all shards (stops early when fewer than
-    ``min_moved`` of the nodes move in a round).  Returns new ``(labels, label_w)``."""
-    num_sub = SUBROUNDS if level.num_shards > 1 else 1
-    shards = [level.shard(b) for b in range(level.num_shards)]
-    for r in range(rounds):
-        moved = 0
-        for sub in range(num_sub):
-            res = ex.map(sweep_task, shards, shared={
-                "labels": labels, "node_w": level.node_weights, "label_w": label_w,
-                "max_w": max_w, "seed": seed, "step": step0 + r, "sub": sub,
-                "num_sub": num_sub, "strict": strict, "norm": norm})
-            nodes, targets, gains = (np.concatenate([x[i] for x in res]) for i in range(3))
-            del res
-            labels, label_w = commit_moves(labels, nodes, targets, gains,
-                                           level.node_weights, label_w, max_w)
-            moved += len(nodes)
-        if moved < min_moved * level.num_nodes:
-            break
-    return labels, label_w
 
 
 def rebalance(level: ShardedGraph, ex: Executor, parts: IdArray, num_parts: int,

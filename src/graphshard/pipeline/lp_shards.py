@@ -8,13 +8,14 @@ each holds at most about ``budget`` entries (plus one row), whatever the graph s
 Building a level is an external bucket sort in two task kinds:
 
 * a *piece* task turns one batch of edges (an input chunk, or one shard mapped through a
-  clustering) into ``(key = u * n + v, weight)`` grouped by row and merged, with the
-  offsets of each target shard's slice (:func:`write_piece`);
-* a *shard* task reads its slice of every piece (memory-mapped) and merges them into its
-  CSR (:func:`build_shard`).
+  clustering) into ``(key = u * n + v, weight)`` bucketed by target shard, with the
+  offsets of each shard's slice (:func:`write_piece`; a counting sort over the shards,
+  linear in the entries);
+* a *shard* task reads its slice of every piece (memory-mapped) and groups them into its
+  CSR, merging repeats (:func:`build_shard`; a counting sort by row,
+  :func:`~graphshard.pipeline.lp_kernels.group_rows`, linear in entries plus rows).
 
-Both group by counting sort (:func:`~graphshard.pipeline.lp_kernels.group_rows`), linear
-in entries plus nodes: no comparison sort of the edges.
+No comparison sort of the edges.
 
 No task ever holds more than one chunk or one shard of edges; the driver holds per-node
 arrays only.  The functions here are pure (paths and arrays in, small results out), so
@@ -23,6 +24,7 @@ they run unchanged in a loop, on threads or as Ray tasks.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,12 +35,15 @@ from ..partition.adjacency import Adjacency
 from ..partition.balance import needed_moves, rebalance_candidates
 from ..typing import EdgeType, IdArray
 from .lp_kernels import (
+    bucket_entries,
+    contract_entries,
     favourite_labels,
     group_rows,
     keep_heavy,
     lp_sweep,
     shard_cut,
     sort_rows,
+    split_keys,
     weight_histogram,
 )
 
@@ -54,6 +59,7 @@ __all__ = [
     "histogram_task",
     "load_shard",
     "rebalance_task",
+    "release_scratch",
     "shard_bounds",
     "sweep_task",
     "write_piece",
@@ -122,19 +128,21 @@ def shard_bounds(sizes: IdArray, budget: int) -> IdArray:
 
 def write_piece(prefix: str, u: IdArray, v: IdArray, w: IdArray, num_nodes: int,
                 bounds: IdArray) -> int:
-    """Group edges ``u -> v`` by row, merge repeats, save them bucketed by ``bounds``.
+    """Save edges ``u -> v`` bucketed by the shard of their row (``bounds``).
 
-    Writes ``<prefix>_keys.npy`` (``u * num_nodes + v``, rows ascending), ``_w.npy`` and
-    ``_off.npy`` (slice of every shard).  Returns the number of entries written.
+    Writes ``<prefix>_keys.npy`` (``u * num_nodes + v``, grouped by shard, in input order
+    inside a shard), ``_w.npy`` and ``_off.npy`` (slice of every shard).  Repeats are
+    merged by the shard task (:func:`build_shard`), which groups its rows anyway: a
+    piece costs O(entries), not a pass over every node of the level.  Returns the number
+    of entries written.
     """
-    indptr, cols, w = group_rows(np.ascontiguousarray(u, dtype=np.int64),
-                                 np.ascontiguousarray(v, dtype=np.int64),
-                                 np.ascontiguousarray(w, dtype=np.int64), num_nodes, num_nodes)
-    rows = np.repeat(np.arange(num_nodes, dtype=np.int64), np.diff(indptr))
-    keys = rows * np.int64(num_nodes) + cols
+    keys, w, off = bucket_entries(np.ascontiguousarray(u, dtype=np.int64),
+                                  np.ascontiguousarray(v, dtype=np.int64),
+                                  np.ascontiguousarray(w, dtype=np.int64), np.int64(num_nodes),
+                                  np.ascontiguousarray(bounds, dtype=np.int64))
     np.save(prefix + "_keys.npy", keys)
     np.save(prefix + "_w.npy", w)
-    np.save(prefix + "_off.npy", indptr[bounds])
+    np.save(prefix + "_off.npy", off)
     return len(keys)
 
 
@@ -163,14 +171,17 @@ def contract_piece(shard_prefix: str, lo: int, piece_prefix: str, num_coarse: in
                    coarse_bounds: IdArray, *, clusters: IdArray) -> int:
     """Map one shard through ``clusters`` (fine -> coarse node) into a coarse-level piece.
 
-    Entries inside a cluster vanish; parallel coarse entries merge, summing weights.
+    Entries inside a cluster vanish; parallel coarse entries merge, summing weights, in
+    :func:`build_shard`.  Writes the files of :func:`write_piece`.
     """
-    indptr, indices, weights = load_shard(shard_prefix)
-    rows = np.repeat(np.arange(lo, lo + len(indptr) - 1, dtype=np.int64), np.diff(indptr))
-    cu, cv = clusters[rows], clusters[np.asarray(indices)]
-    keep = cu != cv
-    return write_piece(piece_prefix, cu[keep], cv[keep], np.asarray(weights)[keep],
-                       num_coarse, coarse_bounds)
+    indptr, indices, weights = (np.asarray(a) for a in load_shard(shard_prefix))
+    keys, w, off = contract_entries(indptr, indices, weights, lo, clusters,
+                                    np.int64(num_coarse),
+                                    np.ascontiguousarray(coarse_bounds, dtype=np.int64))
+    np.save(piece_prefix + "_keys.npy", keys)
+    np.save(piece_prefix + "_w.npy", w)
+    np.save(piece_prefix + "_off.npy", off)
+    return len(keys)
 
 
 def build_shard(piece_prefixes: list[str], b: int, lo: int, hi: int, num_nodes: int,
@@ -189,8 +200,9 @@ def build_shard(piece_prefixes: list[str], b: int, lo: int, hi: int, num_nodes: 
             wts.append(np.load(p + "_w.npy", mmap_mode="r")[off[b]:off[b + 1]])
     k = np.concatenate(keys) if keys else np.zeros(0, np.int64)
     w = np.concatenate(wts) if wts else np.zeros(0, np.int64)
-    indptr, indices, weights = group_rows(k // np.int64(num_nodes) - lo, k % np.int64(num_nodes),
-                                          w, hi - lo, num_nodes)
+    rows, cols = split_keys(k, lo, np.int64(num_nodes))
+    del k
+    indptr, indices, weights = group_rows(rows, cols, w, hi - lo, num_nodes)
     np.save(out_prefix + "_indptr.npy", indptr)
     np.save(out_prefix + "_indices.npy", indices)
     np.save(out_prefix + "_weights.npy", weights)
@@ -246,6 +258,28 @@ def heavy_entries_task(prefix: str, lo: int, *, bucket: int, threshold: np.uint6
     return keep_heavy(indptr, indices, weights, lo, bucket, threshold, np.uint64(seed))
 
 
+_scratch_arrays = threading.local()
+
+
+def _scratch(name: str, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """A zeroed-at-first array of ``shape`` kept by this thread for the next task (a view
+    of the largest one asked under ``name`` and ``dtype``): per-node scratch allocated
+    afresh at every task costs page faults, 0.1 s a task at 8M nodes.  Kernels given
+    a zeroed scratch must leave it zeroed (:func:`lp_sweep`'s ``rating``)."""
+    cache = _scratch_arrays.__dict__
+    key = (name, np.dtype(dtype).str, shape[1:])
+    size = int(np.prod(shape))
+    buf = cache.get(key)
+    if buf is None or buf.size < size:
+        cache[key] = buf = np.zeros(size, dtype=dtype)
+    return buf[:size].reshape(shape)
+
+
+def release_scratch() -> None:
+    """Free the scratch arrays that tasks run on this thread kept (:func:`_scratch`)."""
+    _scratch_arrays.__dict__.clear()
+
+
 def sweep_task(prefix: str, lo: int, *, labels: IdArray, node_w: IdArray, label_w: IdArray,
                max_w: IdArray, seed: int, step: int, sub: int, num_sub: int,
                strict: bool, norm: float = 0.0) -> tuple[IdArray, IdArray, IdArray]:
@@ -254,7 +288,10 @@ def sweep_task(prefix: str, lo: int, *, labels: IdArray, node_w: IdArray, label_
     with the nodes)."""
     indptr, indices, weights = (np.asarray(a) for a in load_shard(prefix))
     new, gains = lp_sweep(indptr, indices, weights, lo, labels, node_w, label_w, max_w, seed,
-                          step, sub, num_sub, strict, float(norm))
+                          step, sub, num_sub, strict, float(norm),
+                          _scratch("live", labels.shape, labels.dtype),
+                          _scratch("lw", label_w.shape, label_w.dtype),
+                          _scratch("rating", (len(label_w),), np.dtype(np.int64)))
     moved = np.flatnonzero(new != labels[lo:lo + len(new)])
     return moved + lo, new[moved], gains[moved]
 
@@ -279,7 +316,8 @@ def cut_task(prefix: str, lo: int, *, labels: IdArray) -> int:
     return int(shard_cut(indptr, indices, weights, lo, labels))
 
 
-def favourite_task(prefix: str, lo: int, *, labels: IdArray) -> IdArray:
-    """:func:`~graphshard.pipeline.lp_kernels.favourite_labels` on one shard."""
+def favourite_task(prefix: str, lo: int, *, labels: IdArray, wanted: IdArray) -> IdArray:
+    """:func:`~graphshard.pipeline.lp_kernels.favourite_labels` of the ``wanted`` rows of
+    one shard (-1 for the others)."""
     indptr, indices, weights = (np.asarray(a) for a in load_shard(prefix))
-    return favourite_labels(indptr, indices, weights, lo, labels, len(labels))
+    return favourite_labels(indptr, indices, weights, lo, labels, len(labels), wanted)

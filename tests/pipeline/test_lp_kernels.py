@@ -1,0 +1,159 @@
+"""Kernels and round logic of the ``lp`` pipeline: level-building kernels against numpy
+references, the visit order, and when label-propagation rounds stop."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from graphshard.partition.balance import weight_sums
+from graphshard.pipeline import lp_refine
+from graphshard.pipeline.lp_kernels import (
+    _visit_order,
+    bucket_entries,
+    contract_entries,
+    split_keys,
+)
+from graphshard.pipeline.lp_shards import ShardedGraph
+
+
+def _reference_buckets(rows, cols, w, n, bounds):
+    """Keys and weights grouped by the bucket of their row, input order inside a bucket."""
+    which = np.searchsorted(bounds, rows, side="right") - 1
+    order = np.argsort(which, kind="stable")
+    keys = rows * n + cols
+    return keys[order], w[order], np.searchsorted(which[order], np.arange(len(bounds)))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_bucket_entries_groups_by_range_in_input_order(seed):
+    rng = np.random.default_rng(seed)
+    n, m = 300, 5000
+    rows, cols, w = rng.integers(0, n, m), rng.integers(0, n, m), rng.integers(1, 9, m)
+    bounds = np.unique(np.r_[0, rng.integers(1, n, 4), n])
+    keys, wts, off = bucket_entries(rows, cols, w, np.int64(n), bounds)
+    ref_k, ref_w, ref_off = _reference_buckets(rows, cols, w, n, bounds)
+    np.testing.assert_array_equal(keys, ref_k)
+    np.testing.assert_array_equal(wts, ref_w)
+    np.testing.assert_array_equal(off, ref_off)
+    r, c = split_keys(keys, 7, np.int64(n))
+    np.testing.assert_array_equal(r + 7, keys // n)
+    np.testing.assert_array_equal(c, keys % n)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_contract_entries_maps_drops_internal_and_buckets(seed):
+    rng = np.random.default_rng(seed)
+    n, rows_here, lo, nc = 400, 120, 50, 37
+    deg = rng.integers(0, 12, rows_here)
+    indptr = np.r_[0, np.cumsum(deg)]
+    indices = rng.integers(0, n, indptr[-1])
+    weights = rng.integers(1, 5, indptr[-1])
+    clusters = rng.integers(0, nc, n).astype(np.int32)
+    bounds = np.array([0, 10, 11, 30, nc])
+    keys, wts, off = contract_entries(indptr, indices, weights, lo, clusters, np.int64(nc),
+                                      bounds)
+    fine_rows = np.repeat(np.arange(lo, lo + rows_here), deg)
+    cu, cv = clusters[fine_rows].astype(np.int64), clusters[indices].astype(np.int64)
+    keep = cu != cv
+    ref_k, ref_w, ref_off = _reference_buckets(cu[keep], cv[keep], weights[keep], nc, bounds)
+    np.testing.assert_array_equal(keys, ref_k)
+    np.testing.assert_array_equal(wts, ref_w)
+    np.testing.assert_array_equal(off, ref_off)
+
+
+def test_visit_order_covers_each_row_once_and_ignores_where_the_shard_starts():
+    n = 1000
+    subs = [_visit_order(0, n, 5, 3, s, 2) for s in range(2)]
+    np.testing.assert_array_equal(np.sort(np.concatenate(subs)), np.arange(n))
+    for order in subs:  # a shard starting at row 500 visits its rows in the same order
+        tail = order[order >= 500]
+        s = 0 if order is subs[0] else 1
+        np.testing.assert_array_equal(_visit_order(500, 500, 5, 3, s, 2) + 500, tail)
+    other = _visit_order(0, n, 5, 4, 0, 1)  # another step, another order
+    assert not np.array_equal(other, np.sort(other))
+    assert not np.array_equal(other, _visit_order(0, n, 5, 3, 0, 1))
+
+
+class _Proposals:
+    """An executor whose sweep tasks propose that every node of the shard outside label 0
+    moves to label 0, which is full: ``commit_moves`` reverts them all."""
+
+    def __init__(self) -> None:
+        self.maps: list[np.ndarray] = []
+
+    def map(self, fn, calls, shared=None):
+        self.maps.append(np.asarray(shared["max_w"]).copy())
+        labels = shared["labels"]
+        out = []
+        for _, lo in calls:
+            nodes = np.arange(lo, lo + 5)
+            nodes = nodes[labels[nodes] != 0]
+            out.append((nodes, np.zeros(len(nodes), np.int64), np.ones(len(nodes), np.int64)))
+        return out
+
+
+def test_rounds_stop_when_every_proposed_move_is_reverted():
+    level = ShardedGraph(Path("."), np.array([0, 5, 10]), np.ones((10, 1), np.int32),
+                         np.ones(10, np.int32))
+    labels = np.r_[np.zeros(5), np.ones(5)].astype(np.int32)
+    label_w = weight_sums(labels, level.node_weights, 2)
+    ex = _Proposals()
+    out, _ = lp_refine.label_rounds(level, ex, labels, label_w, np.array([5]), seed=0,
+                                    step0=0, rounds=4, strict=True, min_moved=0.01)
+    np.testing.assert_array_equal(out, labels)
+    assert len(ex.maps) == 2  # one round of two sub-rounds, not four rounds
+
+
+def test_relaxed_rounds_relax_the_node_column_only(monkeypatch):
+    """Relaxed refinement may overload node counts, never the in-edge column: a balancer
+    must then move hubs, which rarely fit anywhere."""
+    level = ShardedGraph(Path("."), np.array([0, 50, 100]),
+                         np.c_[np.ones(100), np.arange(100)].astype(np.int32),
+                         np.ones(100, np.int32))
+    limits: list[np.ndarray] = []
+
+    def rounds(g, ex, labels, label_w, max_w, **kwargs):
+        limits.append(np.asarray(max_w).copy())
+        return labels, weight_sums(labels, g.node_weights, 2)
+
+    monkeypatch.setattr(lp_refine, "label_rounds", rounds)
+    monkeypatch.setattr(lp_refine, "level_cut", lambda g, ex, parts: 10)
+    monkeypatch.setattr(lp_refine, "rebalance", lambda g, ex, parts, *a, **kw: parts)
+    parts = np.r_[np.zeros(50), np.ones(50)].astype(np.int32)
+    max_part = np.array([55, 4000])
+    lp_refine.refine(level, None, parts, 2, max_part, seed=0, depth=0, rounds=2)
+    assert len(limits) == 2
+    np.testing.assert_array_equal(limits[0], max_part)
+    assert limits[1][0] > max_part[0] and limits[1][1] == max_part[1]
+
+
+def test_sweep_leaves_its_reused_rating_scratch_zeroed():
+    """Sweep tasks reuse per-thread scratch; ``lp_sweep`` must leave ``rating`` zeroed and
+    give the same moves as with fresh arrays."""
+    from graphshard.pipeline.lp_kernels import lp_sweep
+    from graphshard.pipeline.lp_shards import _scratch, release_scratch
+
+    rng = np.random.default_rng(4)
+    n, k = 200, 8
+    deg = rng.integers(1, 9, n)
+    indptr = np.r_[0, np.cumsum(deg)]
+    indices, weights = rng.integers(0, n, indptr[-1]), rng.integers(1, 4, indptr[-1])
+    labels = rng.integers(0, k, n).astype(np.int32)
+    node_w = np.ones((n, 1), np.int32)
+    label_w = weight_sums(labels, node_w, k).astype(np.int32)
+    args = (indptr, indices, weights, 0, labels, node_w, label_w, np.array([40]), 3, 1, 0,
+            1, True, 0.0)
+    fresh = lp_sweep(*args, labels.copy(), label_w.copy(), np.zeros(k, np.int64))
+    release_scratch()
+    for _ in range(2):
+        got = lp_sweep(*args, _scratch("live", labels.shape, labels.dtype),
+                       _scratch("lw", label_w.shape, label_w.dtype),
+                       _scratch("rating", (k,), np.dtype(np.int64)))
+        assert not _scratch("rating", (k,), np.dtype(np.int64)).any()
+        np.testing.assert_array_equal(got[0], fresh[0])
+        np.testing.assert_array_equal(got[1], fresh[1])
+    assert (fresh[0] != labels).any()  # the sweep moved something
+    release_scratch()
