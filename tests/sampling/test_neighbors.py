@@ -122,6 +122,25 @@ def test_weighted_without_replacement_matches_successive_sampling(weights, k):
                            * counts[keep].sum()).pvalue > ALPHA
 
 
+def test_weighted_rejection_on_a_long_row_matches_successive_sampling():
+    # 70 edges, 5 of them weighted: alias draws rejecting repeats (one hash a draw, the
+    # repeat check past 64 edges scans the picks); the 3-subsets of the weighted edges
+    # follow the law of successive sampling
+    deg, k, n = 70, 3, 6000
+    at = np.array([2, 17, 40, 64, 69])
+    w = np.zeros(deg)
+    w[at] = [1.0, 2.0, 3.0, 4.0, 5.0]
+    g = stars(n, deg)
+    g.edata["p"] = np.tile(w, n)
+    _, dst, eids = sample_neighbors(g, np.arange(n), k, prob="p", seed=12).edges()
+    pos = eids % deg
+    assert np.isin(pos, at).all()
+    assert all(len(set(r)) == k for r in pos.reshape(n, k).tolist())
+    counts = subset_counts(np.searchsorted(at, pos), dst, len(at), k)
+    expected = successive_subset_probs(w[at], k)
+    assert stats.chisquare(counts, expected * n).pvalue > ALPHA
+
+
 def test_weighted_keys_on_a_longer_row_exclude_by_the_exact_law():
     # deg 21, k 20: float32 exponential keys over the row (._keys_dense); one edge is left
     # out, edge p with probability P(key p is the largest)
