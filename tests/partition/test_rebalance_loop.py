@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from graphshard.partition.balance import rebalance_loop
 
@@ -13,13 +14,15 @@ def _out_of_part0(labels, part_w, it, calls):
     return rows, np.ones_like(rows), np.zeros_like(rows), rows
 
 
-def test_stops_after_a_round_that_sheds_nothing():
-    """Part 0 is over its limits and part 1, the only target, is full: every move is
-    reverted, so a second round would propose the same moves again."""
-    parts = np.array([0, 0, 0, 1, 1])
-    node_w = np.array([[1, 5], [1, 5], [1, 5], [1, 1], [1, 1]])
+@pytest.mark.parametrize("max_w", [[2, 10], [3, 10]])
+def test_stops_after_a_round_that_sheds_nothing(max_w):
+    """Part 0 is over its in-edge limit (and its node limit with ``[2, 10]``), and part 1,
+    the only target, has no room for a node: every move is reverted, so a second round
+    would propose the same moves again."""
+    parts = np.array([0, 0, 0, 1, 1, 1])
+    node_w = np.array([[1, 5], [1, 5], [1, 5], [1, 1], [1, 1], [1, 1]])
     calls: list[int] = []
-    out = rebalance_loop(parts, node_w, 2, np.array([2, 10]),
+    out = rebalance_loop(parts, node_w, 2, np.array(max_w),
                          lambda lab, pw, it: _out_of_part0(lab, pw, it, calls),
                          max_iter=20, warn=False)
     np.testing.assert_array_equal(out, parts)

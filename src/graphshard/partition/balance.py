@@ -235,8 +235,8 @@ def rebalance_loop(parts: IdArray, node_w: IdArray, num_parts: int, max_w: IdArr
     """Rounds of: ``candidates(parts, part_weights, round)`` proposes moves out of heavy
     parts (rows, targets, gains, tie keys, as :func:`rebalance_candidates` returns); the
     best-gain moves that remove each part's excess are committed.  Stops when balanced,
-    or after a round that shed less than ``1 - STALL`` of the excess in every column
-    (the targets had no room: more rounds would propose the same moves again).
+    or after a round that shed less than ``1 - STALL`` of the excess in every column that
+    had some (the targets had no room: more rounds would propose the same moves again).
 
     ``node_w`` is ``(n, C)`` and ``max_w`` ``(C,)``: one column per constraint.  With
     ``warn`` a result still over the limit is logged as a warning (else at debug level:
@@ -249,8 +249,8 @@ def rebalance_loop(parts: IdArray, node_w: IdArray, num_parts: int, max_w: IdArr
         if (excess <= 0).all():
             return parts
         over = np.maximum(excess, 0).sum(axis=0)
-        if last is not None and (over > STALL * last).all():
-            break  # the last round shed under 1% of the excess in every column: stuck
+        if last is not None and not (over < STALL * last)[last > 0].any():
+            break  # the last round shed under 1% of the excess in every column over: stuck
         last = over
         rows, targets, gains, ties = candidates(parts, pw, it)
         take = needed_moves(parts[rows], rows, gains, ties, node_w, excess)
