@@ -130,7 +130,8 @@ def rebalance_candidates(indptr, indices, weights, lo, labels, node_w, part_w, m
     Weights have one column per constraint (``node_w`` ``(n, C)``, ``part_w`` ``(k, C)``,
     ``max_w`` ``(C,)``); a part is overloaded when any column is over its limit.  The
     target is the connected part with the highest connection that has room for the row
-    in every column (else the least loaded part); the gain is ``connection(target) -
+    in every column, else the least loaded part if the row fits there, else the row is
+    no candidate (its move could only be reverted); the gain is ``connection(target) -
     connection(own)``.
 
     Returns:
@@ -166,10 +167,10 @@ def rebalance_candidates(indptr, indices, weights, lo, labels, node_w, part_w, m
         for p in range(k):
             if p != cur and rating[p] > best_r and _fits(part_w, p, node_w, u, max_w):
                 best, best_r = p, rating[p]
-        if best == cur:
-            for j in range(indptr[r], indptr[r + 1]):
-                rating[labels[indices[j]]] = 0
-            continue
+        if best == cur or not _fits(part_w, best, node_w, u, max_w):
+            for j in range(indptr[r], indptr[r + 1]):  # no part has room for it: a move
+                rating[labels[indices[j]]] = 0  # would be reverted, and would take the
+            continue  # place of moves that fit in needed_moves
         rows[m] = u
         targets[m] = best
         gains[m] = best_r - rating[cur]
@@ -229,6 +230,28 @@ def needed_moves(src: IdArray, rows: IdArray, gains: IdArray, ties: IdArray,
     return order[take]
 
 
+def _room_weights(part_w: IdArray, max_w: IdArray) -> IdArray | None:
+    """Part weights that make room when rebalancing is stuck: the parts that could take
+    load in every column some part is over in, but lack room in another column, look
+    over that column by the total excess, so that a round moves their nodes out to
+    parts with room (``None`` when no part is like that).
+
+    Example:
+        >>> _room_weights(np.array([[5, 12], [6, 3]]), np.array([6, 10])).tolist()
+        [[5, 12], [8, 3]]
+    """
+    over = (part_w > max_w).any(axis=0)
+    if not over.any() or over.all():
+        return None
+    need = np.maximum(part_w - max_w, 0)[:, over].sum()
+    takers = (part_w[:, over] < max_w[over]).all(axis=1)
+    out = part_w.copy()
+    for c in np.flatnonzero(~over):
+        full = takers & (max_w[c] - part_w[:, c] < need)
+        out[full, c] = max_w[c] + need - (max_w[c] - part_w[full, c])
+    return None if np.array_equal(out, part_w) else out
+
+
 def rebalance_loop(parts: IdArray, node_w: IdArray, num_parts: int, max_w: IdArray,
                    candidates: Callable[[IdArray, IdArray, int], tuple[IdArray, ...]], *,
                    max_iter: int = 20, warn: bool = True) -> IdArray:
@@ -242,18 +265,23 @@ def rebalance_loop(parts: IdArray, node_w: IdArray, num_parts: int, max_w: IdArr
     ``warn`` a result still over the limit is logged as a warning (else at debug level:
     a coarse level of a multilevel scheme may not balance, its finer levels will).
     """
-    last = None
+    last, made_room = None, False
     for it in range(max_iter):
         pw = weight_sums(parts, node_w, num_parts)
         excess = pw - max_w
         if (excess <= 0).all():
             return parts
         over = np.maximum(excess, 0).sum(axis=0)
+        ask = pw
         if last is not None and not (over < STALL * last)[last > 0].any():
-            break  # the last round shed under 1% of the excess in every column over: stuck
+            # the last round shed under 1% of the excess in every column over: stuck
+            ask = None if made_room else _room_weights(pw, np.asarray(max_w))
+            if ask is None:
+                break
+            made_room, over = True, None
         last = over
-        rows, targets, gains, ties = candidates(parts, pw, it)
-        take = needed_moves(parts[rows], rows, gains, ties, node_w, excess)
+        rows, targets, gains, ties = candidates(parts, ask, it)
+        take = needed_moves(parts[rows], rows, gains, ties, node_w, ask - max_w)
         parts, _ = commit_moves(parts, rows[take], targets[take], gains[take], node_w, pw,
                                 max_w)
     heaviest = weight_sums(parts, node_w, num_parts).max(axis=0)
