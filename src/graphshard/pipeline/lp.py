@@ -40,10 +40,12 @@ locality).
 Memory: a task holds one edge chunk or one shard (``max_task_entries`` entries plus one
 row) and a few per-node arrays (4 bytes a node each: labels and weights are int32 while
 they fit); the driver holds per-node arrays, the moves of one round (sweep and rebalancing
-tasks return moves, not a value per row), and, at step 3, the coarsest graph.  The
-result depends on ``seed`` and on the shard layout (``max_task_entries``), never on how
-the input is chunked, on ``workers``, or on ``use_ray``: every random choice is a keyed
-hash of (seed, node, step).
+tasks return moves, not a value per row), and, at step 3, the coarsest graph.  On Ray the
+per-node arrays reach the actors as ``.npy`` files in the work directory, which they
+memory-map (:func:`~graphshard.pipeline.lp_exec.sharing_files`), so the driver's memory
+holds no object-store copies of them.  The result depends on ``seed`` and on the shard
+layout (``max_task_entries``), never on how the input is chunked, on ``workers``, or on
+``use_ray``: every random choice is a keyed hash of (seed, node, step).
 """
 
 from __future__ import annotations
