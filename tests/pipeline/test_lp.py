@@ -99,9 +99,9 @@ def test_memory_model_edges_stay_within_one_chunk_or_shard(sbm, tmp_path, monkey
     real_agg, real_load, real_gather = (lp_shards.group_rows, lp_shards.load_shard,
                                         lp_mod.gather)
 
-    def agg(rows, cols, weights, num_rows, num_cols):
+    def agg(rows, cols, weights, num_rows, marker):
         sizes.append(len(rows))
-        return real_agg(rows, cols, weights, num_rows, num_cols)
+        return real_agg(rows, cols, weights, num_rows, marker)
 
     def load(prefix):
         arrays = real_load(prefix)
@@ -257,7 +257,9 @@ def test_group_rows_merges_repeats_like_a_sorted_reference():
     rng = np.random.default_rng(1)
     rows, cols = rng.integers(0, 50, 3000), rng.integers(0, 70, 3000)
     w = rng.integers(1, 5, 3000)
-    indptr, idx, wts = group_rows(rows, cols, w, 50, 70)
+    marker = np.zeros(70, dtype=np.int32)
+    indptr, idx, wts = group_rows(rows, cols, w, 50, marker)
+    assert not marker.any()  # left zero for the next call
     assert indptr[0] == 0 and indptr[-1] == len(idx) == len(wts)
     got_rows = np.repeat(np.arange(50), np.diff(indptr))
     keys = got_rows * 70 + idx

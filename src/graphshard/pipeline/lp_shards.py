@@ -202,7 +202,9 @@ def build_shard(piece_prefixes: list[str], b: int, lo: int, hi: int, num_nodes: 
     w = np.concatenate(wts) if wts else np.zeros(0, np.int64)
     rows, cols = split_keys(k, lo, np.int64(num_nodes))
     del k
-    indptr, indices, weights = group_rows(rows, cols, w, hi - lo, num_nodes)
+    marker = _scratch("marker", (num_nodes,), np.dtype(np.int32 if len(w) < 2**31 - 1
+                                                       else np.int64))
+    indptr, indices, weights = group_rows(rows, cols, w, hi - lo, marker)
     np.save(out_prefix + "_indptr.npy", indptr)
     np.save(out_prefix + "_indices.npy", indices)
     np.save(out_prefix + "_weights.npy", weights)
