@@ -43,6 +43,23 @@ def test_bucket_entries_groups_by_range_in_input_order(seed):
     np.testing.assert_array_equal(c, keys % n)
 
 
+@pytest.mark.parametrize("n", [70_000, 300_000])
+def test_bucket_entries_with_row_blocks_and_empty_ranges(n):
+    """Above 65536 rows the range of a row comes from a table of row blocks: ranges
+    smaller than a block, empty ranges and a last row at the end still bucket exactly."""
+    rng = np.random.default_rng(n)
+    m = 20_000
+    rows, cols, w = rng.integers(0, n, m), rng.integers(0, n, m), rng.integers(1, 9, m)
+    rows[:3] = [0, n - 1, 5]
+    cuts = np.sort(rng.integers(1, n, 30))
+    bounds = np.sort(np.r_[0, cuts, cuts[:5], 6, 7, 8, n])  # repeats: empty ranges
+    keys, wts, off = bucket_entries(rows, cols, w, np.int64(n), bounds)
+    ref_k, ref_w, ref_off = _reference_buckets(rows, cols, w, n, bounds)
+    np.testing.assert_array_equal(keys, ref_k)
+    np.testing.assert_array_equal(wts, ref_w)
+    np.testing.assert_array_equal(off, ref_off)
+
+
 @pytest.mark.parametrize("seed", [0, 1])
 def test_contract_entries_maps_drops_internal_and_buckets(seed):
     rng = np.random.default_rng(seed)
