@@ -22,13 +22,17 @@ from numba import njit
 __all__ = ["kernel"]
 
 
-def kernel(fn: Callable[..., Any] | None = None, *, parallel: bool = False) -> Any:
-    """``@kernel`` or ``@kernel(parallel=True)``: a cached, GIL-free numba function."""
+def kernel(fn: Callable[..., Any] | None = None, *, parallel: bool = False,
+           inline: bool = False) -> Any:
+    """``@kernel``, ``@kernel(parallel=True)`` or ``@kernel(inline=True)``: a cached,
+    GIL-free numba function; ``inline`` ones are inlined by numba into the kernels that
+    call them (a per-row helper taking arrays: a compiled call costs tens of ns)."""
 
     def wrap(f: Callable[..., Any]) -> Any:
         mod = f.__module__
         if "graphshard." in mod and not mod.startswith("graphshard."):
             f.__module__ = mod[mod.index("graphshard."):]
-        return njit(cache=True, nogil=True, parallel=parallel)(f)
+        return njit(cache=True, nogil=True, parallel=parallel,
+                    inline="always" if inline else "never")(f)
 
     return wrap if fn is None else wrap(fn)

@@ -185,6 +185,29 @@ def test_weighted_dense_rows_skip_zero_weights_and_never_repeat(deg, k):
     assert np.array_equal(eids, again) and not np.array_equal(eids, other)
 
 
+@pytest.mark.parametrize("k", [3, 10])
+def test_weighted_rows_of_every_path_mixed_in_one_chunk(k):
+    # the fill kernel lists a chunk's rows by path (whole, float32 keys, float64 keys,
+    # rejection); a node's sample must not depend on its neighbours in the seed order
+    rng = np.random.default_rng(k)
+    degs = np.array([0, 1, k - 1, k, k + 1, k + k // 2, 2 * k + 1, 4 * k, 6 * k, 70, 130])
+    deg = rng.permutation(np.repeat(degs, 40))
+    n = deg.size
+    dst = np.repeat(np.arange(n), deg)
+    g = gs.graph((rng.integers(0, n, dst.size), dst), num_nodes=n)
+    w = rng.random(dst.size) + 0.01
+    w[rng.random(dst.size) < 0.15] = 0.0  # rows with zero weights, some whole
+    g.edata["w"] = w
+    order = rng.permutation(n)
+    _, d1, e1 = sample_neighbors(g, order, k, prob="w", seed=5).edges()
+    _, d2, e2 = sample_neighbors(g, np.sort(order), k, prob="w", seed=5).edges()
+    assert np.array_equal(e1[np.argsort(d1, kind="stable")], e2[np.argsort(d2, kind="stable")])
+    positive = np.bincount(dst[w > 0], minlength=n)
+    assert np.array_equal(np.bincount(d1, minlength=n), np.minimum(positive, k))
+    assert np.all(w[e1] > 0) and np.unique(e1).size == e1.size
+    assert np.array_equal(dst[e1], d1)
+
+
 def test_smallest_first_selects_the_smallest():
     rng = np.random.default_rng(0)
     for n in (1, 2, 5, 16, 17, 40, 100, 256):

@@ -135,7 +135,7 @@ def _exponent(typingctx, u):  # pragma: no cover - compiled
     return types.float32(u), codegen
 
 
-@kernel
+@kernel(inline=True)
 def neg_log32(u: np.float32) -> np.float32:
     """``-log(u)`` in float32 for ``0 < u < 1`` (normal floats), branch-free as
     :func:`._rng.neg_log`: ``u = 2**e * m``, ``m`` in ``[sqrt(1/2), sqrt(2))``,
@@ -157,7 +157,7 @@ def neg_log32(u: np.float32) -> np.float32:
     return -(_exponent(u) * np.float32(_F_LN2) + np.float32(_F_TWO) * s * p)
 
 
-@kernel
+@kernel(inline=True)
 def keys32(invw, start, d, st, keys):
     """Exponential keys ``E / w`` of the row at ``start`` (``d`` edges, ``1 / w`` in
     ``invw``, float32) into ``keys[:d]`` (float32; ``keys`` needs room for ``d`` rounded
@@ -173,7 +173,7 @@ def keys32(invw, start, d, st, keys):
         keys[p] = neg_log32(u) * np.float32(invw[np.uint64(start + p)])  # unsigned: no wrap
 
 
-@kernel
+@kernel(inline=True)
 def dense_pick(invw, start, d, pos, o, c, st, keys, packed):
     """Successive weighted sampling of ``c`` of the ``d <= DENSE_MAX`` row positions of the
     row at ``start`` into ``pos[o:o+c]``, in row order; ``c`` must not exceed the row's
