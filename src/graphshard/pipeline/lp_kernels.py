@@ -16,7 +16,7 @@ import numpy as np
 
 from .._jit import kernel
 from .._keyed import GOLDEN, keyed_hash, mix
-from ..sampling._prefetch import prefetch
+from .._prefetch import prefetch
 
 __all__ = ["accumulate_degrees", "bucket_entries", "contract_entries", "favourite_labels",
            "group_rows", "keep_heavy", "lp_sweep", "shard_cut", "sort_rows",

@@ -30,7 +30,7 @@ import numpy as np
 from numba import prange
 
 from .._jit import kernel
-from ._prefetch import prefetch
+from .._prefetch import prefetch
 from ._rng import item_state, randint
 
 __all__ = ["fill_uniform", "sample_counts"]

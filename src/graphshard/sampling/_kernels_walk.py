@@ -24,8 +24,8 @@ import numpy as np
 from numba import prange
 
 from .._jit import kernel
+from .._prefetch import prefetch
 from ._kernels_weighted import _TMASK, alias_draw
-from ._prefetch import prefetch
 from ._rng import draw, item_state, randint, uniform
 
 __all__ = ["node2vec_walk", "sort_rows", "walk", "walk_step"]

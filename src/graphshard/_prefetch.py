@@ -2,9 +2,11 @@
 cache line of ``arr[i]`` in, without waiting for it and without faulting (no bounds check is
 needed: a prefetch of a bad address is dropped).
 
-Kernels that chase pointers for many independent items (walks, neighbour gathers) issue the
-prefetches of a whole chunk of items in one pass and read the lines in the next, so dozens of
-cache misses are in flight at once instead of one at a time.
+Kernels that chase pointers for many independent items prefetch ahead of use, so dozens of
+cache misses are in flight at once instead of one at a time: the samplers and walks issue the
+prefetches of a whole chunk of items in one pass and read the lines in the next; the
+label-propagation sweeps and contraction of :mod:`graphshard.pipeline` prefetch a row or a
+few dozen entries ahead.
 
 Example:
     >>> import numpy as np
