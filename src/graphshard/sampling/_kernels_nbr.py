@@ -62,6 +62,18 @@ def row_yield(d, k, replace):
     return min(k, d)
 
 
+@kernel(inline=True)
+def whole_row(indices, eids, start, o, c, out_eid):
+    """The first ``c`` edges of the row at ``start`` (all of them, or all those positive
+    weights allow), their CSR positions into ``out_eid[o:o+c]`` and their lines prefetched
+    for the gather."""
+    for j in range(c):
+        out_eid[o + j] = start + j
+    for j in range(0, c, 8):
+        prefetch(indices, start + j)
+        prefetch(eids, start + j)
+
+
 @kernel
 def _floyd(pos, o, c, d, st):
     """Floyd's algorithm: a uniform ``c``-subset of ``range(d)`` in exactly ``c`` draws, into
@@ -121,11 +133,7 @@ def fill_uniform(indptr, indices, eids, rows, keys, offsets, k, replace, seed, s
             if c == 0:
                 continue
             if k < 0 or (not replace and c >= d):
-                for j in range(c):
-                    out_eid[o + j] = start + j
-                for j in range(0, c, 8):
-                    prefetch(indices, start + j)
-                    prefetch(eids, start + j)
+                whole_row(indices, eids, start, o, c, out_eid)
                 continue
             st = item_state(seed, salt, keys[i])
             if replace:

@@ -30,7 +30,7 @@ from numba import prange
 from .._jit import kernel
 from .._prefetch import prefetch
 from ._alias import _TMASK, alias_draw, row_alias, row_inv_weights
-from ._kernels_nbr import _AHEAD, _FLOYD_MAX, row_yield, sample_counts
+from ._kernels_nbr import _AHEAD, _FLOYD_MAX, row_yield, sample_counts, whole_row
 from ._keys_dense import DENSE_MAX, SCRATCH, at_least, dense_pick, keys_select
 from ._rng import draw, item_state, randint
 
@@ -151,11 +151,7 @@ def _classify(indptr, indices, eids, nnz, rows, offsets, lo, hi, k, lists, out_e
         nz = d if allpos else nnz[r]
         whole = (k < 0) | (c >= nz)  # then c is the row's number of positive weights
         if whole & (c == d) & (c > 0):
-            for j in range(c):
-                out_eid[o + j] = start + j
-            for j in range(0, c, 8):
-                prefetch(indices, start + j)
-                prefetch(eids, start + j)
+            whole_row(indices, eids, start, o, c, out_eid)
             continue
         q = _KEYS if _by_keys(c, d) else _REJECT
         q = _WHOLE if whole else q
@@ -193,11 +189,7 @@ def _whole(indices, eids, invw, start, d, o, c, out_eid):
     """The row at ``start`` taken whole: its ``c`` positive-weight edges' CSR positions (in
     CSR order) into ``out_eid[o:o+c]``, their lines prefetched when ``c == d``."""
     if c == d:
-        for j in range(c):
-            out_eid[o + j] = start + j
-        for j in range(0, c, 8):
-            prefetch(indices, start + j)
-            prefetch(eids, start + j)
+        whole_row(indices, eids, start, o, c, out_eid)
         return
     t = 0
     for p in range(start, start + d):
@@ -305,16 +297,8 @@ def fill_weighted(indptr, indices, eids, rec, nnz, invw, rows, keys, offsets, k,
             i = lists[_WHOLE * _ROWS + q]
             start = indptr[rows[i]]
             o = offsets[i]
-            c = offsets[i + 1] - o
-            t = 0
-            for p in range(start, indptr[rows[i] + 1]):
-                if invw[p] < np.inf and t < c:
-                    out_eid[o + t] = p
-                    t += 1
-            for p in range(start, indptr[rows[i] + 1]):  # weights under 2**-32 of the
-                if invw[p] == np.inf and t < c:  # row's mean read as 0 in the records
-                    out_eid[o + t] = p
-                    t += 1
+            _whole(indices, eids, invw, start, indptr[rows[i] + 1] - start, o,
+                   offsets[i + 1] - o, out_eid)
         packed = lists[_CNT + 4:_CNT + 4 + SCRATCH]
         k32 = lists[_CNT + 4 + SCRATCH:].view(np.float32)  # SCRATCH float32 entries
         for q in range(lists[_CNT + _KEYS]):
