@@ -77,31 +77,126 @@ def commit_moves(labels: IdArray, nodes: IdArray, targets: IdArray, gains: IdArr
     """
     flat = node_w.ndim == 1
     nw = node_w.reshape(-1, 1) if flat else node_w
-    limit = np.broadcast_to(np.asarray(max_w, dtype=np.int64), (nw.shape[1],))
+    limit = np.ascontiguousarray(np.broadcast_to(np.asarray(max_w, dtype=np.int64),
+                                                 (nw.shape[1],)))
     src = labels[nodes]
-    wt = nw[nodes]
+    wt = np.ascontiguousarray(nw[nodes])
     m = len(label_w)
     w = label_w.reshape(m, -1).copy()
     _move_weights(w, src, targets, wt)
-    keep = np.ones(len(nodes), dtype=bool)
-    while True:
-        reverted = False
-        for c in range(nw.shape[1]):
-            cand = np.flatnonzero(keep & (w[targets, c] > limit[c]))
-            if cand.size == 0:
-                continue
-            order = np.lexsort((nodes[cand], gains[cand], targets[cand]))
-            cand = cand[order]
-            t = targets[cand]
-            rev = cand[group_prefix(t, wt[cand, c]) < w[t, c] - limit[c]]
-            keep[rev] = False
-            _move_weights(w, targets[rev], src[rev], wt[rev])
-            reverted = True
-        if not reverted:
-            break
+    # moves grouped by target (counting sort), each group in node order (ties of gain)
+    by_node = None if len(nodes) < 2 or bool((nodes[1:] >= nodes[:-1]).all()) else \
+        np.argsort(nodes, kind="stable")
+    count = np.zeros(m + 1, dtype=np.int32 if len(nodes) < 2**31 else np.int64)
+    order = _order_by_target(targets if by_node is None else targets[by_node], count)
+    if by_node is not None:
+        order = by_node[order]
+    keep = np.ones(len(nodes), dtype=np.bool_)
+    _revert_overloads(w, src, targets, gains, wt, limit, order, keep)
     out = labels.copy()
     out[nodes[keep]] = targets[keep]
     return out, (w[:, 0].copy() if flat else w)
+
+
+@kernel
+def _order_by_target(targets, count):  # pragma: no cover - compiled
+    """Stable counting sort of the moves by target: O(moves + labels); ``count``: zeros,
+    one more than the labels, of an integer type that holds the number of moves."""
+    num_labels = count.shape[0] - 1
+    for i in range(targets.shape[0]):
+        count[targets[i] + 1] += 1
+    for t in range(num_labels):
+        count[t + 1] += count[t]
+    order = np.empty(targets.shape[0], np.int64)
+    for i in range(targets.shape[0]):
+        t = targets[i]
+        order[count[t]] = i
+        count[t] += 1
+    return order
+
+
+@kernel
+def _sort_group_by_gain(order, lo, hi, gains):  # pragma: no cover - compiled
+    """Stable sort of ``order[lo:hi]`` by ``gains`` (insertion sort for short groups)."""
+    if hi - lo <= 32:
+        for j in range(lo + 1, hi):
+            cur = order[j]
+            g = gains[cur]
+            k = j - 1
+            while k >= lo and gains[order[k]] > g:
+                order[k + 1] = order[k]
+                k -= 1
+            order[k + 1] = cur
+    else:
+        seg = order[lo:hi].copy()
+        perm = np.argsort(gains[seg], kind="mergesort")
+        for j in range(hi - lo):
+            order[lo + j] = seg[perm[j]]
+
+
+@kernel
+def _revert_overloads(w, src, targets, gains, wt, limit, order, keep
+                      ):  # pragma: no cover - compiled
+    """Revert, per label over its limit in a column, its lowest-gain kept incoming moves
+    (``order``: moves grouped by target, node order inside a group) until the label
+    fits, in passes over the columns until no label that received a move is over.
+    Every pass decides from the weights at its start, then applies its reverts."""
+    n = order.shape[0]
+    num_cols = w.shape[1]
+    starts = np.empty(n + 1, np.int64)
+    num_groups = 0
+    for j in range(n):
+        if j == 0 or targets[order[j]] != targets[order[j - 1]]:
+            starts[num_groups] = j
+            num_groups += 1
+    starts[num_groups] = n
+    for g in range(num_groups):  # lowest gain first, node order among equal gains
+        _sort_group_by_gain(order, starts[g], starts[g + 1], gains)
+    # the moves' fields in that order: the passes below read them sequentially
+    group_target = np.empty(num_groups, targets.dtype)
+    for g in range(num_groups):
+        group_target[g] = targets[order[starts[g]]]
+    moved_w = np.empty((n, num_cols), wt.dtype)
+    moved_src = np.empty(n, src.dtype)
+    for j in range(n):
+        i = order[j]
+        moved_src[j] = src[i]
+        for c in range(num_cols):
+            moved_w[j, c] = wt[i, c]
+    kept = np.ones(n, np.bool_)
+    rev = np.empty(n, np.int64)
+    rev_target = np.empty(n, targets.dtype)
+    while True:
+        reverted = False
+        for c in range(num_cols):
+            num_rev = 0
+            for g in range(num_groups):
+                t = group_target[g]
+                excess = w[t, c] - limit[c]
+                if excess <= 0:
+                    continue
+                before = 0
+                for j in range(starts[g], starts[g + 1]):
+                    if not kept[j]:
+                        continue
+                    if before >= excess:
+                        break
+                    rev[num_rev] = j
+                    rev_target[num_rev] = t
+                    num_rev += 1
+                    before += moved_w[j, c]
+            for r in range(num_rev):
+                j = rev[r]
+                kept[j] = False
+                for cc in range(num_cols):
+                    w[rev_target[r], cc] -= moved_w[j, cc]
+                    w[moved_src[j], cc] += moved_w[j, cc]
+            if num_rev > 0:
+                reverted = True
+        if not reverted:
+            break
+    for j in range(n):
+        keep[order[j]] = kept[j]
 
 
 @kernel
