@@ -160,3 +160,79 @@ def test_dgl_assignment_folder_keeps_its_declared_parts(tmp_path):
     with pytest.raises(FormatError, match=r"partition_meta\.json: not a JSON"):
         import_assignment(dgl, tmp_path / "chunked", tmp_path / "again")
     assert not (tmp_path / "again").exists()
+
+
+# ----- kernels of dispatch -------------------------------------------------------------------
+@pytest.mark.parametrize("id_dtype", [np.int32, np.int64])
+def test_route_edges_matches_a_stable_sort_by_owner(id_dtype):
+    from graphshard.pipeline.dispatch_kernels import route_edges
+
+    rng = np.random.default_rng(5)
+    n_src, n_dst, m = 300, 200, 5000
+    src_map = rng.permutation(n_src).astype(np.int64) + 7      # new IDs of another type
+    dst_map = rng.permutation(n_dst).astype(np.int64)
+    ends = np.array([0, 40, 40, 150, 150, 200, 400], dtype=np.int64)  # empty parts too
+    src = rng.integers(0, n_src, m).astype(np.int32)
+    dst = rng.integers(0, n_dst, m)
+    counts, new_src, new_dst, pos = route_edges(src, dst, src_map, dst_map, ends, id_dtype)
+    owner = np.searchsorted(ends, dst_map[dst], side="right")
+    order = np.argsort(owner, kind="stable")
+    np.testing.assert_array_equal(counts, np.bincount(owner, minlength=len(ends)))
+    np.testing.assert_array_equal(pos, order)
+    np.testing.assert_array_equal(new_src, src_map[src][order])
+    np.testing.assert_array_equal(new_dst, dst_map[dst][order])
+    assert new_src.dtype == id_dtype and new_dst.dtype == id_dtype and pos.dtype == np.int32
+    empty = route_edges(src[:0], dst[:0], src_map, dst_map, ends, id_dtype)
+    assert empty[0].tolist() == [0] * len(ends) and all(len(a) == 0 for a in empty[1:])
+
+
+@pytest.mark.parametrize("method", ["bitmap", "sort", None])
+@pytest.mark.parametrize(("num_nodes", "lo", "hi"), [(1000, 200, 450), (1000, 0, 1000),
+                                                     (130, 0, 64), (130, 64, 130)])
+def test_halo_of_part_is_the_one_hop_local_graph(method, num_nodes, lo, hi):
+    from graphshard.partition.local_graphs import assemble_local_graph
+    from graphshard.pipeline.dispatch_kernels import halo_of_part
+
+    rng = np.random.default_rng(num_nodes + lo)
+    src = rng.integers(0, num_nodes, 3000)
+    src[:5] = [num_nodes - 1, 0, 63, 64, lo]                   # word edges of the bitmap
+    dst = rng.integers(lo, hi, len(src))
+    ref = assemble_local_graph(0, (lo, hi), 0, src, dst, 1)
+    local = src.copy()
+    halo, cut = halo_of_part(local, lo, hi, num_nodes, method=method)
+    np.testing.assert_array_equal(halo, ref.nodes[hi - lo:])
+    np.testing.assert_array_equal(local, ref.src)
+    assert cut == np.count_nonzero((src < lo) | (src >= hi)) and halo.dtype == np.int64
+    nothing = np.zeros(0, dtype=np.int64)
+    assert halo_of_part(nothing, lo, hi, num_nodes, method=method)[1] == 0
+
+
+def test_halo_of_part_rejects_bad_ids_and_methods():
+    from graphshard.pipeline.dispatch_kernels import halo_of_part
+
+    with pytest.raises(ValidationError, match=r"source 10 at position 1 is outside \[0, 10\)"):
+        halo_of_part(np.array([3, 10, 2]), 0, 5, 10)
+    with pytest.raises(ValidationError, match="method 'hash'"):
+        halo_of_part(np.array([3]), 0, 5, 10, method="hash")
+
+
+def test_new_ids_of_block_numbers_each_part_in_block_order():
+    from graphshard.pipeline.dispatch_kernels import new_ids_of_block
+
+    parts = np.array([2, 0, 2, 1, 0, 2])
+    starts = np.array([10, 20, 30])
+    assert new_ids_of_block(parts, starts).tolist() == [30, 10, 31, 20, 11, 32]
+    assert starts.tolist() == [10, 20, 30], "the caller's starts are left alone"
+
+
+def test_halo_of_part_sorts_when_the_bitmap_would_outweigh_the_part(monkeypatch):
+    from graphshard.pipeline import dispatch_kernels
+
+    def no_bitmap(*args):
+        raise AssertionError("the bitmap of 2**27 nodes is bigger than this part")
+
+    monkeypatch.setattr(dispatch_kernels, "_halo_bitmap", no_bitmap)
+    src = np.array([5, 1 << 26, 7, 1 << 26, 3])
+    halo, cut = dispatch_kernels.halo_of_part(src, 4, 8, 1 << 27)
+    assert halo.tolist() == [3, 1 << 26] and cut == 3
+    assert src.tolist() == [1, 5, 3, 5, 4]

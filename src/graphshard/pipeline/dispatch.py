@@ -6,9 +6,10 @@ part: no worker ever holds the whole graph.
 
 Steps (every task reads its input from files and writes its output to files):
 
-1. count the parts of each block of node IDs (assignment files, memory-mapped);
+1. count the parts of each block of node IDs (in the driver: a bincount per block);
 2. write the node ID maps: original per-type ID -> new ID, new ID -> original homogeneous ID;
-3. split every edge chunk by the part of its destination, in new IDs (resumable pieces);
+3. split every edge chunk by the part of its destination, in new IDs (resumable pieces;
+   a counting-sort kernel of :mod:`.dispatch_kernels`);
 4. split every feature chunk by owning part (resumable pieces);
 5. build and write each part: inner edges, halo, node/edge data, features (resumable);
 6. write the config JSON last, with checksums and the report.
@@ -36,6 +37,7 @@ from ..partition.build import check_out_dir, mark_complete, remove_previous_conf
 from ..partition.files import make_config, write_config
 from ..partition.report import PartitionReport
 from ..ragged import Ragged
+from .dispatch_kernels import new_ids_of_block, route_edges
 from .engine import make_executor
 from .parts import build_part
 from .pieces import finish_piece, finished_summary, remove_work
@@ -122,11 +124,7 @@ def _write_node_maps(plan: Plan, t: int, b: int, starts: list[int], type_offset:
     """New IDs of one block: part p's nodes get ``starts[p]``, ``starts[p] + 1``, ..."""
     parts = _assignment_block(plan, t, b)
     lo = b * plan.node_block
-    order = group_order(parts, plan.num_parts)
-    counts = np.bincount(parts, minlength=plan.num_parts)
-    rank = np.arange(len(parts), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
-    new_ids = np.empty(len(parts), dtype=np.int64)
-    new_ids[order] = np.asarray(starts, dtype=np.int64)[parts[order]] + rank
+    new_ids = new_ids_of_block(parts, np.asarray(starts, dtype=np.int64))
     orig2new = np.load(plan.node_map_file(t), mmap_mode="r+")
     orig2new[lo:lo + len(parts)] = new_ids
     orig2new.flush()
@@ -136,30 +134,38 @@ def _write_node_maps(plan: Plan, t: int, b: int, starts: list[int], type_offset:
 
 
 # ----- step 3: edges --------------------------------------------------------------------------
+#: Layout of the edge pieces, part of their resume keys (pieces of another layout are redone):
+#: ``counts`` (int64, edges per part), then ``src``, ``dst`` (new IDs, int32 when every new
+#: node ID fits) and ``pos`` (position in the chunk) grouped by owning part, part 0 first.
+EDGE_PIECE_LAYOUT = 2
+
+
 def _split_edge_chunk(plan: Plan, e: int, c: int, part_bounds: list[int]) -> list[int]:
     piece = plan.edge_piece(e, c)
-    key = f"edges:{plan.etypes[e]}:{c}:{plan.num_parts}:{part_bounds[-1]}"
+    key = f"edges-v{EDGE_PIECE_LAYOUT}:{plan.etypes[e]}:{c}:{plan.num_parts}:{part_bounds[-1]}"
     done = finished_summary([piece], key)
     if done is not None:
         return done
     meta = plan.meta()
     offset, _ = plan.edge_chunks[e][c]
-    chunk = read_edge_chunk(meta, plan.etypes[e], c, offset)
+    chunk = read_edge_chunk(meta, plan.etypes[e], c, offset)  # IDs checked against the maps
     st, _, dt = plan.etypes[e].split(":")
-    src = np.load(plan.node_map_file(plan.ntypes.index(st)), mmap_mode="r")[chunk.src]
-    dst = np.load(plan.node_map_file(plan.ntypes.index(dt)), mmap_mode="r")[chunk.dst]
-    owner = np.searchsorted(np.asarray(part_bounds[1:]), dst, side="right")
-    order = group_order(owner, plan.num_parts)
-    counts = np.bincount(owner, minlength=plan.num_parts)
-    cut = np.concatenate([[0], np.cumsum(counts)])
-    tensors = {"owner": owner.astype(np.int32)}
-    eids = offset + order
-    for p in range(plan.num_parts):
-        sel = order[cut[p]:cut[p + 1]]
-        tensors[f"src/{p}"], tensors[f"dst/{p}"] = src[sel], dst[sel]
-        tensors[f"eid/{p}"] = eids[cut[p]:cut[p + 1]]
-    digest = save_tensors(piece, tensors)
+    counts, src, dst, pos = route_edges(
+        chunk.src, chunk.dst, np.load(plan.node_map_file(plan.ntypes.index(st)), mmap_mode="r"),
+        np.load(plan.node_map_file(plan.ntypes.index(dt)), mmap_mode="r"),
+        np.asarray(part_bounds[1:], dtype=np.int64),
+        np.int32 if part_bounds[-1] <= 1 << 31 else np.int64)
+    digest = save_tensors(piece, {"counts": counts, "src": src, "dst": dst, "pos": pos})
     return finish_piece([piece], key, counts.tolist(), {piece: digest})
+
+
+def _edge_piece_owners(path: Path) -> np.ndarray:
+    """Owning part of every edge of one routed chunk, in chunk order (int64)."""
+    tensors, _ = load_tensors(path)
+    counts = np.asarray(tensors["counts"])
+    owner = np.empty(int(counts.sum()), dtype=np.int64)
+    owner[np.asarray(tensors["pos"])] = np.repeat(np.arange(len(counts)), counts)
+    return owner
 
 
 # ----- step 4: features -----------------------------------------------------------------------
@@ -170,8 +176,8 @@ def _owners_of_rows(plan: Plan, kind: str, i: int, lo: int, hi: int) -> np.ndarr
     pieces = []
     for c, (offset, rows) in enumerate(plan.edge_chunks[i]):
         if offset < hi and offset + rows > lo:
-            owner, _ = load_tensors(plan.edge_piece(i, c))
-            pieces.append(owner["owner"][max(lo - offset, 0):min(hi, offset + rows) - offset])
+            owner = _edge_piece_owners(plan.edge_piece(i, c))
+            pieces.append(owner[max(lo - offset, 0):min(hi, offset + rows) - offset])
     return np.concatenate(pieces).astype(np.int64) if pieces else np.zeros(0, np.int64)
 
 
@@ -291,9 +297,8 @@ def dispatch(chunked_dir: str | os.PathLike[str], assign_dir: str | os.PathLike[
         _check_part_budget(edge_ranges, memory_budget)
         _run_feature_steps(plan, executor, memory_budget)
         remove_previous_configs(out)
-        results = executor.map(
-            build_part, [(plan, p, node_ranges, edge_ranges, prefix, save_orig_ids)
-                         for p in range(k)], desc="building parts", memory=memory_budget)
+        results = _build_parts(plan, executor, node_ranges, edge_ranges, prefix,
+                               save_orig_ids, memory_budget)
     finally:
         executor.shutdown()
     files: dict[str, Any] = {}
@@ -397,7 +402,7 @@ def _run_id_steps(plan: Plan, executor, meta: ChunkedMeta, budget: int | None
     k, T, E = plan.num_parts, len(plan.ntypes), len(plan.etypes)
     blocks = [list(range(-(-n // plan.node_block))) for n in plan.num_nodes]
     tasks = [(plan, t, b) for t in range(T) for b in blocks[t]]
-    counts = executor.map(_block_counts, tasks, desc="counting parts", memory=budget)
+    counts = [_block_counts(*task) for task in tasks]  # a bincount per block: no task needed
     per_block = {(t, b): np.asarray(c, dtype=np.int64) for (_, t, b), c in zip(tasks, counts,
                                                                                 strict=True)}
     sizes = np.zeros((T, k), dtype=np.int64)
@@ -430,6 +435,21 @@ def _run_id_steps(plan: Plan, executor, meta: ChunkedMeta, budget: int | None
     edge_ranges = (np.stack([eends - esizes.T, eends], axis=-1).transpose(1, 0, 2).copy()
                    if E else np.zeros((0, k, 2), dtype=np.int64))
     return node_ranges, edge_ranges, prefix
+
+
+def _build_parts(plan: Plan, executor, node_ranges: np.ndarray, edge_ranges: np.ndarray,
+                 prefix: np.ndarray, save_orig_ids: bool, budget: int | None) -> list[Any]:
+    """Build every part, the parts with the most edges first (so that no worker is left
+    with a big part at the end while the others idle); results in part order."""
+    sizes = (edge_ranges[:, :, 1] - edge_ranges[:, :, 0]).sum(axis=0)
+    order = np.argsort(-sizes, kind="stable").tolist()
+    results = executor.map(build_part, [(plan, p, node_ranges, edge_ranges, prefix,
+                                         save_orig_ids) for p in order],
+                           desc="building parts", memory=budget)
+    by_part: list[Any] = [None] * plan.num_parts
+    for p, res in zip(order, results, strict=True):
+        by_part[p] = res
+    return by_part
 
 
 def _run_feature_steps(plan: Plan, executor, budget: int | None) -> None:

@@ -9,10 +9,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._tensorfile import load_tensors
+from ..errors import FormatError
 from ..partition.files import write_part
-from ..partition.local_graphs import assemble_local_graph
+from ..partition.local_graphs import LocalGraph, assemble_local_graph
 from ..ragged import Ragged
 from ..typing import IdArray
+from .dispatch_kernels import halo_of_part
 from .pieces import finish_piece, finished_summary
 
 if TYPE_CHECKING:
@@ -24,24 +26,42 @@ __all__ = ["build_part"]
 def _edges_of_part(plan: Plan, q: int, edge_ranges: np.ndarray, prefix: np.ndarray
                    ) -> tuple[IdArray, IdArray, IdArray, IdArray, IdArray]:
     """All edges owned by part ``q`` in new edge-ID order: (eid, src, dst, orig eid, type)."""
-    eids, srcs, dsts, origs, types = [], [], [], [], []
+    eids = np.concatenate([np.arange(edge_ranges[e, q, 0], edge_ranges[e, q, 1], dtype=np.int64)
+                           for e in range(len(plan.edge_chunks))] or [np.zeros(0, np.int64)])
+    return (eids, *_inner_edges(plan, q, edge_ranges, prefix))
+
+
+def _inner_edges(plan: Plan, q: int, edge_ranges: np.ndarray, prefix: np.ndarray
+                 ) -> tuple[IdArray, IdArray, IdArray, IdArray]:
+    """Part ``q``'s edges in new edge-ID order: (src, dst, orig eid, type), read from the
+    routed pieces into fresh arrays (int64, ``type`` int32) the caller may change in place.
+
+    Raises:
+        FormatError: a piece does not hold the edge count the routing step returned.
+    """
+    sizes = edge_ranges[:, q, 1] - edge_ranges[:, q, 0]
+    total = int(sizes.sum())
+    src, dst, orig = (np.empty(total, dtype=np.int64) for _ in range(3))
+    types = np.empty(total, dtype=np.int32)
     etype_offsets = np.concatenate([[0], np.cumsum([sum(r for _, r in c)
                                                     for c in plan.edge_chunks])])
+    at = 0
     for e, chunks in enumerate(plan.edge_chunks):
-        for c in range(len(chunks)):
-            piece, _ = load_tensors(plan.edge_piece(e, c))
-            src = piece[f"src/{q}"]
-            start = edge_ranges[e, q, 0] + prefix[e, c, q]
-            eids.append(np.arange(start, start + len(src), dtype=np.int64))
-            srcs.append(np.asarray(src))
-            dsts.append(np.asarray(piece[f"dst/{q}"]))
-            origs.append(etype_offsets[e] + np.asarray(piece[f"eid/{q}"]))
-            types.append(np.full(len(src), e, dtype=np.int32))
-    if not eids:
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty, empty, empty, np.zeros(0, dtype=np.int32)
-    return (np.concatenate(eids), np.concatenate(srcs), np.concatenate(dsts),
-            np.concatenate(origs), np.concatenate(types))
+        types[at:at + sizes[e]] = e
+        for c, (offset, _) in enumerate(chunks):
+            path = plan.edge_piece(e, c)
+            piece, _ = load_tensors(path)
+            cut = np.concatenate([[0], np.cumsum(piece["counts"])])
+            lo, hi = int(cut[q]), int(cut[q + 1])
+            if hi - lo != prefix[e, c + 1, q] - prefix[e, c, q]:
+                raise FormatError(f"{path}: holds {hi - lo} edges of part {q}, the routing "
+                                  f"step counted {prefix[e, c + 1, q] - prefix[e, c, q]}",
+                                  path=str(path), field="counts")
+            src[at:at + hi - lo] = piece["src"][lo:hi]
+            dst[at:at + hi - lo] = piece["dst"][lo:hi]
+            np.add(piece["pos"][lo:hi], etype_offsets[e] + offset, out=orig[at:at + hi - lo])
+            at += hi - lo
+    return src, dst, orig, types
 
 
 def _features(plan: Plan, kind: str, p: int) -> dict[str, Any]:
@@ -82,27 +102,22 @@ def build_part(plan: Plan, p: int, node_ranges: np.ndarray, edge_ranges: np.ndar
     if done is not None:
         return done
     part_bounds = np.concatenate([[0], node_ranges[-1, :, 1]])
-    eids, src, dst, orig, etypes = _edges_of_part(plan, p, edge_ranges, prefix)
-    fetch = None
-    if plan.num_hops > 1:
-        def fetch(nodes: IdArray) -> tuple[IdArray, IdArray, IdArray]:
-            owners = np.searchsorted(part_bounds[1:], nodes, side="right")
-            got = [], [], []
-            for q in np.unique(owners):
-                q_eids, q_src, q_dst, _, _ = _edges_of_part(plan, int(q), edge_ranges, prefix)
-                sel = np.isin(q_dst, nodes[owners == q])
-                for acc, arr in zip(got, (q_eids, q_src, q_dst), strict=True):
-                    acc.append(arr[sel])
-            return tuple(np.concatenate(a) if a else np.zeros(0, np.int64)  # type: ignore
-                         for a in got)
+    src, dst, orig, etypes = _inner_edges(plan, p, edge_ranges, prefix)
     lo, hi = int(part_bounds[p]), int(part_bounds[p + 1])
-    local = assemble_local_graph(p, (lo, hi), int(eids[0]) if len(eids) else
-                                 int(edge_ranges[:, p, 0].min(initial=0)), src, dst,
-                                 plan.num_hops, fetch)
+    first_edge = int(edge_ranges[0, p, 0]) if len(src) else \
+        int(edge_ranges[:, p, 0].min(initial=0))
+    fast = (_hop1_local_graph(p, lo, hi, int(part_bounds[-1]), first_edge, src, dst)
+            if plan.num_hops == 1 else None)
+    if fast is not None:
+        local, cut = fast
+    else:
+        local, cut = _local_graph(plan, p, (lo, hi), first_edge, src, dst, part_bounds,
+                                  edge_ranges, prefix)
     new2orig = np.load(plan.new2orig_file(), mmap_mode="r")
     flat_ends = node_ranges.transpose(1, 0, 2).reshape(-1, 2)[:, 1]
     num_types = node_ranges.shape[0]
-    node_type = (np.searchsorted(flat_ends, local.nodes, side="right") % num_types)
+    node_type = (np.searchsorted(flat_ends, local.nodes, side="right") % num_types
+                 if num_types > 1 else np.zeros(len(local.nodes), dtype=np.int32))
     halo_edges = local.edges[local.num_inner_edges:]
     edge_orig, edge_type = orig, etypes
     if len(halo_edges):
@@ -117,11 +132,46 @@ def build_part(plan: Plan, p: int, node_ranges: np.ndarray, edge_ranges: np.ndar
         node_orig=np.asarray(new2orig[local.nodes]), node_type=node_type.astype(np.int32),
         edge_orig=edge_orig, edge_type=edge_type.astype(np.int32), node_feats=node_feats,
         edge_feats=_features(plan, "edge", p), orig_ids=orig_ids)
-    cut = int(np.count_nonzero((src < lo) | (src >= hi)))
     summary = {"rel": rel, "files": records, "halo": local.num_halo_nodes,
                "halo1": local.halo_per_hop[0] if local.halo_per_hop else 0, "cut": cut}
     return finish_piece(files, key, summary,
                         {out / path: rec["sha256"] for path, rec in records.items()})
+
+
+def _hop1_local_graph(p: int, lo: int, hi: int, num_nodes: int, first_edge: int, src: IdArray,
+                      dst: IdArray) -> tuple[LocalGraph, int] | None:
+    """The one-hop local graph (what :func:`assemble_local_graph` builds) with the halo
+    numbered by :func:`halo_of_part` (linear) instead of ``np.unique(return_inverse=True)``;
+    ``src`` and ``dst`` become the local IDs in place.  None when the IDs are too large."""
+    found = halo_of_part(src, lo, hi, num_nodes)
+    if found is None:
+        return None
+    halo, cut = found
+    dst -= lo
+    nodes = np.concatenate([np.arange(lo, hi, dtype=np.int64), halo])
+    edges = np.arange(first_edge, first_edge + len(src), dtype=np.int64)
+    return LocalGraph(p, nodes, hi - lo, edges, len(src), src, dst, (len(halo),)), cut
+
+
+def _local_graph(plan: Plan, p: int, node_range: tuple[int, int], first_edge: int,
+                 src: IdArray, dst: IdArray, part_bounds: np.ndarray, edge_ranges: np.ndarray,
+                 prefix: np.ndarray) -> tuple[LocalGraph, int]:
+    """The local graph through :func:`assemble_local_graph` (any number of hops)."""
+    fetch = None
+    if plan.num_hops > 1:
+        def fetch(nodes: IdArray) -> tuple[IdArray, IdArray, IdArray]:
+            owners = np.searchsorted(part_bounds[1:], nodes, side="right")
+            got = [], [], []
+            for q in np.unique(owners):
+                q_eids, q_src, q_dst, _, _ = _edges_of_part(plan, int(q), edge_ranges, prefix)
+                sel = np.isin(q_dst, nodes[owners == q])
+                for acc, arr in zip(got, (q_eids, q_src, q_dst), strict=True):
+                    acc.append(arr[sel])
+            return tuple(np.concatenate(a) if a else np.zeros(0, np.int64)  # type: ignore
+                         for a in got)
+    lo, hi = node_range
+    local = assemble_local_graph(p, node_range, first_edge, src, dst, plan.num_hops, fetch)
+    return local, int(np.count_nonzero((src < lo) | (src >= hi)))
 
 
 def _halo_edge_data(plan: Plan, halo_edges: IdArray, edge_ranges: np.ndarray,
