@@ -16,6 +16,10 @@ dKaMinPar.  No worker ever holds the whole edge list:
    the last contraction shrank them (:func:`_elasticity`): a power-law graph keeps most
    of its entries when its nodes merge, so it coarsens in fewer, harder steps
    (:data:`HARD_SHRINK`), since each of its levels costs about as much as the finest.
+   A coarse level with more than :data:`THIN_DEGREE` entries a node on average is
+   thinned to about that many, keeping its expected weights
+   (:func:`~graphshard.pipeline.lp_thin.thin_level`): clustering, contraction and
+   refinement on it then cost in proportion to its nodes.
 3. **Partition** the coarsest graph in memory with ``run_method`` (METIS by default),
    node weights = cluster weights (one column per balance constraint).  When
    coarsening stalls above ``coarse_entries`` (a power-law graph's core), the shard
@@ -70,6 +74,7 @@ from .lp_levels import contract_level, level0_from_chunks, type_offsets
 from .lp_refine import label_rounds
 from .lp_refine import refine as _refine
 from .lp_shards import ShardedGraph, gather, release_scratch
+from .lp_thin import thin_level
 
 __all__ = ["lp_assign"]
 
@@ -94,6 +99,10 @@ HARD_ELASTICITY = 0.5
 #: graphs keep most entries when their nodes merge; aiming by nodes alone over-levels them)
 MIN_ELASTICITY = 0.25
 _STALL = 0.95  # stop coarsening when a level keeps more than this fraction of its nodes
+#: coarse levels denser than this (entries a node) are thinned to it, unbiased
+#: (:func:`~graphshard.pipeline.lp_thin.thin_level`): power-law graphs keep most entries
+#: on their first coarse levels, which then cost as much as the finest
+THIN_DEGREE = 256
 
 
 def _check(meta: ChunkedMeta, num_parts: int, imbalance: float, method: str, *,
@@ -168,10 +177,11 @@ def _cluster_cap(total_w: int, num_nodes: int, target: float, max_cluster: int,
     return int(max(2, min(max_cluster, math.ceil(want))))
 
 
-def _elasticity(levels: list[ShardedGraph]) -> float:
+def _elasticity(levels: list[ShardedGraph], contracted: int | None = None) -> float:
     """How the entries shrank with the nodes on the last contraction: ``log(entry ratio) /
     log(node ratio)``, clipped to ``[MIN_ELASTICITY, 1]`` (1 before the first).  Meshes
     keep about 1; power-law graphs, whose hubs keep most entries, near 0.
+    ``contracted``: the last level's entries before thinning (default: as stored).
 
     Example:
         >>> from pathlib import Path
@@ -184,7 +194,8 @@ def _elasticity(levels: list[ShardedGraph]) -> float:
         return 1.0
     g, f = levels[-1], levels[-2]
     shrink_n = g.num_nodes / max(1, f.num_nodes)
-    shrink_e = max(g.num_entries, 1) / max(1, f.num_entries)
+    shrink_e = max(g.num_entries if contracted is None else contracted, 1) / \
+        max(1, f.num_entries)
     if not 0 < shrink_n < 1:
         return 1.0
     return min(1.0, max(MIN_ELASTICITY, math.log(shrink_e) / math.log(shrink_n)))
@@ -316,13 +327,14 @@ def _multilevel(levels: list[ShardedGraph], ex, k: int, imbalance: float, seed: 
     max_cluster = max(2, int(imbalance * total_w / k))
     other_caps = [max(1, int(imbalance * t / k)) for t in totals[1:]]
     maps: list[IdArray] = []
+    contracted = None  # the last level's entries before thinning
     while len(levels) <= _MAX_LEVELS:
         g = levels[-1]
         if g.num_entries <= coarse_entries and (coarse_nodes is None
                                                 or g.num_nodes <= coarse_nodes):
             break
         t = time.perf_counter()
-        elasticity = _elasticity(levels)
+        elasticity = _elasticity(levels, contracted)
         target = coarse_nodes if coarse_nodes is not None else \
             _node_target(g, coarse_entries, elasticity)
         shrink = SHRINK if elasticity >= HARD_ELASTICITY else HARD_SHRINK
@@ -333,7 +345,9 @@ def _multilevel(levels: list[ShardedGraph], ex, k: int, imbalance: float, seed: 
         if nc > _STALL * g.num_nodes:
             logger.info("lp: coarsening stalled at %d nodes", g.num_nodes)
             break
-        levels.append(contract_level(g, clusters, nc, tmp / f"level{len(levels)}", budget, ex))
+        coarse = contract_level(g, clusters, nc, tmp / f"level{len(levels)}", budget, ex)
+        contracted = coarse.num_entries
+        levels.append(thin_level(coarse, ex, THIN_DEGREE, seed=seed + 7919 * len(levels)))
         maps.append(clusters)
         logger.info("lp: level %d %r in %.1fs", len(levels) - 1, levels[-1],
                     time.perf_counter() - t)
