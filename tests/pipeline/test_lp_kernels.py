@@ -174,3 +174,33 @@ def test_sweep_leaves_its_reused_rating_scratch_zeroed():
         np.testing.assert_array_equal(got[1], fresh[1])
     assert (fresh[0] != labels).any()  # the sweep moved something
     release_scratch()
+
+
+def test_clustering_sweep_leaves_rows_above_max_row_alone():
+    """With ``max_row``, rows with more entries keep their label: a hub (40 entries) whose
+    neighbours are all in cluster 1 joins it without the limit, not with ``max_row`` 30;
+    the clique 1..30 (30 entries a row) stays together either way."""
+    from graphshard.pipeline.lp_kernels import lp_sweep
+
+    n = 41
+    clique = [(u, v) for u in range(1, 31) for v in range(1, 31) if u != v]
+    rows = np.r_[np.zeros(40, np.int64), np.arange(1, 41), [u for u, _ in clique]]
+    cols = np.r_[np.arange(1, 41), np.zeros(40, np.int64), [v for _, v in clique]]
+    w = np.r_[np.ones(80, np.int64), np.full(len(clique), 5)]
+    order = np.argsort(rows, kind="stable")
+    indptr = np.r_[0, np.cumsum(np.bincount(rows, minlength=n))]
+    indices, weights = cols[order], w[order]
+    labels = np.ones(n, dtype=np.int32)
+    labels[0] = 0
+    node_w = np.ones((n, 1), np.int32)
+    label_w = np.bincount(labels, minlength=n).astype(np.int32).reshape(n, 1)
+
+    def sweep(max_row):
+        return lp_sweep(indptr, indices, weights, 0, labels, node_w, label_w,
+                        np.array([n]), 5, 0, 0, 1, False, 0.0, labels.copy(),
+                        label_w.copy(), np.zeros(n, np.int64), np.int64(max_row))[0]
+
+    assert np.diff(indptr)[0] == 40 and np.diff(indptr)[1:31].max() == 30
+    free, capped = sweep(0), sweep(30)
+    assert free[0] == 1 and capped[0] == 0
+    assert (free[1:31] == 1).all() and (capped[1:31] == 1).all()

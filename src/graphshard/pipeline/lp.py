@@ -7,7 +7,9 @@ dKaMinPar.  No worker ever holds the whole edge list:
    the edge chunks twice (degrees, then bucketed pieces) into CSR shards of about
    ``max_task_entries`` entries each, stored as ``.npy`` files in a work directory.
 2. **Coarsen**: size-constrained label-propagation clustering (each cluster weighs at most
-   ``imbalance * n / num_parts``), one task per shard per sub-round; contract the clusters
+   ``imbalance * n / num_parts``), one task per shard per sub-round (rows with more than
+   :data:`CLUSTER_MAX_ROW` entries, a power-law graph's hubs, stay put: their leaves join
+   them, and the sweeps skip half of R-MAT's entries); contract the clusters
    into a coarse weighted graph by streaming shards into pieces again.  Nodes left alone
    because their favourite cluster was full are first grouped by that favourite (two-hop
    clustering: a hub's leaves merge, and so do their parallel edges to it).  Repeat until
@@ -89,6 +91,8 @@ _MAX_LEVELS = 30
 CLUSTER_NORM = 0.0
 #: clustering stops after a round that moves fewer than this fraction of the nodes
 CLUSTER_MIN_MOVED = 0.01
+#: clustering leaves rows with more entries where they are (hubs; their leaves join them)
+CLUSTER_MAX_ROW = 1000
 #: most a level's average node weight may grow per coarsening step
 SHRINK = 4
 #: ... and after a contraction that kept most entries (elasticity below HARD_ELASTICITY):
@@ -138,7 +142,8 @@ def _coarsen(level: ShardedGraph, ex, *, max_cluster: IdArray, seed: int, rounds
     labels = np.arange(level.num_nodes, dtype=_label_dtype(level.num_nodes))
     labels, _ = label_rounds(level, ex, labels, level.node_weights.copy(), max_cluster,
                              seed=seed, step0=depth * 1000, rounds=rounds, strict=False,
-                             min_moved=CLUSTER_MIN_MOVED, norm=CLUSTER_NORM)
+                             min_moved=CLUSTER_MIN_MOVED, norm=CLUSTER_NORM,
+                             max_row=CLUSTER_MAX_ROW)
     labels = two_hop(labels, level, ex, max_cluster)
     labels = group_isolated(labels, level, int(max_cluster[0]))
     used = np.zeros(len(labels) + 1, dtype=labels.dtype)  # labels are node IDs

@@ -52,12 +52,14 @@ REFINE_MIN_MOVED = 0.01
 
 def label_rounds(level: ShardedGraph, ex: Executor, labels: IdArray, label_w: IdArray,
               max_w: IdArray, *, seed: int, step0: int, rounds: int, strict: bool,
-              min_moved: float = 0.001, norm: float = 0.0) -> tuple[IdArray, IdArray]:
+              min_moved: float = 0.001, norm: float = 0.0, max_row: int = 0
+              ) -> tuple[IdArray, IdArray]:
     """``rounds`` label-propagation rounds over all shards, each in sub-rounds (one task
     per shard, then one commit); stops early after a round in which fewer than
     ``min_moved`` of the nodes moved.  A move counts once committed: the moves that
     :func:`~graphshard.partition.balance.commit_moves` reverts (their label was full)
-    do not keep a level sweeping.  Returns new ``(labels, label_w)``."""
+    do not keep a level sweeping.  Rows with more than ``max_row`` entries (if > 0) stay
+    where they are.  Returns new ``(labels, label_w)``."""
     num_sub = SUBROUNDS if level.num_shards > 1 else 1
     shards = [level.shard(b) for b in range(level.num_shards)]
     for r in range(rounds):
@@ -66,7 +68,7 @@ def label_rounds(level: ShardedGraph, ex: Executor, labels: IdArray, label_w: Id
             res = ex.map(sweep_task, shards, shared={
                 "labels": labels, "node_w": level.node_weights, "label_w": label_w,
                 "max_w": max_w, "seed": seed, "step": step0 + r, "sub": sub,
-                "num_sub": num_sub, "strict": strict, "norm": norm})
+                "num_sub": num_sub, "strict": strict, "norm": norm, "max_row": max_row})
             nodes, targets, gains = (np.concatenate([x[i] for x in res]) for i in range(3))
             del res
             before = labels[nodes]

@@ -284,7 +284,8 @@ def release_scratch() -> None:
 
 def sweep_task(prefix: str, lo: int, *, labels: IdArray, node_w: IdArray, label_w: IdArray,
                max_w: IdArray, seed: int, step: int, sub: int, num_sub: int,
-               strict: bool, norm: float = 0.0) -> tuple[IdArray, IdArray, IdArray]:
+               strict: bool, norm: float = 0.0, max_row: int = 0
+               ) -> tuple[IdArray, IdArray, IdArray]:
     """:func:`~graphshard.pipeline.lp_kernels.lp_sweep` on one shard; returns the moves
     only, ``(nodes, new labels, gains)`` (the driver's memory goes with the moves, not
     with the nodes)."""
@@ -293,7 +294,8 @@ def sweep_task(prefix: str, lo: int, *, labels: IdArray, node_w: IdArray, label_
                           step, sub, num_sub, strict, float(norm),
                           _scratch("live", labels.shape, labels.dtype),
                           _scratch("lw", label_w.shape, label_w.dtype),
-                          _scratch("rating", (len(label_w),), np.dtype(np.int64)))
+                          _scratch("rating", (len(label_w),), np.dtype(np.int64)),
+                          np.int64(max_row))
     moved = np.flatnonzero(new != labels[lo:lo + len(new)])
     return moved + lo, new[moved], gains[moved]
 
