@@ -57,6 +57,7 @@ def thin_entries(indptr, indices, weights, lo, tau, seed):  # pragma: no cover -
 def thin_task(prefix: str, lo: int, *, tau: int, seed: int) -> IdArray:
     """Thin one shard in place (:func:`thin_entries`); returns its new degrees."""
     indptr, indices, weights = (np.asarray(a) for a in load_shard(prefix))
+    tau = min(tau, int(np.iinfo(weights.dtype).max))  # a weight the shard's type holds
     ptr, idx, w = thin_entries(indptr, indices, weights, np.int64(lo),
                                weights.dtype.type(tau), np.uint64(seed))
     del indptr, indices, weights
