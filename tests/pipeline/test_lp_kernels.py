@@ -108,7 +108,8 @@ class _Proposals:
         for _, lo in calls:
             nodes = np.arange(lo, lo + 5)
             nodes = nodes[labels[nodes] != 0]
-            out.append((nodes, np.zeros(len(nodes), np.int64), np.ones(len(nodes), np.int64)))
+            out.append((nodes, np.zeros(len(nodes), np.int64), np.ones(len(nodes), np.int64),
+                        len(nodes)))
         return out
 
 
@@ -118,8 +119,8 @@ def test_rounds_stop_when_every_proposed_move_is_reverted():
     labels = np.r_[np.zeros(5), np.ones(5)].astype(np.int32)
     label_w = weight_sums(labels, level.node_weights, 2)
     ex = _Proposals()
-    out, _ = lp_refine.label_rounds(level, ex, labels, label_w, np.array([5]), seed=0,
-                                    step0=0, rounds=4, strict=True, min_moved=0.01)
+    out, _, _ = lp_refine.label_rounds(level, ex, labels, label_w, np.array([5]), seed=0,
+                                       step0=0, rounds=4, strict=True, min_moved=0.01)
     np.testing.assert_array_equal(out, labels)
     assert len(ex.maps) == 2  # one round of two sub-rounds, not four rounds
 
@@ -134,7 +135,7 @@ def test_relaxed_rounds_relax_the_node_column_only(monkeypatch):
 
     def rounds(g, ex, labels, label_w, max_w, **kwargs):
         limits.append(np.asarray(max_w).copy())
-        return labels, weight_sums(labels, g.node_weights, 2)
+        return labels, weight_sums(labels, g.node_weights, 2), lp_refine.RoundStats()
 
     monkeypatch.setattr(lp_refine, "label_rounds", rounds)
     monkeypatch.setattr(lp_refine, "level_cut", lambda g, ex, parts: 10)
@@ -204,3 +205,72 @@ def test_clustering_sweep_leaves_rows_above_max_row_alone():
     free, capped = sweep(0), sweep(30)
     assert free[0] == 1 and capped[0] == 0
     assert (free[1:31] == 1).all() and (capped[1:31] == 1).all()
+
+
+def _csr(n, edges):
+    """Symmetric CSR (int64) of undirected ``(u, v, weight)`` edges."""
+    rows = np.array([u for u, v, _ in edges] + [v for u, v, _ in edges])
+    cols = np.array([v for u, v, _ in edges] + [u for u, v, _ in edges])
+    w = np.array([x for *_, x in edges] * 2)
+    order = np.argsort(rows, kind="stable")
+    return np.r_[0, np.cumsum(np.bincount(rows, minlength=n))], cols[order], w[order]
+
+
+def test_refinement_sweep_sees_the_cut_from_both_ends():
+    """Two triangles joined by a bridge, and node 6 tied to two nodes of triangle B but
+    labelled A (4 nodes in A, 3 in B).  With labels capped at 3 nodes nothing moves and
+    the sweep sees the cut (bridge 1 + node 6's 2) from both ends: 6.  With room in B,
+    node 6 moves first or last: the sweep sees 6 or 2, never less than the cut after."""
+    from graphshard.pipeline.lp_kernels import lp_sweep
+
+    n = 7
+    edges = [(0, 1, 1), (1, 2, 1), (0, 2, 1), (3, 4, 1), (4, 5, 1), (3, 5, 1), (2, 3, 1),
+             (6, 4, 1), (6, 5, 1)]
+    indptr, indices, weights = _csr(n, edges)
+    labels = np.array([0, 0, 0, 1, 1, 1, 0], dtype=np.int32)
+    node_w = np.ones((n, 1), np.int32)
+    label_w = weight_sums(labels, node_w, 2).astype(np.int32)
+
+    def sweep(cap):
+        return lp_sweep(indptr, indices, weights, 0, labels, node_w, label_w,
+                        np.array([cap]), 1, 0, 0, 1, True, 0.0, labels.copy(),
+                        label_w.copy(), np.zeros(2, np.int64))
+
+    new, gains, external = sweep(3)
+    np.testing.assert_array_equal(new, labels)
+    assert external == 6 and not gains.any()
+    new, gains, external = sweep(4)
+    assert new[6] == 1 and gains[6] == 2 and external in (2, 6)
+
+
+class _Gains:
+    """An executor whose sweep tasks move one node of each shard to the other label,
+    gaining ``gain``, and see external weight 1000 per sub-round (a cut of 1000 a round
+    of two sub-rounds)."""
+
+    def __init__(self, gain: int) -> None:
+        self.gain, self.calls = gain, 0
+
+    def map(self, fn, calls, shared=None):
+        self.calls += 1
+        labels, out = shared["labels"], []
+        for _, lo in calls:
+            node = np.array([lo + self.calls % 5])
+            out.append((node, 1 - labels[node], np.array([self.gain]),
+                        1000 // len(calls)))
+        return out
+
+
+@pytest.mark.parametrize("gain, rounds", [(1, 1), (2, 4)])
+def test_refinement_rounds_stop_once_a_round_gains_too_little(gain, rounds):
+    """With ``min_gain`` 0.005 of a cut of 1000, a round that gains 8 (four moves of gain
+    2) goes on, one that gains 4 stops; every move here is committed."""
+    level = ShardedGraph(Path("."), np.array([0, 5, 10]), np.ones((10, 1), np.int32),
+                         np.ones(10, np.int32))
+    labels = np.r_[np.zeros(5), np.ones(5)].astype(np.int32)
+    ex = _Gains(gain)
+    _, _, last = lp_refine.label_rounds(
+        level, ex, labels, weight_sums(labels, level.node_weights, 2), np.array([10]),
+        seed=0, step0=0, rounds=4, strict=True, min_moved=0.0, min_gain=0.005)
+    assert ex.calls == 2 * rounds  # two sub-rounds a round
+    assert last.cut == 1000 and last.gained == 4 * gain and last.moved == 4

@@ -35,8 +35,12 @@ dKaMinPar.  No worker ever holds the whole edge list:
    the best balanced state is kept (plain constrained LP stalls once METIS has filled
    the parts); see :mod:`~graphshard.pipeline.lp_refine`.  Every loop stops early:
    label propagation once a round commits moves of fewer than ``REFINE_MIN_MOVED``
-   (:data:`CLUSTER_MIN_MOVED`) of the nodes, relaxed rounds once one gains less than
-   ``RELAX_MIN_GAIN`` of the cut.
+   (:data:`CLUSTER_MIN_MOVED`) of the nodes or, in refinement, gains less than
+   ``REFINE_MIN_GAIN`` of the cut (times the level's share of the finest level's
+   entries: rounds on small levels are cheap); relaxed rounds once one gains less than
+   ``RELAX_MIN_GAIN`` of the cut.  On the costly levels (``RELAX_COSTLY_SHARE`` of the
+   finest level's entries) relaxed rounds run only if those one level coarser gained
+   ``RELAX_PREDICT_GAIN`` of the cut.
 
 Cost: about (sweeps per level) x (entries per level) summed over the levels, plus a
 bucket pass and a counting sort per level build; the round limits above trade quality for
@@ -140,10 +144,10 @@ def _coarsen(level: ShardedGraph, ex, *, max_cluster: IdArray, seed: int, rounds
     """Cluster ``level`` (``max_cluster``: a cluster's weight limit per constraint);
     returns (fine node -> coarse ID, number of clusters)."""
     labels = np.arange(level.num_nodes, dtype=_label_dtype(level.num_nodes))
-    labels, _ = label_rounds(level, ex, labels, level.node_weights.copy(), max_cluster,
-                             seed=seed, step0=depth * 1000, rounds=rounds, strict=False,
-                             min_moved=CLUSTER_MIN_MOVED, norm=CLUSTER_NORM,
-                             max_row=CLUSTER_MAX_ROW)
+    labels, _, _ = label_rounds(level, ex, labels, level.node_weights.copy(), max_cluster,
+                                seed=seed, step0=depth * 1000, rounds=rounds,
+                                strict=False, min_moved=CLUSTER_MIN_MOVED,
+                                norm=CLUSTER_NORM, max_row=CLUSTER_MAX_ROW)
     labels = two_hop(labels, level, ex, max_cluster)
     labels = group_isolated(labels, level, int(max_cluster[0]))
     used = np.zeros(len(labels) + 1, dtype=labels.dtype)  # labels are node IDs
@@ -366,12 +370,15 @@ def _multilevel(levels: list[ShardedGraph], ex, k: int, imbalance: float, seed: 
                        ).astype(_label_dtype(k))
     logger.info("lp: initial partition of %d nodes by %s in %.1fs", levels[-1].num_nodes,
                 method, time.perf_counter() - t)
+    gain = 1.0  # what the relaxed rounds of the level above gained
     for depth in range(len(levels) - 1, -1, -1):
         g = levels[depth]
         if depth < len(levels) - 1:
             parts = parts[maps[depth]]
-        parts = _refine(g, ex, parts, k, max_part, seed=seed, depth=depth,
-                        rounds=refine_rounds)
+        parts, gain = _refine(g, ex, parts, k, max_part, seed=seed, depth=depth,
+                              rounds=refine_rounds,
+                              work_share=g.num_entries / max(1, levels[0].num_entries),
+                              coarser_gain=gain)
     heaviest = weight_sums(parts, levels[0].node_weights, k).max(axis=0)
     if (heaviest > max_part).any():
         logger.warning("lp: parts weigh up to %s, over the limits %s", heaviest.tolist(),

@@ -177,8 +177,10 @@ def lp_sweep(indptr, indices, weights, lo, labels, node_w, label_w, max_w, seed,
             with over 1000 entries hold half of them, and the leaves still join the hubs.
 
     Returns:
-        ``(new_labels, gains)``: int64 per row of the shard; ``gains`` is the connection
-        gained by the move (0 for rows that stay).
+        ``(new_labels, gains, external)``: int64 per row of the shard; ``gains`` is the
+        connection gained by the move (0 for rows that stay); ``external`` sums the
+        visited rows' weight to other labels, as each row was visited (when every row is
+        visited once, as in refinement, about twice the cut).
     """
     num_rows = indptr.shape[0] - 1
     ncon = max_w.shape[0]
@@ -200,6 +202,7 @@ def lp_sweep(indptr, indices, weights, lo, labels, node_w, label_w, max_w, seed,
                 m += 1
         order = order[:m]
     m = order.shape[0]
+    external = 0
     for i in range(m):
         # rows ahead in the visit order: the CSR lines three rows ahead, the labels of
         # the neighbours two rows ahead, their ratings and weights one row ahead, so that
@@ -225,13 +228,16 @@ def lp_sweep(indptr, indices, weights, lo, labels, node_w, label_w, max_w, seed,
         cur = live[u]
         wu = node_w[u, 0]
         nt = 0
+        total = 0
         for j in range(start, end):
             lv = live[indices[j]]
             if rating[lv] == 0:
                 touched[nt] = lv
                 nt += 1
             rating[lv] += weights[j]
+            total += weights[j]
         own = rating[cur]
+        external += total - own
         best, best_r = cur, own
         best_s = own / lw[cur, 0] ** norm if norm > 0 else float(own)
         key = keyed_hash(seed, u, step)
@@ -262,7 +268,7 @@ def lp_sweep(indptr, indices, weights, lo, labels, node_w, label_w, max_w, seed,
                 lw[best, q] += node_w[u, q]
             live[u] = best
             gains[r] = best_r - own
-    return live[lo:lo + num_rows].copy(), gains
+    return live[lo:lo + num_rows].copy(), gains, external
 
 
 @kernel

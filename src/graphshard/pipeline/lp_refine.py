@@ -10,6 +10,7 @@ cheapest nodes back out, and the best balanced state is kept).
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -20,11 +21,15 @@ from .lp_moves import level_cut, rebalance
 from .lp_shards import ShardedGraph, sweep_task
 
 __all__ = [
+    "REFINE_MIN_GAIN",
     "REFINE_MIN_MOVED",
     "RELAX",
     "RELAXED_ROUNDS",
     "RELAXED_SWEEPS",
+    "RELAX_COSTLY_SHARE",
     "RELAX_MIN_GAIN",
+    "RELAX_PREDICT_GAIN",
+    "RoundStats",
     "label_rounds",
     "refine",
 ]
@@ -46,62 +51,109 @@ RELAXED_ROUNDS = 3
 RELAXED_SWEEPS = 2
 #: relaxed rounds stop after one that gains less than this fraction of the level's cut
 RELAX_MIN_GAIN = 0.005
+#: on levels with at least this share of the finest level's entries (where a relaxed
+#: round costs about a full sweep of the graph and two cut passes) ...
+RELAX_COSTLY_SHARE = 0.5
+#: ... relaxed rounds run only if those of the next coarser level gained at least this
+#: fraction of its cut (R-MAT 100M: 0.02% on level 2, then 0.04% and 0.004% on the two
+#: finest, for 11 s of 130; R-MAT 10M: 0.24%, then 0.8% and 0.1%)
+RELAX_PREDICT_GAIN = 0.001
 #: strict refinement stops after a round that moves fewer than this fraction of the nodes
 REFINE_MIN_MOVED = 0.01
+#: ... or that gains less than this fraction of the cut, on the finest level; a coarser
+#: level's threshold shrinks with its entries (a round there costs that much less)
+REFINE_MIN_GAIN = 0.001
+
+
+@dataclass(frozen=True)
+class RoundStats:
+    """The last round of :func:`label_rounds`, as its sweeps saw it.
+
+    Attributes:
+        moved: Nodes whose move was committed.
+        gained: Connection those moves gained (the cut they removed, had they been alone).
+        cut: Half the weight from the visited rows to other labels as the sweeps saw
+            them: the cut before the round, moves included as they happened, when
+            every row is visited (refinement).
+    """
+
+    moved: int = 0
+    gained: int = 0
+    cut: int = 0
 
 
 def label_rounds(level: ShardedGraph, ex: Executor, labels: IdArray, label_w: IdArray,
-              max_w: IdArray, *, seed: int, step0: int, rounds: int, strict: bool,
-              min_moved: float = 0.001, norm: float = 0.0, max_row: int = 0
-              ) -> tuple[IdArray, IdArray]:
+                 max_w: IdArray, *, seed: int, step0: int, rounds: int, strict: bool,
+                 min_moved: float = 0.001, min_gain: float = 0.0, norm: float = 0.0,
+                 max_row: int = 0) -> tuple[IdArray, IdArray, RoundStats]:
     """``rounds`` label-propagation rounds over all shards, each in sub-rounds (one task
     per shard, then one commit); stops early after a round in which fewer than
-    ``min_moved`` of the nodes moved.  A move counts once committed: the moves that
+    ``min_moved`` of the nodes moved, or whose moves gained less than ``min_gain`` of the
+    cut.  A move counts once committed: the moves that
     :func:`~graphshard.partition.balance.commit_moves` reverts (their label was full)
-    do not keep a level sweeping.  Rows with more than ``max_row`` entries (if > 0) stay
-    where they are.  Returns new ``(labels, label_w)``."""
+    do not keep a level sweeping.  The cut is the sweeps' own estimate
+    (:class:`RoundStats`), so ``min_gain`` suits rounds that visit every row
+    (refinement).  Rows with more than ``max_row`` entries (if > 0) stay where they are.
+    Returns new ``(labels, label_w)`` and the last round's :class:`RoundStats`."""
     num_sub = SUBROUNDS if level.num_shards > 1 else 1
     shards = [level.shard(b) for b in range(level.num_shards)]
+    stats = RoundStats()
     for r in range(rounds):
-        moved = 0
+        moved = gained = external = 0
         for sub in range(num_sub):
             res = ex.map(sweep_task, shards, shared={
                 "labels": labels, "node_w": level.node_weights, "label_w": label_w,
                 "max_w": max_w, "seed": seed, "step": step0 + r, "sub": sub,
                 "num_sub": num_sub, "strict": strict, "norm": norm, "max_row": max_row})
             nodes, targets, gains = (np.concatenate([x[i] for x in res]) for i in range(3))
+            external += sum(x[3] for x in res)
             del res
             before = labels[nodes]
             labels, label_w = commit_moves(labels, nodes, targets, gains,
                                            level.node_weights, label_w, max_w)
-            moved += int(np.count_nonzero((labels[nodes] == targets) & (before != targets)))
-        if moved < min_moved * level.num_nodes:
+            done = (labels[nodes] == targets) & (before != targets)
+            moved += int(np.count_nonzero(done))
+            gained += int(gains[done].sum())
+        stats = RoundStats(moved, gained, external // 2)
+        logger.debug("lp: %d nodes, round %d: %s", level.num_nodes, step0 + r, stats)
+        if moved < min_moved * level.num_nodes or gained < min_gain * stats.cut:
             break
-    return labels, label_w
+    return labels, label_w, stats
 
 
 def refine(g: ShardedGraph, ex: Executor, parts: IdArray, k: int, max_part: IdArray, *,
-           seed: int, depth: int, rounds: int) -> IdArray:
+           seed: int, depth: int, rounds: int, work_share: float = 1.0,
+           coarser_gain: float = 1.0) -> tuple[IdArray, float]:
     """Balance ``parts`` on level ``g``, then refine: strict label propagation within the
-    limit, then rounds that may overload the node counts by :data:`RELAX` of the average
-    (moves into full parts become possible), each followed by rebalancing; the lowest-cut
-    balanced state is kept, and the relaxed rounds stop once one gains less than
-    :data:`RELAX_MIN_GAIN` of the cut."""
+    limit (until a round gains less than :data:`REFINE_MIN_GAIN` times ``work_share``
+    of the cut; ``work_share``: the level's entries over the finest level's), then rounds
+    that may overload the node counts by :data:`RELAX` of the average (moves into full
+    parts become possible), each followed by rebalancing; the lowest-cut balanced state
+    is kept, and the relaxed rounds stop once one gains less than
+    :data:`RELAX_MIN_GAIN` of the cut.  On a level with at least
+    :data:`RELAX_COSTLY_SHARE` of the finest level's entries they run only when those of
+    the next coarser level gained at least :data:`RELAX_PREDICT_GAIN` of its cut
+    (``coarser_gain``).
+
+    Returns ``(parts, gain)``: ``gain`` is the fraction of the cut that the relaxed
+    rounds removed (0 when they did not run)."""
     parts = rebalance(g, ex, parts, k, max_part, seed=seed + depth, warn=False)
     step0 = 10**6 + depth * 1000
     pw = weight_sums(parts, g.node_weights, k)
-    parts, pw = label_rounds(g, ex, parts, pw, max_part, seed=seed, step0=step0,
-                             rounds=rounds, strict=True, min_moved=REFINE_MIN_MOVED)
-    if RELAXED_ROUNDS == 0:
-        return parts
+    parts, pw, _ = label_rounds(g, ex, parts, pw, max_part, seed=seed, step0=step0,
+                                rounds=rounds, strict=True, min_moved=REFINE_MIN_MOVED,
+                                min_gain=REFINE_MIN_GAIN * work_share)
+    if RELAXED_ROUNDS == 0 or (work_share >= RELAX_COSTLY_SHARE
+                               and coarser_gain < RELAX_PREDICT_GAIN):
+        return parts, 0.0
     best, best_cut = parts, level_cut(g, ex, parts)
     relaxed = np.array(max_part, dtype=np.int64)
     relaxed[0] += int(RELAX * pw[:, 0].sum() / k)
     cut0 = best_cut
     for r in range(RELAXED_ROUNDS):
-        parts, pw = label_rounds(g, ex, best, pw, relaxed, seed=seed, step0=step0 + 100 + r,
-                                 rounds=RELAXED_SWEEPS, strict=True,
-                                 min_moved=REFINE_MIN_MOVED)
+        parts, pw, _ = label_rounds(g, ex, best, pw, relaxed, seed=seed,
+                                    step0=step0 + 100 + r, rounds=RELAXED_SWEEPS,
+                                    strict=True, min_moved=REFINE_MIN_MOVED)
         parts = rebalance(g, ex, parts, k, max_part, seed=seed + depth + r, warn=False)
         pw = weight_sums(parts, g.node_weights, k)
         cut = level_cut(g, ex, parts)
@@ -112,4 +164,4 @@ def refine(g: ShardedGraph, ex: Executor, parts: IdArray, k: int, max_part: IdAr
         if gained < RELAX_MIN_GAIN * cut0:
             break
     logger.debug("lp: level %d refined cut %d (after LP) -> %d", depth, cut0, best_cut)
-    return best
+    return best, (cut0 - best_cut) / max(1, cut0)

@@ -285,24 +285,24 @@ def release_scratch() -> None:
 def sweep_task(prefix: str, lo: int, *, labels: IdArray, node_w: IdArray, label_w: IdArray,
                max_w: IdArray, seed: int, step: int, sub: int, num_sub: int,
                strict: bool, norm: float = 0.0, max_row: int = 0
-               ) -> tuple[IdArray, IdArray, IdArray]:
+               ) -> tuple[IdArray, IdArray, IdArray, int]:
     """:func:`~graphshard.pipeline.lp_kernels.lp_sweep` on one shard; returns the moves
     only, ``(nodes, new labels, gains)`` (the driver's memory goes with the moves, not
-    with the nodes)."""
+    with the nodes), and the visited rows' weight to other labels (``lp_sweep``'s
+    ``external``)."""
     indptr, indices, weights = (np.asarray(a) for a in load_shard(prefix))
-    new, gains = lp_sweep(indptr, indices, weights, lo, labels, node_w, label_w, max_w, seed,
-                          step, sub, num_sub, strict, float(norm),
-                          _scratch("live", labels.shape, labels.dtype),
-                          _scratch("lw", label_w.shape, label_w.dtype),
-                          _scratch("rating", (len(label_w),), np.dtype(np.int64)),
-                          np.int64(max_row))
+    new, gains, external = lp_sweep(
+        indptr, indices, weights, lo, labels, node_w, label_w, max_w, seed, step, sub,
+        num_sub, strict, float(norm), _scratch("live", labels.shape, labels.dtype),
+        _scratch("lw", label_w.shape, label_w.dtype),
+        _scratch("rating", (len(label_w),), np.dtype(np.int64)), np.int64(max_row))
     moved = np.flatnonzero(new != labels[lo:lo + len(new)])
-    return moved + lo, new[moved], gains[moved]
+    return moved + lo, new[moved], gains[moved], int(external)
 
 
 def rebalance_task(prefix: str, lo: int, *, labels: IdArray, node_w: IdArray,
                    part_w: IdArray, max_w: IdArray, seed: int
-                   ) -> tuple[IdArray, IdArray, IdArray, IdArray]:
+                   ) -> tuple[IdArray, IdArray, IdArray, int]:
     """:func:`~graphshard.partition.balance.rebalance_candidates` on one shard, keeping
     only the moves that the driver could need (:func:`~graphshard.partition.balance.
     needed_moves`: at most each part's excess per shard, not every row of a heavy part)."""
