@@ -208,10 +208,11 @@ def test_clustering_sweep_leaves_rows_above_max_row_alone():
 
 
 def _csr(n, edges):
-    """Symmetric CSR (int64) of undirected ``(u, v, weight)`` edges."""
-    rows = np.array([u for u, v, _ in edges] + [v for u, v, _ in edges])
-    cols = np.array([v for u, v, _ in edges] + [u for u, v, _ in edges])
-    w = np.array([x for *_, x in edges] * 2)
+    """Symmetric CSR (int64) of undirected ``(u, v, weight)`` edges (tuples, or three
+    arrays)."""
+    u, v, w = (np.asarray(a) for a in (zip(*edges, strict=True) if isinstance(edges, list)
+                                        else edges))
+    rows, cols, w = np.r_[u, v], np.r_[v, u], np.r_[w, w]
     order = np.argsort(rows, kind="stable")
     return np.r_[0, np.cumsum(np.bincount(rows, minlength=n))], cols[order], w[order]
 
@@ -274,3 +275,35 @@ def test_refinement_rounds_stop_once_a_round_gains_too_little(gain, rounds):
         seed=0, step0=0, rounds=4, strict=True, min_moved=0.0, min_gain=0.005)
     assert ex.calls == 2 * rounds  # two sub-rounds a round
     assert last.cut == 1000 and last.gained == 4 * gain and last.moved == 4
+
+
+def test_clustering_sweep_rates_short_rows_in_a_table_with_the_same_moves():
+    """With labels beyond the caches (``FAR_LABELS``), rows of up to ``table_row``
+    entries are rated in a small hash table: the same moves, gains and cut estimate as
+    rating every row in the per-label array (``table_row=0``); rows longer than the
+    table limit (hubs) take the array path either way."""
+    from graphshard.pipeline.lp_kernels import FAR_LABELS, lp_sweep
+
+    rng = np.random.default_rng(7)
+    n = FAR_LABELS + 1000
+    rows = np.r_[rng.integers(0, n, 400_000), np.repeat([5, 77], 3000)]
+    cols = np.r_[rng.integers(0, 2000, 200_000), rng.integers(0, n, 200_000),
+                 rng.integers(0, 5000, 6000)]
+    keep = rows != cols
+    indptr, indices, weights = _csr(n, (rows[keep], cols[keep],
+                                        rng.integers(1, 4, keep.sum())))
+    assert np.diff(indptr).max() > 1024
+    labels = (np.arange(n) // 2).astype(np.int32)
+    node_w = np.ones((n, 1), np.int32)
+    label_w = np.bincount(labels, minlength=n).astype(np.int32).reshape(n, 1)
+
+    def sweep(table_row):
+        return lp_sweep(indptr, indices, weights, 0, labels, node_w, label_w,
+                        np.array([5]), 3, 1, 0, 1, False, 0.0, labels.copy(),
+                        label_w.copy(), np.zeros(n, np.int64), np.int64(0),
+                        np.int64(table_row))
+
+    table, plain = sweep(1024), sweep(0)
+    np.testing.assert_array_equal(table[0], plain[0])
+    np.testing.assert_array_equal(table[1], plain[1])
+    assert table[2] == plain[2] and (table[0] != labels).sum() > n // 4
