@@ -252,7 +252,7 @@ def test_ray_matches_in_process(tmp_path):
 
 
 def test_group_rows_merges_repeats_like_a_sorted_reference():
-    from graphshard.pipeline.lp_kernels import group_rows
+    from graphshard.pipeline.lp_level_kernels import group_rows
 
     rng = np.random.default_rng(1)
     rows, cols = rng.integers(0, 50, 3000), rng.integers(0, 70, 3000)

@@ -10,12 +10,8 @@ import pytest
 
 from graphshard.partition.balance import weight_sums
 from graphshard.pipeline import lp_refine
-from graphshard.pipeline.lp_kernels import (
-    _visit_order,
-    bucket_entries,
-    contract_entries,
-    split_keys,
-)
+from graphshard.pipeline.lp_kernels import _visit_order
+from graphshard.pipeline.lp_level_kernels import bucket_entries, contract_entries, split_keys
 from graphshard.pipeline.lp_shards import ShardedGraph
 
 

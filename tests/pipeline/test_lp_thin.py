@@ -15,7 +15,7 @@ from graphshard.partition.methods import MethodOptions, run_method
 from graphshard.pipeline import lp as lp_mod
 from graphshard.pipeline.lp import lp_assign
 from graphshard.pipeline.lp_exec import InProcessExecutor
-from graphshard.pipeline.lp_kernels import weight_histogram
+from graphshard.pipeline.lp_level_kernels import weight_histogram
 from graphshard.pipeline.lp_levels import contract_level, level0_from_chunks
 from graphshard.pipeline.lp_shards import gather
 from graphshard.pipeline.lp_thin import thin_level, thin_weight

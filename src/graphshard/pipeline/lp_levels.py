@@ -17,7 +17,7 @@ from ..io.chunked import ChunkedMeta, iter_edge_chunks
 from ..partition.balance import weight_sums
 from ..typing import EdgeType, IdArray
 from .lp_exec import Executor
-from .lp_kernels import accumulate_degrees
+from .lp_level_kernels import accumulate_degrees
 from .lp_shards import ShardedGraph, build_shard, chunk_piece, contract_piece, shard_bounds
 
 __all__ = ["compact_ints", "contract_level", "level0_from_chunks", "type_offsets"]

@@ -13,7 +13,7 @@ Building a level is an external bucket sort in two task kinds:
   linear in the entries);
 * a *shard* task reads its slice of every piece (memory-mapped) and groups them into its
   CSR, merging repeats (:func:`build_shard`; a counting sort by row,
-  :func:`~graphshard.pipeline.lp_kernels.group_rows`, linear in entries plus rows).
+  :func:`~graphshard.pipeline.lp_level_kernels.group_rows`, linear in entries plus rows).
 
 No comparison sort of the edges.
 
@@ -34,14 +34,12 @@ from ..io.chunked import ChunkedMeta, read_edge_chunk
 from ..partition.adjacency import Adjacency
 from ..partition.balance import needed_moves, rebalance_candidates
 from ..typing import EdgeType, IdArray
-from .lp_kernels import (
+from .lp_kernels import favourite_labels, lp_sweep, shard_cut
+from .lp_level_kernels import (
     bucket_entries,
     contract_entries,
-    favourite_labels,
     group_rows,
     keep_heavy,
-    lp_sweep,
-    shard_cut,
     sort_rows,
     split_keys,
     weight_histogram,
@@ -255,7 +253,7 @@ def histogram_task(prefix: str, lo: int) -> IdArray:
 
 def heavy_entries_task(prefix: str, lo: int, *, bucket: int, threshold: np.uint64,
                        seed: int) -> tuple[IdArray, IdArray, IdArray]:
-    """:func:`~graphshard.pipeline.lp_kernels.keep_heavy` on one shard."""
+    """:func:`~graphshard.pipeline.lp_level_kernels.keep_heavy` on one shard."""
     indptr, indices, weights = (np.asarray(a) for a in load_shard(prefix))
     return keep_heavy(indptr, indices, weights, lo, bucket, threshold, np.uint64(seed))
 
