@@ -138,7 +138,7 @@ def lp_sweep(indptr, indices, weights, lo, labels, node_w, label_w, max_w, seed,
     rows are updated live; other rows' labels come from the snapshot ``labels``.
 
     Args:
-        indptr, indices, weights: the shard's CSR (int64; ``indices`` global).
+        indptr, indices, weights: the shard's CSR (``indices`` global; int32 or int64).
         lo: global ID of the shard's first row.
         labels: int64 snapshot of every node's label (read only).
         node_w: int64 ``(n, C)`` weights of every node, one column per constraint.

@@ -2,7 +2,8 @@
 
 Every level of the label-propagation hierarchy is a :class:`ShardedGraph`: node range
 ``bounds[b] .. bounds[b + 1]`` of the undirected weighted graph lives in shard ``b`` as
-three ``.npy`` files (``indptr``, global ``indices``, ``weights``).  Shards are cut so that
+three ``.npy`` files (int64 ``indptr``, global ``indices`` and ``weights``, int32 when
+they fit, else int64).  Shards are cut so that
 each holds at most about ``budget`` entries (plus one row), whatever the graph size.
 
 Building a level is an external bucket sort in two task kinds:
@@ -56,6 +57,7 @@ __all__ = [
     "heavy_entries_task",
     "histogram_task",
     "load_shard",
+    "narrow",
     "rebalance_task",
     "release_scratch",
     "shard_bounds",
@@ -204,9 +206,22 @@ def build_shard(piece_prefixes: list[str], b: int, lo: int, hi: int, num_nodes: 
                                                        else np.int64))
     indptr, indices, weights = group_rows(rows, cols, w, hi - lo, marker)
     np.save(out_prefix + "_indptr.npy", indptr)
-    np.save(out_prefix + "_indices.npy", indices)
-    np.save(out_prefix + "_weights.npy", weights)
+    np.save(out_prefix + "_indices.npy", narrow(indices, num_nodes - 1))
+    np.save(out_prefix + "_weights.npy",
+            narrow(weights, int(weights.max()) if len(weights) else 0))
     return np.diff(indptr)
+
+
+def narrow(values: IdArray, top: int) -> IdArray:
+    """``values`` (none above ``top``) as int32 when ``top`` fits, else as they are: a
+    shard's files, and the page cache and disk they take, halve (the kernels sum into
+    int64).
+
+    Example:
+        >>> narrow(np.array([3, 7]), 7).dtype, narrow(np.array([2**31]), 2**31).dtype
+        (dtype('int32'), dtype('int64'))
+    """
+    return values.astype(np.int32) if top <= np.iinfo(np.int32).max else values
 
 
 def gather(level: ShardedGraph, ex=None, max_entries: int | None = None, seed: int = 0
@@ -231,8 +246,8 @@ def gather(level: ShardedGraph, ex=None, max_entries: int | None = None, seed: i
             "seed": seed})
         degrees = np.bincount(np.concatenate([x[0] for x in kept]),
                               minlength=level.num_nodes)  # rows come in ascending order
-        indices = np.concatenate([x[1] for x in kept])
-        weights = np.concatenate([x[2] for x in kept])
+        indices = np.concatenate([x[1] for x in kept]).astype(np.int64, copy=False)
+        weights = np.concatenate([x[2] for x in kept]).astype(np.int64, copy=False)
         del kept
     else:
         loaded = [load_shard(prefix) for prefix, _ in shards]
