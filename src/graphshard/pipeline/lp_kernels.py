@@ -38,12 +38,12 @@ TABLE_ROW = 1024
 
 
 @kernel(inline=True)
-def _rate_in_table(indices, weights, start, end, live, tkey, tval, shift, labels_out,
+def _rate_in_table(indices, weights, start, end, live, cur, tkey, tval, shift, labels_out,
                    ratings_out):  # pragma: no cover - compiled
     """Sum the weights of entries ``start .. end`` per label of their column (``live``)
     in the open-addressing table ``tkey`` / ``tval`` (keys -1 when empty, left so), and
     write the labels and their sums to ``labels_out`` / ``ratings_out``; returns their
-    count and the total weight."""
+    count, the total weight and the sum of label ``cur``."""
     mask = tkey.shape[0] - 1
     nt = 0
     total = 0
@@ -63,12 +63,15 @@ def _rate_in_table(indices, weights, start, end, live, tkey, tval, shift, labels
                 break
             s = (s + 1) & mask
         total += weights[j]
+    own = 0
     for t in range(nt):
         s = labels_out[t]
         labels_out[t] = tkey[s]
         ratings_out[t] = tval[s]
+        if tkey[s] == cur:
+            own = tval[s]
         tkey[s] = -1
-    return nt, total
+    return nt, total, own
 
 
 @kernel
@@ -214,13 +217,9 @@ def lp_sweep(indptr, indices, weights, lo, labels, node_w, label_w, max_w, seed,
         u = lo + r
         cur = live[u]
         wu = node_w[u, 0]
-        own = 0
         if far and end - start <= table_row:
-            nt, total = _rate_in_table(indices, weights, start, end, live, tkey, tval,
-                                       shift, touched, touched_r)
-            for t in range(nt):
-                if touched[t] == cur:
-                    own = touched_r[t]
+            nt, total, own = _rate_in_table(indices, weights, start, end, live, cur, tkey,
+                                            tval, shift, touched, touched_r)
         else:
             nt = 0
             total = 0
@@ -234,7 +233,6 @@ def lp_sweep(indptr, indices, weights, lo, labels, node_w, label_w, max_w, seed,
             own = rating[cur]
             for t in range(nt):
                 touched_r[t] = rating[touched[t]]
-            for t in range(nt):
                 rating[touched[t]] = 0
         external += total - own
         best, best_r = cur, own
