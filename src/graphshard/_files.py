@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import tempfile
+import threading
 import tokenize
 from collections.abc import Iterator
 from pathlib import Path
@@ -76,8 +77,16 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         raise
 
 
+#: ``np.load`` parses a ``.npy`` header with ``ast.literal_eval``, and CPython 3.11 builds
+#: ASTs with state shared by all threads: parses in two threads at once can fail with
+#: "SystemError: AST constructor recursion depth mismatch" (python/cpython#106905).
+#: Loads are serialised; task threads mostly memory-map, which only parses the header
+_LOAD_LOCK = threading.Lock()
+
+
 def load_npy(path: str | os.PathLike[str], *, mmap_mode: str | None = None) -> Any:
     """``np.load`` without pickle; a damaged file is a :class:`FormatError` naming it.
+    Safe to call from several threads at once (see :data:`_LOAD_LOCK`).
 
     numpy reports a corrupt header as ValueError, SyntaxError or tokenize.TokenError
     depending on the damage; all become FormatError here.
@@ -94,7 +103,8 @@ def load_npy(path: str | os.PathLike[str], *, mmap_mode: str | None = None) -> A
     from .errors import FormatError
 
     try:
-        return np.load(path, mmap_mode=mmap_mode, allow_pickle=False)
+        with _LOAD_LOCK:
+            return np.load(path, mmap_mode=mmap_mode, allow_pickle=False)
     except (ValueError, OSError, EOFError, SyntaxError, tokenize.TokenError) as exc:
         raise FormatError(f"{path}: not a readable .npy/.npz file ({exc})",
                           path=str(path)) from exc

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from .._arrays import group_order
-from .._files import atomic_path
+from .._files import atomic_path, load_npy
 from .._tensorfile import load_tensors, save_tensors
 from ..errors import FormatError, ValidationError
 from ..io.chunked import ChunkedMeta, load_chunked_meta, read_data_chunk, read_edge_chunk
@@ -111,7 +111,7 @@ def _block_counts(plan: Plan, t: int, b: int) -> list[int]:
 def _assignment_block(plan: Plan, t: int, b: int) -> np.ndarray:
     lo = b * plan.node_block
     hi = min(lo + plan.node_block, plan.num_nodes[t])
-    parts = np.asarray(np.load(plan.assignment_file(t), mmap_mode="r")[lo:hi], dtype=np.int64)
+    parts = np.asarray(load_npy(plan.assignment_file(t), mmap_mode="r")[lo:hi], dtype=np.int64)
     bad = np.flatnonzero((parts < 0) | (parts >= plan.num_parts))
     if bad.size:
         raise FormatError(f"assignment of node type {plan.ntypes[t]!r}: node {lo + bad[0]} has "
@@ -125,10 +125,10 @@ def _write_node_maps(plan: Plan, t: int, b: int, starts: list[int], type_offset:
     parts = _assignment_block(plan, t, b)
     lo = b * plan.node_block
     new_ids = new_ids_of_block(parts, np.asarray(starts, dtype=np.int64))
-    orig2new = np.load(plan.node_map_file(t), mmap_mode="r+")
+    orig2new = load_npy(plan.node_map_file(t), mmap_mode="r+")
     orig2new[lo:lo + len(parts)] = new_ids
     orig2new.flush()
-    new2orig = np.load(plan.new2orig_file(), mmap_mode="r+")
+    new2orig = load_npy(plan.new2orig_file(), mmap_mode="r+")
     new2orig[new_ids] = type_offset + lo + np.arange(len(parts), dtype=np.int64)
     new2orig.flush()
 
@@ -151,8 +151,8 @@ def _split_edge_chunk(plan: Plan, e: int, c: int, part_bounds: list[int]) -> lis
     chunk = read_edge_chunk(meta, plan.etypes[e], c, offset)  # IDs checked against the maps
     st, _, dt = plan.etypes[e].split(":")
     counts, src, dst, pos = route_edges(
-        chunk.src, chunk.dst, np.load(plan.node_map_file(plan.ntypes.index(st)), mmap_mode="r"),
-        np.load(plan.node_map_file(plan.ntypes.index(dt)), mmap_mode="r"),
+        chunk.src, chunk.dst, load_npy(plan.node_map_file(plan.ntypes.index(st)), mmap_mode="r"),
+        load_npy(plan.node_map_file(plan.ntypes.index(dt)), mmap_mode="r"),
         np.asarray(part_bounds[1:], dtype=np.int64),
         np.int32 if part_bounds[-1] <= 1 << 31 else np.int64)
     digest = save_tensors(piece, {"counts": counts, "src": src, "dst": dst, "pos": pos})
@@ -171,7 +171,7 @@ def _edge_piece_owners(path: Path) -> np.ndarray:
 # ----- step 4: features -----------------------------------------------------------------------
 def _owners_of_rows(plan: Plan, kind: str, i: int, lo: int, hi: int) -> np.ndarray:
     if kind == "node":
-        return np.asarray(np.load(plan.assignment_file(i), mmap_mode="r")[lo:hi],
+        return np.asarray(load_npy(plan.assignment_file(i), mmap_mode="r")[lo:hi],
                           dtype=np.int64)
     pieces = []
     for c, (offset, rows) in enumerate(plan.edge_chunks[i]):

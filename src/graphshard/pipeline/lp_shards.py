@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._files import load_npy
 from ..io.chunked import ChunkedMeta, read_edge_chunk
 from ..partition.adjacency import Adjacency
 from ..partition.balance import needed_moves, rebalance_candidates
@@ -163,7 +164,7 @@ def chunk_piece(prefix: str, meta: ChunkedMeta, etype: EdgeType, index: int, off
 
 def load_shard(prefix: str) -> tuple[IdArray, IdArray, IdArray]:
     """``(indptr, indices, weights)`` of one shard, memory-mapped."""
-    return tuple(np.load(f"{prefix}_{n}.npy", mmap_mode="r", allow_pickle=False)
+    return tuple(load_npy(f"{prefix}_{n}.npy", mmap_mode="r")
                  for n in ("indptr", "indices", "weights"))  # type: ignore[return-value]
 
 
@@ -194,10 +195,10 @@ def build_shard(piece_prefixes: list[str], b: int, lo: int, hi: int, num_nodes: 
     """
     keys, wts = [], []
     for p in piece_prefixes:
-        off = np.load(p + "_off.npy", allow_pickle=False)
+        off = load_npy(p + "_off.npy")
         if off[b + 1] > off[b]:
-            keys.append(np.load(p + "_keys.npy", mmap_mode="r")[off[b]:off[b + 1]])
-            wts.append(np.load(p + "_w.npy", mmap_mode="r")[off[b]:off[b + 1]])
+            keys.append(load_npy(p + "_keys.npy", mmap_mode="r")[off[b]:off[b + 1]])
+            wts.append(load_npy(p + "_w.npy", mmap_mode="r")[off[b]:off[b + 1]])
     k = np.concatenate(keys) if keys else np.zeros(0, np.int64)
     w = np.concatenate(wts) if wts else np.zeros(0, np.int64)
     rows, cols = split_keys(k, lo, np.int64(num_nodes))

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._files import load_npy
 from .._tensorfile import load_tensors
 from ..errors import FormatError
 from ..partition.files import write_part
@@ -113,7 +114,7 @@ def build_part(plan: Plan, p: int, node_ranges: np.ndarray, edge_ranges: np.ndar
     else:
         local, cut = _local_graph(plan, p, (lo, hi), first_edge, src, dst, part_bounds,
                                   edge_ranges, prefix)
-    new2orig = np.load(plan.new2orig_file(), mmap_mode="r")
+    new2orig = load_npy(plan.new2orig_file(), mmap_mode="r")
     flat_ends = node_ranges.transpose(1, 0, 2).reshape(-1, 2)[:, 1]
     num_types = node_ranges.shape[0]
     node_type = (np.searchsorted(flat_ends, local.nodes, side="right") % num_types
