@@ -74,6 +74,15 @@ def _rate_in_table(indices, weights, start, end, live, cur, tkey, tval, shift, l
     return nt, total, own
 
 
+@kernel(inline=True)
+def _copy_flat(dst, src):  # pragma: no cover - compiled
+    """``dst[...] = src`` for C-contiguous ``dst`` of ``src``'s shape, element by element."""
+    out = dst.reshape(-1)
+    inp = np.ascontiguousarray(src).reshape(-1)
+    for i in range(out.shape[0]):
+        out[i] = inp[i]
+
+
 @kernel
 def _visit_order(lo, num_rows, seed, step, sub, num_sub):  # pragma: no cover - compiled
     """Rows active in sub-round ``sub`` of ``num_sub``, in a keyed random order of blocks
@@ -165,9 +174,11 @@ def lp_sweep(indptr, indices, weights, lo, labels, node_w, label_w, max_w, seed,
     """
     num_rows = indptr.shape[0] - 1
     ncon = max_w.shape[0]
-    live[:] = labels  # the shard's own rows change live; a full copy avoids a branch
+    # the shard's own rows and the label weights change live: full copies, as flat loops
+    # (numba's 2-D slice assignment runs at a third of the speed: 55 ms a task at 8M nodes)
+    _copy_flat(live, labels)
+    _copy_flat(lw, label_w)
     gains = np.zeros(num_rows, dtype=np.int64)
-    lw[:, :] = label_w  # live label weights
     max_deg = 0
     for r in range(num_rows):
         max_deg = max(max_deg, indptr[r + 1] - indptr[r])
