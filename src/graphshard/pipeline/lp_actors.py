@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from .._files import atomic_path
-from .._malloc import trim_heap
+from .._malloc import keep_heap, trim_heap
 
 __all__ = ["ActorPool", "FileRef", "ShardWorker", "warm_up"]
 
@@ -85,6 +85,11 @@ class ShardWorker:
     Args:
         warm: Call :func:`warm_up` first (a failure there is logged, never raised: the
             kernels then load on first use).
+        keep_freed: The process keeps the memory it frees for its next tasks
+            (:func:`~graphshard._malloc.keep_heap`): a worker process of its own runs
+            task after task of similar sizes, and reusing mapped pages made building
+            level 0 of a 100M-edge R-MAT 1.3x faster (faulting fresh pages in costs
+            about 1 ms per MB on a VM).  Its resident memory then stays at its peak.
 
     Example:
         >>> w = ShardWorker(warm=False)
@@ -92,10 +97,12 @@ class ShardWorker:
         (8, 27)
     """
 
-    def __init__(self, *, warm: bool = True) -> None:
+    def __init__(self, *, warm: bool = True, keep_freed: bool = False) -> None:
         self._key: int | None = None
         self._shared: dict[str, Any] = {}
         self.warm_seconds = 0.0
+        if keep_freed:
+            keep_heap()
         if warm:
             try:
                 self.warm_seconds = warm_up()
@@ -214,7 +221,8 @@ class ActorPool:
         cls = ray.remote(ShardWorker).options(num_cpus=num_cpus, max_restarts=MAX_RETRIES,
                                              max_task_retries=MAX_RETRIES)
         self._t0 = time.perf_counter()
-        self.actors = [cls.remote(warm=warm) for _ in range(max(1, int(size)))]
+        self.actors = [cls.remote(warm=warm, keep_freed=True)
+                       for _ in range(max(1, int(size)))]
         self._ready = [a.ready.remote() for a in self.actors]
         self._last: dict[str, tuple[Any, Any]] = {}
         self._folder: Path | None = None
