@@ -92,3 +92,21 @@ def test_import_stays_light():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_background_remover_deletes_in_order_and_reports_a_failure(tmp_path):
+    from graphshard._files import BackgroundRemover
+
+    files = [tmp_path / f"f{i}" for i in range(3)]
+    for f in files:
+        f.write_bytes(b"x")
+    remover = BackgroundRemover()
+    remover.remove(files[:2])
+    remover.remove([tmp_path / "missing", files[2]])  # fails at the first path
+    with pytest.raises(FileNotFoundError, match="missing"):
+        remover.wait()
+    assert not files[0].exists() and not files[1].exists() and files[2].exists()
+    remover.wait()  # the failure was reported once
+    with remover:
+        remover.remove([files[2]])
+    assert not files[2].exists()

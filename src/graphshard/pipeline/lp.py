@@ -62,12 +62,15 @@ from __future__ import annotations
 
 import logging
 import math
+import shutil
 import tempfile
+import threading
 import time
 from pathlib import Path
 
 import numpy as np
 
+from .._files import BackgroundRemover
 from ..errors import ValidationError
 from ..io.chunked import ChunkedMeta
 from ..partition.backends import max_part_weight
@@ -287,20 +290,26 @@ def lp_assign(meta: ChunkedMeta, num_parts: int, *, imbalance: float = 0.03, see
            workers=workers)
     ex = make_executor(workers, use_ray, address)
     t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="graphshard-lp-", dir=work_dir) as tmp, \
-            sharing_files(ex, Path(tmp) / "shared"):
-        levels = [level0_from_chunks(meta, Path(tmp) / "level0", max_task_entries, ex,
-                                     edge_weighted=balance_edges)]
-        n = levels[0].num_nodes
-        logger.info("lp: level 0 %r in %.1fs", levels[0], time.perf_counter() - t0)
-        if num_parts == 1 or n == 0:
-            parts = np.zeros(n, dtype=np.int64)
-        else:
-            parts = _multilevel(levels, ex, num_parts, imbalance, seed, coarse_nodes,
-                                coarse_entries, lp_rounds, refine_rounds, method,
-                                max_task_entries, Path(tmp), workers)
-    ex.close()
-    release_scratch()  # tasks that ran on this thread (one worker) kept their scratch
+    tmp = Path(tempfile.mkdtemp(prefix="graphshard-lp-", dir=work_dir))
+    try:
+        with BackgroundRemover() as remover, sharing_files(ex, tmp / "shared"):
+            levels = [level0_from_chunks(meta, tmp / "level0", max_task_entries, ex,
+                                         edge_weighted=balance_edges, remover=remover)]
+            n = levels[0].num_nodes
+            logger.info("lp: level 0 %r in %.1fs", levels[0], time.perf_counter() - t0)
+            if num_parts == 1 or n == 0:
+                parts = np.zeros(n, dtype=np.int64)
+            else:
+                parts = _multilevel(levels, ex, num_parts, imbalance, seed, coarse_nodes,
+                                    coarse_entries, lp_rounds, refine_rounds, method,
+                                    max_task_entries, tmp, workers, remover)
+    finally:  # the work directory goes while Ray shuts down
+        cleanup = threading.Thread(target=shutil.rmtree, args=(tmp,),
+                                   kwargs={"ignore_errors": True})
+        cleanup.start()
+        ex.close()
+        release_scratch()  # tasks that ran on this thread (one worker) kept their scratch
+        cleanup.join()
     logger.info("lp: %d nodes into %d parts in %.1fs", n, num_parts, time.perf_counter() - t0)
     off = type_offsets(meta)
     return {nt: parts[off[nt]:off[nt] + c].astype(np.int64) for nt, c in meta.num_nodes.items()}
@@ -329,7 +338,7 @@ def part_limit(node_weights: IdArray, num_parts: int, imbalance: float) -> IdArr
 def _multilevel(levels: list[ShardedGraph], ex, k: int, imbalance: float, seed: int,
                 coarse_nodes: int | None, coarse_entries: int, lp_rounds: int,
                 refine_rounds: int, method: str, budget: int, tmp: Path,
-                workers: int | None) -> IdArray:
+                workers: int | None, remover: BackgroundRemover) -> IdArray:
     totals = levels[0].node_weights.sum(axis=0)
     total_w = int(totals[0])
     max_part = part_limit(levels[0].node_weights, k, imbalance)
@@ -354,7 +363,8 @@ def _multilevel(levels: list[ShardedGraph], ex, k: int, imbalance: float, seed: 
         if nc > _STALL * g.num_nodes:
             logger.info("lp: coarsening stalled at %d nodes", g.num_nodes)
             break
-        coarse = contract_level(g, clusters, nc, tmp / f"level{len(levels)}", budget, ex)
+        coarse = contract_level(g, clusters, nc, tmp / f"level{len(levels)}", budget, ex,
+                                remover)
         contracted = coarse.num_entries
         levels.append(thin_level(coarse, ex, THIN_DEGREE, seed=seed + 7919 * len(levels)))
         maps.append(clusters)

@@ -150,8 +150,9 @@ class FileRef:
 
 
 def _save_shared(path: Path, value: np.ndarray) -> FileRef:
-    """Write ``value`` to ``path`` atomically (a reader never sees a partial file)."""
-    with atomic_path(path) as tmp, open(tmp, "wb") as handle:
+    """Write ``value`` to ``path`` atomically (a reader never sees a partial file; no
+    fsync: the work directory does not outlive the run)."""
+    with atomic_path(path, durable=False) as tmp, open(tmp, "wb") as handle:
         np.save(handle, np.ascontiguousarray(value), allow_pickle=False)
     return FileRef(str(path))
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._files import BackgroundRemover
 from ..io.chunked import ChunkedMeta, iter_edge_chunks
 from ..partition.balance import weight_sums
 from ..typing import EdgeType, IdArray
@@ -66,26 +67,32 @@ def _homogeneous_chunks(meta: ChunkedMeta
 
 
 def _build_shards(pieces: list[str], bounds: IdArray, num_nodes: int, node_w: IdArray,
-                  directory: Path, ex: Executor) -> ShardedGraph:
+                  directory: Path, ex: Executor, remover: BackgroundRemover | None
+                  ) -> ShardedGraph:
     calls = [(pieces, b, int(bounds[b]), int(bounds[b + 1]), num_nodes,
               str(directory / f"shard{b}")) for b in range(len(bounds) - 1)]
     degrees = ex.map(build_shard, calls)
-    for p in pieces:  # pieces are merged: free their disk space
-        for part in ("keys", "w", "off"):
-            os.remove(f"{p}_{part}.npy")
+    merged = [f"{p}_{part}.npy" for p in pieces for part in ("keys", "w", "off")]
+    if remover is None:  # pieces are merged: free their disk space
+        for path in merged:
+            os.remove(path)
+    else:
+        remover.remove(merged)
     deg = np.concatenate(degrees) if degrees else np.zeros(0, np.int64)
     return ShardedGraph(directory, bounds, compact_ints(node_w), compact_ints(deg))
 
 
 def level0_from_chunks(meta: ChunkedMeta, directory: Path, budget: int,
-                       ex: Executor, *, edge_weighted: bool = False) -> ShardedGraph:
+                       ex: Executor, *, edge_weighted: bool = False,
+                       remover: BackgroundRemover | None = None) -> ShardedGraph:
     """The undirected input graph (all edge types, both directions, loops dropped, parallel
     edges merged into weights) as shards of about ``budget`` entries.
 
     Two streaming passes over the edge chunks: degrees in the driver (to cut the shards),
     then pieces, one task per chunk, each reading its chunk (the first pass checked it).
     Node weights have one column per balance constraint: 1 (the node), and with
-    ``edge_weighted`` its in-degree too (the edges its owner stores).
+    ``edge_weighted`` its in-degree too (the edges its owner stores).  The merged pieces
+    are deleted by ``remover`` if given (in the background), else before returning.
     """
     directory.mkdir(parents=True, exist_ok=True)
     n = sum(meta.num_nodes.values())
@@ -105,13 +112,15 @@ def level0_from_chunks(meta: ChunkedMeta, directory: Path, budget: int,
     if edge_weighted:
         node_w[:, 1] = indeg
     del indeg
-    return _build_shards(pieces, bounds, n, node_w, directory, ex)
+    return _build_shards(pieces, bounds, n, node_w, directory, ex, remover)
 
 
 def contract_level(level: ShardedGraph, clusters: IdArray, num_coarse: int,
-                   directory: Path, budget: int, ex: Executor) -> ShardedGraph:
+                   directory: Path, budget: int, ex: Executor,
+                   remover: BackgroundRemover | None = None) -> ShardedGraph:
     """Contract every cluster of ``level`` (``clusters``: fine node -> coarse ID) into a
-    node weighing its members; coarse edge weights sum the fine ones between clusters."""
+    node weighing its members; coarse edge weights sum the fine ones between clusters
+    (pieces deleted as by :func:`level0_from_chunks`)."""
     directory.mkdir(parents=True, exist_ok=True)
     bound = np.bincount(clusters, weights=level.degrees, minlength=num_coarse)
     bounds = shard_bounds(bound.astype(np.int64), budget)
@@ -120,4 +129,4 @@ def contract_level(level: ShardedGraph, clusters: IdArray, num_coarse: int,
                             for b in range(level.num_shards)],
            shared={"clusters": clusters})
     node_w = weight_sums(clusters, level.node_weights, num_coarse)
-    return _build_shards(pieces, bounds, num_coarse, node_w, directory, ex)
+    return _build_shards(pieces, bounds, num_coarse, node_w, directory, ex, remover)
