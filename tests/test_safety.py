@@ -110,3 +110,11 @@ def test_background_remover_deletes_in_order_and_reports_a_failure(tmp_path):
     with remover:
         remover.remove([files[2]])
     assert not files[2].exists()
+
+
+def test_background_remover_does_not_hide_the_error_of_its_block(tmp_path):
+    from graphshard._files import BackgroundRemover
+
+    with pytest.raises(ValueError, match="the block's"), BackgroundRemover() as remover:
+        remover.remove([tmp_path / "missing"])
+        raise ValueError("the block's own error")

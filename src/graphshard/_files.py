@@ -150,9 +150,13 @@ class BackgroundRemover:
     def __enter__(self) -> BackgroundRemover:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        try:
-            self.wait()
+    def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
+        try:  # a failed deletion is reported, unless it would hide the block's own error
+            if exc_type is None:
+                self.wait()
+            else:
+                with contextlib.suppress(OSError):
+                    self.wait()
         finally:
             self._pool.shutdown()
 

@@ -21,13 +21,15 @@ __all__ = ["keep_heap", "trim_heap"]
 
 
 @functools.cache
-def _malloc_trim():  # pragma: no cover - depends on the C library
-    try:
+def _libc_function(name: str, *argtypes: type) -> ctypes._CFuncPtr | None:
+    """The C library's function ``name`` taking ``argtypes`` and returning an int, or None
+    where the library or the function is missing (macOS, musl)."""
+    try:  # pragma: no cover - depends on the C library
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        fn = libc.malloc_trim
-    except (OSError, AttributeError):
+        fn = getattr(libc, name)
+    except (OSError, AttributeError):  # pragma: no cover
         return None
-    fn.argtypes = [ctypes.c_size_t]
+    fn.argtypes = list(argtypes)
     fn.restype = ctypes.c_int
     return fn
 
@@ -35,18 +37,6 @@ def _malloc_trim():  # pragma: no cover - depends on the C library
 #: glibc ``mallopt`` parameters
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_MAX = -4
-
-
-@functools.cache
-def _mallopt():  # pragma: no cover - depends on the C library
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        fn = libc.mallopt
-    except (OSError, AttributeError):
-        return None
-    fn.argtypes = [ctypes.c_int, ctypes.c_int]
-    fn.restype = ctypes.c_int
-    return fn
 
 
 def keep_heap() -> bool:
@@ -62,7 +52,7 @@ def keep_heap() -> bool:
         >>> keep_heap() in (True, False)  # doctest: +SKIP
         True
     """
-    fn = _mallopt()
+    fn = _libc_function("mallopt", ctypes.c_int, ctypes.c_int)
     if fn is None:
         return False
     return bool(fn(_M_MMAP_MAX, 0)) and bool(fn(_M_TRIM_THRESHOLD, 2**31 - 1))
@@ -71,5 +61,5 @@ def keep_heap() -> bool:
 def trim_heap() -> bool:
     """Return the free pages of the C heap to the OS; whether any were released (always
     False where the C library has no ``malloc_trim``).  Costs about a millisecond."""
-    fn = _malloc_trim()
+    fn = _libc_function("malloc_trim", ctypes.c_size_t)
     return bool(fn(0)) if fn is not None else False
