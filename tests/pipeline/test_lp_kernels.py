@@ -173,6 +173,43 @@ def test_sweep_leaves_its_reused_rating_scratch_zeroed():
     release_scratch()
 
 
+def test_sweep_tasks_of_one_snapshot_reuse_the_scratch_and_give_the_same_moves(tmp_path):
+    """Tasks of one map name their snapshot: a thread's second task skips copying the
+    labels and label weights into its scratch (the first left them as it found them)."""
+    from graphshard.pipeline.lp_shards import _scratch, release_scratch, sweep_task
+
+    rng = np.random.default_rng(7)
+    n, num_shards = 300, 3
+    deg = rng.integers(0, 12, n)
+    indptr = np.r_[0, np.cumsum(deg)]
+    indices, weights = rng.integers(0, n, indptr[-1]), rng.integers(1, 4, indptr[-1])
+    bounds = [0, 100, 200, 300]
+    for b in range(num_shards):
+        lo, hi = bounds[b], bounds[b + 1]
+        np.save(tmp_path / f"shard{b}_indptr.npy", indptr[lo:hi + 1] - indptr[lo])
+        np.save(tmp_path / f"shard{b}_indices.npy", indices[indptr[lo]:indptr[hi]])
+        np.save(tmp_path / f"shard{b}_weights.npy", weights[indptr[lo]:indptr[hi]])
+    labels = np.arange(n, dtype=np.int32)
+    node_w = np.ones((n, 1), np.int32)
+    shared = dict(labels=labels, node_w=node_w, label_w=node_w.copy(),
+                  max_w=np.array([3]), seed=1, step=0, sub=0, num_sub=1, strict=False)
+
+    def run(snapshot):
+        release_scratch()
+        out = [sweep_task(str(tmp_path / f"shard{b}"), bounds[b], snapshot=snapshot,
+                          **shared) for b in range(num_shards)]
+        np.testing.assert_array_equal(_scratch("live", (n,), labels.dtype), labels)
+        np.testing.assert_array_equal(_scratch("lw", (n, 1), np.dtype(np.int32)), node_w)
+        release_scratch()
+        return out
+
+    alone, reused = run(None), run(12345)
+    assert sum(len(moves[0]) for moves in alone) > 0
+    for a, b in zip(alone, reused, strict=True):
+        for x, y in zip(a, b, strict=True):
+            np.testing.assert_array_equal(x, y)
+
+
 def test_clustering_sweep_leaves_rows_above_max_row_alone():
     """With ``max_row``, rows with more entries keep their label: a hub (40 entries) whose
     neighbours are all in cluster 1 joins it without the limit, not with ``max_row`` 30;

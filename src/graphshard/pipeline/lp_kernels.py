@@ -137,8 +137,8 @@ def _visit_order(lo, num_rows, seed, step, sub, num_sub):  # pragma: no cover - 
 
 @kernel
 def lp_sweep(indptr, indices, weights, lo, labels, node_w, label_w, max_w, seed, step,
-             sub, num_sub, strict, norm, live, lw, rating, max_row=0, table_row=TABLE_ROW
-             ):  # pragma: no cover - compiled
+             sub, num_sub, strict, norm, live, lw, rating, max_row=0, table_row=TABLE_ROW,
+             fresh=True):  # pragma: no cover - compiled
     """One size-constrained label-propagation sweep over the active rows of a shard.
 
     Each active row (keyed random order) moves to the label with the heaviest connection
@@ -159,12 +159,16 @@ def lp_sweep(indptr, indices, weights, lo, labels, node_w, label_w, max_w, seed,
         live, lw, rating: scratch of the shapes and dtypes of ``labels``, ``label_w`` and
             ``(L,)`` int64; ``rating`` must be zero, and is left zero (callers reuse
             them: fresh per-node arrays at every task cost page faults, 0.1 s a task at
-            8M nodes).
+            8M nodes).  ``live`` and ``lw`` are left equal to ``labels`` and
+            ``label_w`` (the changes are undone at the end).
         max_row: rows with more entries stay where they are (0: no limit).  Clustering
             leaves the hubs of a power-law graph alone: in R-MAT, the 0.5% of the rows
             with over 1000 entries hold half of them, and the leaves still join the hubs.
         table_row: with at least :data:`FAR_LABELS` labels, rows of at most this many
             entries are rated in a small hash table (:data:`TABLE_ROW`; 0: none).
+        fresh: copy ``labels`` and ``label_w`` into ``live`` and ``lw`` first; False when
+            they already hold them (a task after another of the same snapshot: at 8M
+            nodes the copies took a quarter of a clustering task).
 
     Returns:
         ``(new_labels, gains, external)``: int64 per row of the shard; ``gains`` is the
@@ -176,9 +180,12 @@ def lp_sweep(indptr, indices, weights, lo, labels, node_w, label_w, max_w, seed,
     ncon = max_w.shape[0]
     # the shard's own rows and the label weights change live: full copies, as flat loops
     # (numba's 2-D slice assignment runs at a third of the speed: 55 ms a task at 8M nodes)
-    _copy_flat(live, labels)
-    _copy_flat(lw, label_w)
+    if fresh:
+        _copy_flat(live, labels)
+        _copy_flat(lw, label_w)
     gains = np.zeros(num_rows, dtype=np.int64)
+    dirty = np.empty(2 * num_rows, dtype=np.int64)  # labels whose weight changed
+    nd = 0
     max_deg = 0
     for r in range(num_rows):
         max_deg = max(max_deg, indptr[r + 1] - indptr[r])
@@ -272,9 +279,18 @@ def lp_sweep(indptr, indices, weights, lo, labels, node_w, label_w, max_w, seed,
             for q in range(ncon):
                 lw[cur, q] -= node_w[u, q]
                 lw[best, q] += node_w[u, q]
+            dirty[nd] = cur
+            dirty[nd + 1] = best
+            nd += 2
             live[u] = best
             gains[r] = best_r - own
-    return live[lo:lo + num_rows].copy(), gains, external
+    new = live[lo:lo + num_rows].copy()
+    for r in range(num_rows):  # undo: the scratch holds the snapshot again
+        live[lo + r] = labels[lo + r]
+    for t in range(nd):
+        for q in range(ncon):
+            lw[dirty[t], q] = label_w[dirty[t], q]
+    return new, gains, external
 
 
 @kernel

@@ -10,6 +10,7 @@ cheapest nodes back out, and the best balanced state is kept).
 from __future__ import annotations
 
 import logging
+import secrets
 from dataclasses import dataclass
 
 import numpy as np
@@ -104,7 +105,8 @@ def label_rounds(level: ShardedGraph, ex: Executor, labels: IdArray, label_w: Id
             res = ex.map(sweep_task, shards, shared={
                 "labels": labels, "node_w": level.node_weights, "label_w": label_w,
                 "max_w": max_w, "seed": seed, "step": step0 + r, "sub": sub,
-                "num_sub": num_sub, "strict": strict, "norm": norm, "max_row": max_row})
+                "num_sub": num_sub, "strict": strict, "norm": norm, "max_row": max_row,
+                "snapshot": secrets.randbits(63)})
             nodes, targets, gains = (np.concatenate([x[i] for x in res]) for i in range(3))
             external += sum(x[3] for x in res)
             del res

@@ -36,7 +36,7 @@ from ..io.chunked import ChunkedMeta, read_edge_chunk
 from ..partition.adjacency import Adjacency
 from ..partition.balance import needed_moves, rebalance_candidates
 from ..typing import EdgeType, IdArray
-from .lp_kernels import favourite_labels, lp_sweep, shard_cut
+from .lp_kernels import TABLE_ROW, favourite_labels, lp_sweep, shard_cut
 from .lp_level_kernels import (
     bucket_entries,
     contract_entries,
@@ -298,18 +298,28 @@ def release_scratch() -> None:
 
 def sweep_task(prefix: str, lo: int, *, labels: IdArray, node_w: IdArray, label_w: IdArray,
                max_w: IdArray, seed: int, step: int, sub: int, num_sub: int,
-               strict: bool, norm: float = 0.0, max_row: int = 0
-               ) -> tuple[IdArray, IdArray, IdArray, int]:
+               strict: bool, norm: float = 0.0, max_row: int = 0,
+               snapshot: int | None = None) -> tuple[IdArray, IdArray, IdArray, int]:
     """:func:`~graphshard.pipeline.lp_kernels.lp_sweep` on one shard; returns the moves
     only, ``(nodes, new labels, gains)`` (the driver's memory goes with the moves, not
     with the nodes), and the visited rows' weight to other labels (``lp_sweep``'s
-    ``external``)."""
+    ``external``).
+
+    ``snapshot`` names the contents of ``labels`` and ``label_w`` (the same for every task
+    of one map, new for each map; None: unnamed): a thread whose scratch already holds
+    that snapshot skips copying it."""
     indptr, indices, weights = (np.asarray(a) for a in load_shard(prefix))
+    live = _scratch("live", labels.shape, labels.dtype)
+    lw = _scratch("lw", label_w.shape, label_w.dtype)
+    held = _scratch_arrays.__dict__.pop("snapshot", None)  # unset while the kernel runs
+    fresh = snapshot is None or held != (snapshot, live.shape, lw.shape)
     new, gains, external = lp_sweep(
         indptr, indices, weights, lo, labels, node_w, label_w, max_w, seed, step, sub,
-        num_sub, strict, float(norm), _scratch("live", labels.shape, labels.dtype),
-        _scratch("lw", label_w.shape, label_w.dtype),
-        _scratch("rating", (len(label_w),), np.dtype(np.int64)), np.int64(max_row))
+        num_sub, strict, float(norm), live, lw,
+        _scratch("rating", (len(label_w),), np.dtype(np.int64)), np.int64(max_row),
+        TABLE_ROW, fresh)
+    if snapshot is not None:
+        _scratch_arrays.__dict__["snapshot"] = (snapshot, live.shape, lw.shape)
     moved = np.flatnonzero(new != labels[lo:lo + len(new)])
     return moved + lo, new[moved], gains[moved], int(external)
 
