@@ -37,6 +37,11 @@ def test_bucket_entries_groups_by_range_in_input_order(seed):
     r, c = split_keys(keys, 7, np.int64(n))
     np.testing.assert_array_equal(r + 7, keys // n)
     np.testing.assert_array_equal(c, keys % n)
+    unit_keys, unit_w, unit_off = bucket_entries(rows, cols, np.zeros(0, np.int64),
+                                                 np.int64(n), bounds)  # unit weights
+    np.testing.assert_array_equal(unit_keys, ref_k)
+    np.testing.assert_array_equal(unit_off, ref_off)
+    assert len(unit_w) == 0
 
 
 @pytest.mark.parametrize("n", [70_000, 300_000])

@@ -85,7 +85,8 @@ def group_rows(rows, cols, weights, num_rows, marker):  # pragma: no cover - com
 def bucket_entries(rows, cols, weights, num_nodes, bounds):  # pragma: no cover - compiled
     """Entries ``(rows[i], cols[i], weights[i])`` as keys ``row * num_nodes + col``,
     grouped by the range of ``bounds`` that holds their row (a stable counting sort over
-    the ranges: O(entries + ranges), whatever the node count).
+    the ranges: O(entries + ranges), whatever the node count).  An empty ``weights``
+    stands for unit weights, and gives empty weights back.
 
     Returns:
         ``(keys, weights, offsets)``: int64; range ``b``'s entries are
@@ -101,12 +102,14 @@ def bucket_entries(rows, cols, weights, num_nodes, bounds):  # pragma: no cover 
         off[b + 1] += off[b]
     pos = off[:-1].copy()
     keys = np.empty(m, dtype=np.int64)
-    out_w = np.empty(m, dtype=np.int64)
+    weighted = weights.shape[0] > 0
+    out_w = np.empty(m if weighted else 0, dtype=np.int64)
     for i in range(m):
         b = _range_of(rows[i], bounds, shift, table)
         p = pos[b]
         keys[p] = rows[i] * num_nodes + cols[i]
-        out_w[p] = weights[i]
+        if weighted:
+            out_w[p] = weights[i]
         pos[b] = p + 1
     return keys, out_w, off
 

@@ -67,12 +67,13 @@ def _homogeneous_chunks(meta: ChunkedMeta
 
 
 def _build_shards(pieces: list[str], bounds: IdArray, num_nodes: int, node_w: IdArray,
-                  directory: Path, ex: Executor, remover: BackgroundRemover | None
-                  ) -> ShardedGraph:
+                  directory: Path, ex: Executor, remover: BackgroundRemover | None,
+                  unit_weights: bool = False) -> ShardedGraph:
     calls = [(pieces, b, int(bounds[b]), int(bounds[b + 1]), num_nodes,
-              str(directory / f"shard{b}")) for b in range(len(bounds) - 1)]
+              str(directory / f"shard{b}"), unit_weights) for b in range(len(bounds) - 1)]
     degrees = ex.map(build_shard, calls)
-    merged = [f"{p}_{part}.npy" for p in pieces for part in ("keys", "w", "off")]
+    merged = [f"{p}_{part}.npy" for p in pieces
+              for part in (("keys", "off") if unit_weights else ("keys", "w", "off"))]
     if remover is None:  # pieces are merged: free their disk space
         for path in merged:
             os.remove(path)
@@ -89,7 +90,8 @@ def level0_from_chunks(meta: ChunkedMeta, directory: Path, budget: int,
     edges merged into weights) as shards of about ``budget`` entries.
 
     Two streaming passes over the edge chunks: degrees in the driver (to cut the shards),
-    then pieces, one task per chunk, each reading its chunk (the first pass checked it).
+    then pieces, one task per chunk, each reading its chunk (the first pass checked it);
+    the pieces hold no weights (every entry weighs 1 until the shards merge repeats).
     Node weights have one column per balance constraint: 1 (the node), and with
     ``edge_weighted`` its in-degree too (the edges its owner stores).  The merged pieces
     are deleted by ``remover`` if given (in the background), else before returning.
@@ -112,7 +114,8 @@ def level0_from_chunks(meta: ChunkedMeta, directory: Path, budget: int,
     if edge_weighted:
         node_w[:, 1] = indeg
     del indeg
-    return _build_shards(pieces, bounds, n, node_w, directory, ex, remover)
+    return _build_shards(pieces, bounds, n, node_w, directory, ex, remover,
+                         unit_weights=True)
 
 
 def contract_level(level: ShardedGraph, clusters: IdArray, num_coarse: int,

@@ -127,22 +127,23 @@ def shard_bounds(sizes: IdArray, budget: int) -> IdArray:
     return np.concatenate([[0], cuts, [n]]).astype(np.int64)
 
 
-def write_piece(prefix: str, u: IdArray, v: IdArray, w: IdArray, num_nodes: int,
+def write_piece(prefix: str, u: IdArray, v: IdArray, w: IdArray | None, num_nodes: int,
                 bounds: IdArray) -> int:
     """Save edges ``u -> v`` bucketed by the shard of their row (``bounds``).
 
     Writes ``<prefix>_keys.npy`` (``u * num_nodes + v``, grouped by shard, in input order
-    inside a shard), ``_w.npy`` and ``_off.npy`` (slice of every shard).  Repeats are
-    merged by the shard task (:func:`build_shard`), which groups its rows anyway: a
-    piece costs O(entries), not a pass over every node of the level.  Returns the number
-    of entries written.
+    inside a shard), ``_w.npy`` (not for unit weights, ``w`` None) and ``_off.npy``
+    (slice of every shard).  Repeats are merged by the shard task (:func:`build_shard`),
+    which groups its rows anyway: a piece costs O(entries), not a pass over every node
+    of the level.  Returns the number of entries written.
     """
-    keys, w, off = bucket_entries(np.ascontiguousarray(u, dtype=np.int64),
-                                  np.ascontiguousarray(v, dtype=np.int64),
-                                  np.ascontiguousarray(w, dtype=np.int64), np.int64(num_nodes),
-                                  np.ascontiguousarray(bounds, dtype=np.int64))
+    keys, weights, off = bucket_entries(
+        np.ascontiguousarray(u, dtype=np.int64), np.ascontiguousarray(v, dtype=np.int64),
+        np.zeros(0, np.int64) if w is None else np.ascontiguousarray(w, dtype=np.int64),
+        np.int64(num_nodes), np.ascontiguousarray(bounds, dtype=np.int64))
     np.save(prefix + "_keys.npy", keys)
-    np.save(prefix + "_w.npy", w)
+    if w is not None:
+        np.save(prefix + "_w.npy", weights)
     np.save(prefix + "_off.npy", off)
     return len(keys)
 
@@ -157,9 +158,8 @@ def chunk_piece(prefix: str, meta: ChunkedMeta, etype: EdgeType, index: int, off
     del chunk
     keep = src != dst
     s, d = src[keep], dst[keep]
-    w = np.ones(2 * len(s), dtype=np.int64)
-    return write_piece(prefix, np.concatenate([s, d]), np.concatenate([d, s]), w, num_nodes,
-                       bounds)
+    return write_piece(prefix, np.concatenate([s, d]), np.concatenate([d, s]), None,
+                       num_nodes, bounds)
 
 
 def load_shard(prefix: str) -> tuple[IdArray, IdArray, IdArray]:
@@ -186,8 +186,9 @@ def contract_piece(shard_prefix: str, lo: int, piece_prefix: str, num_coarse: in
 
 
 def build_shard(piece_prefixes: list[str], b: int, lo: int, hi: int, num_nodes: int,
-                out_prefix: str) -> IdArray:
+                out_prefix: str, unit_weights: bool = False) -> IdArray:
     """Merge slice ``b`` of every piece into the CSR of rows ``lo .. hi``; returns degrees.
+    ``unit_weights``: the pieces have no weights file (every entry weighs 1).
 
     Inside a row, neighbours keep their order of first appearance (piece order), which
     depends on how the input was chunked; nothing downstream depends on that order
@@ -198,9 +199,11 @@ def build_shard(piece_prefixes: list[str], b: int, lo: int, hi: int, num_nodes: 
         off = load_npy(p + "_off.npy")
         if off[b + 1] > off[b]:
             keys.append(load_npy(p + "_keys.npy", mmap_mode="r")[off[b]:off[b + 1]])
-            wts.append(load_npy(p + "_w.npy", mmap_mode="r")[off[b]:off[b + 1]])
+            if not unit_weights:
+                wts.append(load_npy(p + "_w.npy", mmap_mode="r")[off[b]:off[b + 1]])
     k = np.concatenate(keys) if keys else np.zeros(0, np.int64)
-    w = np.concatenate(wts) if wts else np.zeros(0, np.int64)
+    w = np.broadcast_to(np.int64(1), len(k)) if unit_weights else \
+        np.concatenate(wts) if wts else np.zeros(0, np.int64)
     rows, cols = split_keys(k, lo, np.int64(num_nodes))
     del k
     marker = _scratch("marker", (num_nodes,), np.dtype(np.int32 if len(w) < 2**31 - 1
