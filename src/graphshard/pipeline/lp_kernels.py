@@ -200,14 +200,12 @@ def lp_sweep(indptr, indices, weights, lo, labels, node_w, label_w, max_w, seed,
     tval = np.zeros(1 << tbits, dtype=np.int64)
     shift = np.uint64(64 - tbits)
     order = _visit_order(lo, num_rows, seed, step, sub, num_sub)
-    if max_row > 0:
-        m = 0
-        for i in range(order.shape[0]):
-            if indptr[order[i] + 1] - indptr[order[i]] <= max_row:
-                order[m] = order[i]
-                m += 1
-        order = order[:m]
-    m = order.shape[0]
+    m = 0  # rows without entries have nowhere to go (half of R-MAT's): not visited
+    for i in range(order.shape[0]):
+        d = indptr[order[i] + 1] - indptr[order[i]]
+        if d > 0 and (max_row <= 0 or d <= max_row):
+            order[m] = order[i]
+            m += 1
     external = 0
     for i in range(m):
         # rows ahead in the visit order: the CSR lines three rows ahead, the labels of
