@@ -292,14 +292,14 @@ def lp_sweep(indptr, indices, weights, lo, labels, node_w, label_w, max_w, seed,
 
 
 @kernel
-def favourite_labels(indptr, indices, weights, lo, labels, num_labels, wanted
+def favourite_labels(indptr, indices, weights, lo, labels, rating, wanted
                      ):  # pragma: no cover - compiled
     """Per row of the shard, the label it is most connected to (ties: the smallest
     label), whatever its weight; -1 for a row without edges or not ``wanted`` (a bool
-    per node: rows left out cost nothing)."""
+    per node: rows left out cost nothing).  ``rating``: zeroed int64 scratch, one per
+    label, left zeroed."""
     num_rows = indptr.shape[0] - 1
     out = np.full(num_rows, -1, dtype=np.int64)
-    rating = np.zeros(num_labels, dtype=np.int64)
     for r in range(num_rows):
         if not wanted[lo + r]:
             continue

@@ -351,4 +351,5 @@ def favourite_task(prefix: str, lo: int, *, labels: IdArray, wanted: IdArray) ->
     """:func:`~graphshard.pipeline.lp_kernels.favourite_labels` of the ``wanted`` rows of
     one shard (-1 for the others)."""
     indptr, indices, weights = (np.asarray(a) for a in load_shard(prefix))
-    return favourite_labels(indptr, indices, weights, lo, labels, len(labels), wanted)
+    return favourite_labels(indptr, indices, weights, lo, labels,
+                            _scratch("rating", (len(labels),), np.dtype(np.int64)), wanted)
