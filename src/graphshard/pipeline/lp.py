@@ -66,6 +66,7 @@ import shutil
 import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -79,7 +80,7 @@ from ..partition.methods import METHODS, MethodOptions, run_method
 from ..typing import IdArray
 from .lp_cluster import group_isolated, two_hop
 from .lp_exec import make_executor, sharing_files
-from .lp_levels import contract_level, level0_from_chunks, type_offsets
+from .lp_levels import contract_level, level0_degrees, level0_from_chunks, type_offsets
 from .lp_refine import label_rounds
 from .lp_refine import refine as _refine
 from .lp_shards import ShardedGraph, gather, release_scratch
@@ -290,13 +291,17 @@ def lp_assign(meta: ChunkedMeta, num_parts: int, *, imbalance: float = 0.03, see
     _check(meta, num_parts, imbalance, method, max_task_entries=max_task_entries,
            coarse_entries=coarse_entries, lp_rounds=lp_rounds, refine_rounds=refine_rounds,
            workers=workers)
-    ex = make_executor(workers, use_ray, address)
     t0 = time.perf_counter()
+    with ThreadPoolExecutor(1) as first_pass:  # the degrees are counted while Ray starts
+        degrees = first_pass.submit(level0_degrees, meta)
+        ex = make_executor(workers, use_ray, address)
     tmp = Path(tempfile.mkdtemp(prefix="graphshard-lp-", dir=work_dir))
     try:
         with BackgroundRemover() as remover, sharing_files(ex, tmp / "shared"):
             levels = [level0_from_chunks(meta, tmp / "level0", max_task_entries, ex,
-                                         edge_weighted=balance_edges, remover=remover)]
+                                         edge_weighted=balance_edges, remover=remover,
+                                         degrees=degrees.result())]
+            del degrees
             n = levels[0].num_nodes
             logger.info("lp: level 0 %r in %.1fs", levels[0], time.perf_counter() - t0)
             if num_parts == 1 or n == 0:

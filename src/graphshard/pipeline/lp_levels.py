@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +22,8 @@ from .lp_exec import Executor
 from .lp_level_kernels import accumulate_degrees
 from .lp_shards import ShardedGraph, build_shard, chunk_piece, contract_piece, shard_bounds
 
-__all__ = ["compact_ints", "contract_level", "level0_from_chunks", "type_offsets"]
+__all__ = ["Level0Degrees", "compact_ints", "contract_level", "level0_degrees",
+           "level0_from_chunks", "type_offsets"]
 
 
 def compact_ints(values: IdArray) -> IdArray:
@@ -83,37 +85,58 @@ def _build_shards(pieces: list[str], bounds: IdArray, num_nodes: int, node_w: Id
     return ShardedGraph(directory, bounds, compact_ints(node_w), compact_ints(deg))
 
 
-def level0_from_chunks(meta: ChunkedMeta, directory: Path, budget: int,
-                       ex: Executor, *, edge_weighted: bool = False,
-                       remover: BackgroundRemover | None = None) -> ShardedGraph:
-    """The undirected input graph (all edge types, both directions, loops dropped, parallel
-    edges merged into weights) as shards of about ``budget`` entries.
+@dataclass(frozen=True)
+class Level0Degrees:
+    """The first pass of :func:`level0_from_chunks`: entries per node (both directions,
+    loops dropped), in-degrees (loops kept) and the edge chunks read, as
+    ``(edge type, chunk index, offset)``."""
 
-    Two streaming passes over the edge chunks: degrees in the driver (to cut the shards),
-    then pieces, one task per chunk, each reading its chunk (the first pass checked it);
-    the pieces hold no weights (every entry weighs 1 until the shards merge repeats).
-    Node weights have one column per balance constraint: 1 (the node), and with
-    ``edge_weighted`` its in-degree too (the edges its owner stores).  The merged pieces
-    are deleted by ``remover`` if given (in the background), else before returning.
-    """
-    directory.mkdir(parents=True, exist_ok=True)
+    degrees: IdArray
+    in_degrees: IdArray
+    chunks: list[tuple[EdgeType, int, int]]
+
+
+def level0_degrees(meta: ChunkedMeta) -> Level0Degrees:
+    """Stream every edge chunk once (checked) and count :class:`Level0Degrees`; GIL-free
+    but for the reads, so it can run on a thread while Ray starts."""
     n = sum(meta.num_nodes.values())
     deg = np.zeros(n, dtype=np.int64)
     indeg = np.zeros(n, dtype=np.int64)
-    off = type_offsets(meta)
-    calls = []
+    chunks = []
     for et, index, offset, src, dst in _homogeneous_chunks(meta):
         accumulate_degrees(deg, indeg, src, dst)
-        calls.append((str(directory / f"piece{len(calls)}"), meta, et, index, offset,
-                      off[et[0]], off[et[2]], n))
-    bounds = shard_bounds(deg, budget)
-    del deg
+        chunks.append((et, index, offset))
+    return Level0Degrees(deg, indeg, chunks)
+
+
+def level0_from_chunks(meta: ChunkedMeta, directory: Path, budget: int,
+                       ex: Executor, *, edge_weighted: bool = False,
+                       remover: BackgroundRemover | None = None,
+                       degrees: Level0Degrees | None = None) -> ShardedGraph:
+    """The undirected input graph (all edge types, both directions, loops dropped, parallel
+    edges merged into weights) as shards of about ``budget`` entries.
+
+    Two streaming passes over the edge chunks: degrees in the driver (to cut the shards;
+    :func:`level0_degrees`, or ``degrees`` when done already), then pieces, one task per
+    chunk, each reading its chunk (the first pass checked it); the pieces hold no weights
+    (every entry weighs 1 until the shards merge repeats).  Node weights have one column
+    per balance constraint: 1 (the node), and with ``edge_weighted`` its in-degree too
+    (the edges its owner stores).  The merged pieces are deleted by ``remover`` if given
+    (in the background), else before returning.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    n = sum(meta.num_nodes.values())
+    first = degrees if degrees is not None else level0_degrees(meta)
+    off = type_offsets(meta)
+    calls = [(str(directory / f"piece{i}"), meta, et, index, offset, off[et[0]], off[et[2]],
+              n) for i, (et, index, offset) in enumerate(first.chunks)]
+    bounds = shard_bounds(first.degrees, budget)
     ex.map(chunk_piece, [(*c, bounds) for c in calls])
     pieces = [c[0] for c in calls]
     node_w = np.ones((n, 2 if edge_weighted else 1), dtype=np.int64)
     if edge_weighted:
-        node_w[:, 1] = indeg
-    del indeg
+        node_w[:, 1] = first.in_degrees
+    del first
     return _build_shards(pieces, bounds, n, node_w, directory, ex, remover,
                          unit_weights=True)
 
