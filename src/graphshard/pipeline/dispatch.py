@@ -21,6 +21,7 @@ import json
 import logging
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -290,6 +291,7 @@ def dispatch(chunked_dir: str | os.PathLike[str], assign_dir: str | os.PathLike[
     ntypes = list(meta.num_nodes)
     etypes = [":".join(et) for et in meta.num_edges]
     executor = make_executor(use_ray=use_ray, address=address)
+    cleanup = None
     try:
         plan = _make_plan(meta, executor, work, out, ntypes, etypes, k, node_block, num_hops)
         _check_budget(plan, meta, memory_budget)
@@ -299,8 +301,28 @@ def dispatch(chunked_dir: str | os.PathLike[str], assign_dir: str | os.PathLike[
         remove_previous_configs(out)
         results = _build_parts(plan, executor, node_ranges, edge_ranges, prefix,
                                save_orig_ids, memory_budget)
+        config_path, report = _write_config(
+            out, meta, chunked_dir, assign_dir, graph_name, ntypes, etypes, k,
+            node_ranges, edge_ranges, num_hops, results, clock)
+        mark_complete(out)
+        if not keep_work:  # while Ray shuts down
+            pool = ThreadPoolExecutor(1)
+            cleanup = pool.submit(remove_work, work)
+            pool.shutdown(wait=False)
     finally:
         executor.shutdown()
+    if cleanup is not None:
+        cleanup.result()  # a failed removal raises here
+    return DispatchResult(config_path, report)
+
+
+def _write_config(out: Path, meta: ChunkedMeta, chunked_dir: str | os.PathLike[str],
+                  assign_dir: str | os.PathLike[str],
+                  graph_name: str | None, ntypes: list[str], etypes: list[str], k: int,
+                  node_ranges: np.ndarray, edge_ranges: np.ndarray, num_hops: int,
+                  results: list[dict[str, Any]], clock: float
+                  ) -> tuple[Path, PartitionReport]:
+    """Write the partition config (with the run's report) from the parts' summaries."""
     files: dict[str, Any] = {}
     parts_cfg = {}
     for p, res in enumerate(results):
@@ -325,10 +347,7 @@ def dispatch(chunked_dir: str | os.PathLike[str], assign_dir: str | os.PathLike[
                                       "assignment": str(assign_dir)}
     config_path = out / f"{name}.json"
     write_config(config_path, config)
-    mark_complete(out)
-    if not keep_work:
-        remove_work(work)
-    return DispatchResult(config_path, report)
+    return config_path, report
 
 
 def _method_name(assign_dir: Path) -> str:
