@@ -178,8 +178,9 @@ def lp_sweep(indptr, indices, weights, lo, labels, node_w, label_w, max_w, seed,
     """
     num_rows = indptr.shape[0] - 1
     ncon = max_w.shape[0]
-    # the shard's own rows and the label weights change live: full copies, as flat loops
-    # (numba's 2-D slice assignment runs at a third of the speed: 55 ms a task at 8M nodes)
+    # the shard's own rows and the label weights change live, in scratch copies of the
+    # snapshot (unless they hold it already), copied as flat loops (numba's 2-D slice
+    # assignment runs at a third of the speed: 55 ms a task at 8M nodes)
     if fresh:
         _copy_flat(live, labels)
         _copy_flat(lw, label_w)

@@ -202,8 +202,10 @@ def build_shard(piece_prefixes: list[str], b: int, lo: int, hi: int, num_nodes: 
             if not unit_weights:
                 wts.append(load_npy(p + "_w.npy", mmap_mode="r")[off[b]:off[b + 1]])
     k = np.concatenate(keys) if keys else np.zeros(0, np.int64)
-    w = np.broadcast_to(np.int64(1), len(k)) if unit_weights else \
-        np.concatenate(wts) if wts else np.zeros(0, np.int64)
+    if unit_weights:
+        w = np.broadcast_to(np.int64(1), len(k))  # no copy
+    else:
+        w = np.concatenate(wts) if wts else np.zeros(0, np.int64)
     rows, cols = split_keys(k, lo, np.int64(num_nodes))
     del k
     marker = _scratch("marker", (num_nodes,), np.dtype(np.int32 if len(w) < 2**31 - 1
