@@ -245,8 +245,9 @@ def _bytes(text: str | None) -> int | None:
               help="lp: largest coarsest graph (entries) partitioned in memory on one "
                    "worker (default 4194304).")
 @click.option("--work-dir", type=click.Path(path_type=Path),
-              help="lp: parent folder of the temporary shard files (default: the system's "
-                   "temp folder; with Ray on several machines, a shared folder).")
+              help="lp: parent folder of the temporary shard files, created when missing "
+                   "(default: the system's temp folder; with Ray on several machines, a "
+                   "shared folder).")
 @click.option("--balance-edges", is_flag=True,
               help="lp: balance the in-edges per part as well as the nodes (a second "
                    "constraint): parts of a skewed graph then store about the same number "

@@ -223,6 +223,19 @@ def test_a_bad_chunk_is_named_before_any_task_reads_it(tmp_path):
     assert not list(tmp_path.glob("graphshard-lp-*"))  # the work directory is gone
 
 
+def test_work_dir_is_created_and_a_file_there_is_refused(tmp_path):
+    src = np.arange(40)
+    gs.io.write_chunked(gs.graph((src, (src + 1) % 40)), tmp_path / "ring", 3)
+    meta = load_chunked_meta(tmp_path / "ring")
+    work = tmp_path / "new" / "work"
+    parts = lp_assign(meta, 2, work_dir=work)["_N"]
+    assert np.bincount(parts).tolist() == [20, 20]
+    assert work.is_dir() and not list(work.iterdir())  # created, and emptied after the run
+    (tmp_path / "file").write_text("")
+    with pytest.raises(ValidationError, match=r"work_dir '.*file' cannot be used as a folder"):
+        lp_assign(meta, 2, work_dir=tmp_path / "file")
+
+
 def test_bad_arguments_raise(sbm, tmp_path):
     meta = _chunked(sbm, tmp_path, 1)
     with pytest.raises(ValidationError, match="num_parts"):

@@ -267,7 +267,8 @@ def lp_assign(meta: ChunkedMeta, num_parts: int, *, imbalance: float = 0.03, see
         method: ``run_method`` backend for the coarsest graph (node-weighted).
         max_task_entries: Edge entries per shard task: the per-task memory knob.
         coarse_entries: Largest coarsest graph (entries) partitioned on one worker.
-        work_dir: Parent folder of the temporary shard files (default: the system's).
+        work_dir: Parent folder of the temporary shard files (default: the system's;
+            created when missing).
         address: Ray cluster to join (implies ``use_ray``), e.g. ``"auto"``.
         balance_edges: Balance in-edges per part as well as nodes (see above).
 
@@ -291,6 +292,8 @@ def lp_assign(meta: ChunkedMeta, num_parts: int, *, imbalance: float = 0.03, see
     _check(meta, num_parts, imbalance, method, max_task_entries=max_task_entries,
            coarse_entries=coarse_entries, lp_rounds=lp_rounds, refine_rounds=refine_rounds,
            workers=workers)
+    if work_dir is not None:
+        _make_work_dir(Path(work_dir))
     t0 = time.perf_counter()
     with ThreadPoolExecutor(1) as first_pass:  # the degrees are counted while Ray starts
         degrees = first_pass.submit(level0_degrees, meta)
@@ -320,6 +323,15 @@ def lp_assign(meta: ChunkedMeta, num_parts: int, *, imbalance: float = 0.03, see
     logger.info("lp: %d nodes into %d parts in %.1fs", n, num_parts, time.perf_counter() - t0)
     off = type_offsets(meta)
     return {nt: parts[off[nt]:off[nt] + c].astype(np.int64) for nt, c in meta.num_nodes.items()}
+
+
+def _make_work_dir(path: Path) -> None:
+    """Create ``path`` (and its parents) for the temporary shard files, before Ray starts."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ValidationError(f"work_dir {str(path)!r} cannot be used as a folder: "
+                              f"{e.strerror or e}", field="work_dir", value=str(path)) from e
 
 
 def part_limit(node_weights: IdArray, num_parts: int, imbalance: float) -> IdArray:
