@@ -1,4 +1,4 @@
-"""Out-of-core ``lp_assign`` vs in-memory METIS and random: edge cut, balance, time, memory.
+"""Out-of-core ``lp_assign`` vs in-memory METIS, KaMinPar and random: cut, balance, time, memory.
 
 One command:
 
@@ -7,13 +7,15 @@ One command:
 
 Each graph is written to DGL's chunked format (16 chunks); ``lp_assign`` runs in a fresh
 child process (numba compiled on a toy graph first, outside the timing) so that the peak
-RSS printed is that of the out-of-core method alone.  METIS and random run in memory on
-the same undirected graph; all cuts are counted by one function (``adjacency_cut``).
+RSS printed is that of the out-of-core method alone.  METIS, KaMinPar (``default`` preset,
+all cores) and random run in memory on the same undirected graph; all cuts are counted by one
+function (``adjacency_cut``).
 
 ``--coarse fit`` (default) coarsens only until the coarse graph fits one worker
 (``coarse_entries``); ``--coarse dist`` forces the distributed regime: coarsen down to
 ``2000 * k`` nodes (KaMinPar's contraction limit), so most of the work is label
-propagation.  The geometric mean of cut / METIS is printed at the end.
+propagation.  The geometric means of lp's cut / METIS's and / KaMinPar's are printed at
+the end.
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ import argparse
 import json
 import math
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -57,15 +58,16 @@ def load_graph(name: str, cache: Path) -> gs.Graph:
     return gs.io.read_metis(WALSHAW / f"{name}.graph")
 
 
-def _metis(adj, k: int, seed: int, path: Path) -> tuple[np.ndarray, float]:
-    """METIS parts and seconds, cached per graph, k and seed (METIS is deterministic)."""
+def _in_memory(adj, k: int, method: str, seed: int, path: Path) -> tuple[np.ndarray, float]:
+    """Parts and seconds of the in-memory ``method`` (``metis`` or ``kaminpar``), cached per
+    graph, method, k and seed (both are deterministic for a seed)."""
     from graphshard.partition.methods import MethodOptions, run_method
 
     if path.exists():
         z = np.load(path)
         return z["parts"], float(z["seconds"])
     t = time.perf_counter()
-    parts = run_method(adj, k, "metis", MethodOptions(seed=seed))
+    parts = run_method(adj, k, method, MethodOptions(seed=seed))
     sec = time.perf_counter() - t
     np.savez(path, parts=parts, seconds=sec)
     return parts, sec
@@ -86,8 +88,16 @@ def child(args: argparse.Namespace) -> None:
                       seed=args.seed)
     sec = time.perf_counter() - t
     np.save(Path(args.child) / "parts.npy", np.concatenate(list(parts.values())))
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"seconds": sec, "rss_mb": rss}))
+    print(json.dumps({"seconds": sec, "rss_mb": peak_rss_mb()}))
+
+
+def peak_rss_mb() -> float:
+    """This process's peak RSS (``VmHWM``).  Not ``ru_maxrss``: Linux carries that over
+    ``exec`` from the forked parent, so a child of a big parent would report the parent's."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmHWM in /proc/self/status")
 
 
 def main() -> None:
@@ -110,12 +120,13 @@ def main() -> None:
     cache = Path(tempfile.gettempdir()) / "graphshard-bench-lp"
     cache.mkdir(exist_ok=True)
     threads = os.environ.get("NUMBA_NUM_THREADS", "all")
-    print(f"graphshard lp_assign vs METIS; numba threads={threads}, workers={args.workers}, "
-          f"coarse={args.coarse}, loadavg={os.getloadavg()[0]:.2f}")
+    print(f"graphshard lp_assign vs METIS and KaMinPar; numba threads={threads}, "
+          f"workers={args.workers}, coarse={args.coarse}, loadavg={os.getloadavg()[0]:.2f}")
     head = (f"{'graph':<11}{'nodes':>9}{'edges':>10}{'k':>4}{'lp cut':>10}{'metis':>10}"
-            f"{'random':>10}{'lp/metis':>9}{'imb':>7}{'lp s':>7}{'metis s':>8}{'lp MB':>7}")
+            f"{'kaminpar':>10}{'random':>10}{'lp/metis':>9}{'lp/kmp':>7}{'imb':>7}{'lp s':>7}"
+            f"{'metis s':>8}{'lp MB':>7}")
     print(head)
-    ratios = []
+    ratios, kmp_ratios = [], []
     for name in args.graphs:
         g = load_graph(name, cache)
         src, dst = g.edges()
@@ -131,17 +142,22 @@ def main() -> None:
                 out = json.loads(subprocess.run(cmd, check=True, capture_output=True,
                                                 text=True).stdout.splitlines()[-1])
                 parts = np.load(Path(d) / "parts.npy")
-                pm, tm = _metis(adj, k, args.seed, cache / f"metis-{name}-{k}-{args.seed}.npz")
+                pm, tm = _in_memory(adj, k, "metis", args.seed,
+                                    cache / f"metis-{name}-{k}-{args.seed}.npz")
+                pk, _ = _in_memory(adj, k, "kaminpar", args.seed,
+                                   cache / f"kaminpar-{name}-{k}-{args.seed}.npz")
                 pr = run_method(adj, k, "random", MethodOptions(seed=args.seed))
-                cl, cm, cr = (adjacency_cut(adj, p) for p in (parts, pm, pr))
+                cl, cm, ck, cr = (adjacency_cut(adj, p) for p in (parts, pm, pk, pr))
                 imb = np.bincount(parts, minlength=k).max() * k / g.num_nodes() - 1
                 ratios.append(cl / max(cm, 1))
+                kmp_ratios.append(cl / max(ck, 1))
                 print(f"{name:<11}{g.num_nodes():>9}{g.num_edges():>10}{k:>4}{cl:>10}{cm:>10}"
-                      f"{cr:>10}{cl / max(cm, 1):>9.3f}{imb:>7.3f}{out['seconds']:>7.1f}"
-                      f"{tm:>8.1f}{out['rss_mb']:>7.0f}", flush=True)
-    gmean = math.exp(np.mean(np.log(ratios)))
-    print(f"geometric mean lp/metis over {len(ratios)} runs: {gmean:.3f}  "
-          f"(loadavg now {os.getloadavg()[0]:.2f})")
+                      f"{ck:>10}{cr:>10}{cl / max(cm, 1):>9.3f}{cl / max(ck, 1):>7.3f}"
+                      f"{imb:>7.3f}{out['seconds']:>7.1f}{tm:>8.1f}{out['rss_mb']:>7.0f}",
+                      flush=True)
+    gmean, kmp_gmean = (math.exp(np.mean(np.log(r))) for r in (ratios, kmp_ratios))
+    print(f"geometric mean over {len(ratios)} runs: lp/metis {gmean:.3f}, lp/kaminpar "
+          f"{kmp_gmean:.3f}  (loadavg now {os.getloadavg()[0]:.2f})")
 
 
 if __name__ == "__main__":
