@@ -4,8 +4,11 @@ One command::
 
     python benchmarks/bench_pipeline.py --edges 100000000 --nodes 8388608 --chunks 50
     python benchmarks/bench_pipeline.py --method lp --edges 10000000 [--assign-engine local]
+    python benchmarks/bench_pipeline.py --method lp --graph ../shared/data/walshaw/graphs/*.graph
 
-1. writes a chunked R-MAT graph chunk by chunk (never the whole edge list in memory);
+1. writes a chunked R-MAT graph chunk by chunk (never the whole edge list in memory), or
+   with ``--graph`` reads each graph file (METIS ``.graph``, else a SNAP-style edge list)
+   and writes it chunked;
 2. runs ``graphshard assign`` (``--method``) and ``graphshard dispatch`` on a local Ray, each
    in a child process, while sampling the RSS of every process of the run (the driver and
    each Ray worker) every 0.2 s;
@@ -13,6 +16,9 @@ One command::
    sum over all processes, beside the size of the COO arrays (16 bytes per edge).
 
 The generated graph's edge cut is printed for the assignment methods too (from the report).
+With ``--graph`` one line per graph gives the same figures, and the edge cut of the
+assignment beside in-memory METIS's and random's (every cut counted over the file's edges,
+both directions of an undirected graph).
 """
 
 from __future__ import annotations
@@ -95,6 +101,70 @@ def run_measured(cmd: list[str]) -> dict:
             "peak_process": peak_one[1], "peak_total_mb": peak_sum[0] / 2**20, "stdout": out}
 
 
+def read_real_graph(path: Path):
+    """A graph file: METIS ``.graph`` (both directions stored) or an edge list."""
+    import graphshard as gs
+
+    if path.suffix == ".graph":
+        return gs.io.read_metis(path)
+    return gs.io.read_edgelist(path, src=0, dst=1, header=False, relabel=True)
+
+
+def in_memory_cuts(g, parts: np.ndarray, k: int, seed: int) -> dict[str, int]:
+    """Edges of ``g`` cut by ``parts``, by in-memory METIS and by random, one count each."""
+    from graphshard.partition.adjacency import symmetric_adjacency
+    from graphshard.partition.methods import MethodOptions, run_method
+
+    src, dst = (np.asarray(a) for a in g.edges())
+    adj = symmetric_adjacency(src, dst, g.num_nodes())
+    cuts = {}
+    for name, p in (("assign", parts),
+                    ("metis", run_method(adj, k, "metis", MethodOptions(seed=seed))),
+                    ("random", run_method(adj, k, "random", MethodOptions(seed=seed)))):
+        cuts[name] = int((p[src] != p[dst]).sum())
+    return cuts
+
+
+def run_pipeline(graph: Path, a: argparse.Namespace, tag: str) -> tuple[dict, dict, dict]:
+    """``graphshard assign`` then ``graphshard dispatch`` on ``graph``, each measured."""
+    gs = [sys.executable, "-m", "graphshard.cli", "-q"]
+    assign_dir, parts_dir = a.dir / f"assign-{a.method}{tag}", a.dir / f"parts-{a.method}{tag}"
+    for d in (assign_dir, parts_dir):
+        subprocess.run(["rm", "-rf", str(d)], check=True)
+    step1 = run_measured([*gs, "assign", str(graph), "-k", str(a.parts), "-m", a.method,
+                          "--out", str(assign_dir), "--engine", a.assign_engine,
+                          *a.assign_args.split()])
+    step2 = run_measured([*gs, "dispatch", str(graph), str(assign_dir), "--out", str(parts_dir),
+                          "--memory-budget", a.budget, "--json"])
+    step1["assign_dir"] = assign_dir
+    return step1, step2, json.loads(step2["stdout"])
+
+
+def real_graphs(a: argparse.Namespace) -> None:
+    """One line per ``--graph`` file: the pipeline's figures and the cut beside METIS's."""
+    import graphshard as gs
+    from graphshard.partition.assignment import read_assignment
+
+    print(f"{'graph':<18}{'nodes':>9}{'edges':>10}{'assign s':>9}{'dispatch s':>11}"
+          f"{'edges/s':>9}{'1 proc MiB':>11}{'sum MiB':>8}{'cut':>9}{'metis':>9}"
+          f"{'random':>9}{'cut/metis':>10}")
+    for path in a.graph:
+        g = read_real_graph(path)
+        chunked = a.dir / f"real-{path.stem}-{a.chunks}"
+        subprocess.run(["rm", "-rf", str(chunked)], check=True)
+        gs.io.write_chunked(g, chunked, a.chunks)
+        step1, step2, _ = run_pipeline(chunked, a, f"-{path.stem}")
+        parts = read_assignment(step1["assign_dir"], ["_N"])["_N"]
+        cuts = in_memory_cuts(g, parts, a.parts, a.seed)
+        total = step1["seconds"] + step2["seconds"]
+        peak = max(step1["peak_process_mb"], step2["peak_process_mb"])
+        peak_sum = max(step1["peak_total_mb"], step2["peak_total_mb"])
+        print(f"{path.stem:<18}{g.num_nodes():>9,}{g.num_edges():>10,}{step1['seconds']:>9.1f}"
+              f"{step2['seconds']:>11.1f}{g.num_edges() / total:>9,.0f}{peak:>11,.0f}"
+              f"{peak_sum:>8,.0f}{cuts['assign']:>9,}{cuts['metis']:>9,}{cuts['random']:>9,}"
+              f"{cuts['assign'] / max(cuts['metis'], 1):>10.3f}", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--edges", type=int, default=10_000_000)
@@ -111,22 +181,18 @@ def main() -> None:
     ap.add_argument("--budget", default="1.5G")
     ap.add_argument("--dir", type=Path, default=Path("/tmp/graphshard-pipeline-bench"))
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--graph", type=Path, nargs="+",
+                    help="real graph files instead of the generated R-MAT (METIS .graph or "
+                         "an edge list), e.g. ../shared/data/walshaw/graphs/*.graph")
     a = ap.parse_args()
+    if a.graph:
+        return real_graphs(a)
     graph = a.dir / f"rmat-{a.nodes}-{a.edges}-{a.chunks}"
     t = time.perf_counter()
     write_rmat_chunks(graph, a.nodes, a.edges, a.chunks, a.seed)
     print(f"graph: {a.nodes:,} nodes, {a.edges:,} edges in {a.chunks} chunks "
           f"({time.perf_counter() - t:.1f}s); COO arrays alone: {a.edges * 16 / 2**20:,.0f} MiB")
-    gs = [sys.executable, "-m", "graphshard.cli", "-q"]
-    assign_dir, parts_dir = a.dir / f"assign-{a.method}", a.dir / f"parts-{a.method}"
-    for d in (assign_dir, parts_dir):
-        subprocess.run(["rm", "-rf", str(d)], check=True)
-    step1 = run_measured([*gs, "assign", str(graph), "-k", str(a.parts), "-m", a.method,
-                          "--out", str(assign_dir), "--engine", a.assign_engine,
-                          *a.assign_args.split()])
-    step2 = run_measured([*gs, "dispatch", str(graph), str(assign_dir), "--out", str(parts_dir),
-                          "--memory-budget", a.budget, "--json"])
-    report = json.loads(step2["stdout"])
+    step1, step2, report = run_pipeline(graph, a, "")
     total = step1["seconds"] + step2["seconds"]
     print(f"{'step':10} {'seconds':>8} {'edges/s':>12} {'peak 1 proc MiB':>16} "
           f"{'peak sum MiB':>13}  largest process")
