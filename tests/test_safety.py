@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 
@@ -118,3 +119,19 @@ def test_background_remover_does_not_hide_the_error_of_its_block(tmp_path):
     with pytest.raises(ValueError, match="the block's"), BackgroundRemover() as remover:
         remover.remove([tmp_path / "missing"])
         raise ValueError("the block's own error")
+
+
+def test_short_of_space_warns_with_the_folder_and_figures(tmp_path, monkeypatch, caplog):
+    from graphshard import _files
+
+    usage = type(shutil.disk_usage(tmp_path))
+    monkeypatch.setattr(_files.shutil, "disk_usage", lambda p: usage(10**10, 10**10 - 2 * 10**8,
+                                                                    2 * 10**8))
+    missing = tmp_path / "not" / "yet"
+    assert not _files.warn_if_short_of_space(missing, 10**8, "the demo")
+    assert not caplog.records
+    with caplog.at_level("WARNING", logger="graphshard._files"):
+        assert _files.warn_if_short_of_space(missing, 3 * 10**9, "the demo", "use another disk")
+    assert caplog.records[0].getMessage() == (
+        f"the demo needs about 3.0 GB in {missing}, which has 0.2 GB free: the run may fail "
+        "for lack of space (use another disk)")

@@ -6,7 +6,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import os
+import shutil
 import tempfile
 import threading
 import tokenize
@@ -16,7 +18,9 @@ from pathlib import Path
 from typing import IO, Any
 
 __all__ = ["BackgroundRemover", "atomic_path", "atomic_write", "file_sha256", "load_npy",
-           "write_json_atomic"]
+           "warn_if_short_of_space", "write_json_atomic"]
+
+_log = logging.getLogger(__name__)
 
 
 @contextlib.contextmanager
@@ -82,6 +86,31 @@ def atomic_path(path: str | os.PathLike[str], *, durable: bool = True) -> Iterat
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def warn_if_short_of_space(folder: str | os.PathLike[str], need: int, what: str,
+                           hint: str = "") -> bool:
+    """Log a warning when the file system of ``folder`` (or of its nearest existing parent)
+    has less than ``need`` bytes free; return whether it did.
+
+    A warning, not an error: ``need`` is an estimate, and a run that fails for space
+    leaves nothing that looks complete, so the user decides.
+
+    Example:
+        >>> import tempfile
+        >>> warn_if_short_of_space(tempfile.gettempdir(), 1, "a byte")
+        False
+    """
+    path = Path(folder).absolute()
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    free = shutil.disk_usage(path).free
+    if free >= need:
+        return False
+    _log.warning("%s needs about %.1f GB in %s, which has %.1f GB free: the run may fail "
+                 "for lack of space%s", what, need / 1e9, folder, free / 1e9,
+                 f" ({hint})" if hint else "")
+    return True
 
 
 #: ``np.load`` parses a ``.npy`` header with ``ast.literal_eval``, and CPython 3.11 builds

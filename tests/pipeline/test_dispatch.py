@@ -236,3 +236,18 @@ def test_halo_of_part_sorts_when_the_bitmap_would_outweigh_the_part(monkeypatch)
     halo, cut = dispatch_kernels.halo_of_part(src, 4, 8, 1 << 27)
     assert halo.tolist() == [3, 1 << 26] and cut == 3
     assert src.tolist() == [1, 5, 3, 5, 4]
+
+
+def test_short_of_space_warns_and_still_writes(cora, tmp_path, monkeypatch, caplog):
+    from graphshard import _files
+
+    gs.io.write_chunked(cora, tmp_path / "chunked", 2)
+    write_assignment(tmp_path / "assign", {"_N": np.arange(cora.num_nodes()) % 2}, 2)
+    usage = type(_files.shutil.disk_usage(tmp_path))
+    monkeypatch.setattr(_files.shutil, "disk_usage", lambda p: usage(10**9, 10**9 - 1000, 1000))
+    with caplog.at_level("WARNING", logger="graphshard._files"):
+        result = dispatch(tmp_path / "chunked", tmp_path / "assign", tmp_path / "parts")
+    warned = [r.getMessage() for r in caplog.records]
+    assert len(warned) == 1 and warned[0].startswith("dispatch's output needs about")
+    assert str(tmp_path / "parts") in warned[0]
+    assert result.config_path.exists()

@@ -236,6 +236,20 @@ def test_work_dir_is_created_and_a_file_there_is_refused(tmp_path):
         lp_assign(meta, 2, work_dir=tmp_path / "file")
 
 
+def test_short_of_space_warns_about_the_work_dir(tmp_path, monkeypatch, caplog):
+    from graphshard import _files
+
+    src = np.arange(40)
+    gs.io.write_chunked(gs.graph((src, (src + 1) % 40)), tmp_path / "ring", 3)
+    usage = type(_files.shutil.disk_usage(tmp_path))
+    monkeypatch.setattr(_files.shutil, "disk_usage", lambda p: usage(10**9, 10**9 - 100, 100))
+    with caplog.at_level("WARNING", logger="graphshard._files"):
+        lp_assign(load_chunked_meta(tmp_path / "ring"), 2, work_dir=tmp_path / "work")
+    warned = [r.getMessage() for r in caplog.records]
+    assert len(warned) == 1 and warned[0].startswith("lp's scratch needs about")
+    assert f"in {tmp_path / 'work'}," in warned[0]
+
+
 def test_bad_arguments_raise(sbm, tmp_path):
     meta = _chunked(sbm, tmp_path, 1)
     with pytest.raises(ValidationError, match="num_parts"):

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from .._arrays import group_order
-from .._files import atomic_path, load_npy
+from .._files import atomic_path, load_npy, warn_if_short_of_space
 from .._tensorfile import load_tensors, save_tensors
 from ..errors import FormatError, ValidationError
 from ..io.chunked import ChunkedMeta, load_chunked_meta, read_data_chunk, read_edge_chunk
@@ -46,6 +46,10 @@ from .pieces import finish_piece, finished_summary, remove_work
 __all__ = ["DispatchResult", "Plan", "dispatch"]
 
 log = logging.getLogger(__name__)
+
+#: bytes the output folder holds per edge at its peak (parts beside the work files), with
+#: no features and no original IDs: 5.8 GB measured for a 100M-edge R-MAT, k=16
+OUTPUT_BYTES_PER_EDGE = 58
 
 #: Bytes per edge a chunk task holds at its peak (IDs read, looked up, split, written).
 EDGE_TASK_BYTES = 96
@@ -287,6 +291,8 @@ def dispatch(chunked_dir: str | os.PathLike[str], assign_dir: str | os.PathLike[
     if num_hops < 1:
         raise ValidationError(f"num_hops must be >= 1, got {num_hops}", field="num_hops")
     work = out / ".graphshard-work"
+    warn_if_short_of_space(out, _space_needed(meta, save_orig_ids), "dispatch's output",
+                           "a rerun reuses the pieces already written")
     k = _prepare_assignment(Path(assign_dir), meta, work, num_parts)
     ntypes = list(meta.num_nodes)
     etypes = [":".join(et) for et in meta.num_edges]
@@ -314,6 +320,17 @@ def dispatch(chunked_dir: str | os.PathLike[str], assign_dir: str | os.PathLike[
     if cleanup is not None:
         cleanup.result()  # a failed removal raises here
     return DispatchResult(config_path, report)
+
+
+def _space_needed(meta: ChunkedMeta, save_orig_ids: bool) -> int:
+    """Bytes of output and work files at their peak, estimated: per edge as measured, and
+    every feature file twice (its routed pieces, then the parts)."""
+    edges, nodes = sum(meta.num_edges.values()), sum(meta.num_nodes.values())
+    need = OUTPUT_BYTES_PER_EDGE * edges + (8 * (edges + nodes) if save_orig_ids else 0)
+    for features in (*meta.node_data.values(), *meta.edge_data.values()):
+        for spec in features.values():
+            need += 2 * sum(f.stat().st_size for f in spec.files if f.exists())
+    return need
 
 
 def _write_config(out: Path, meta: ChunkedMeta, chunked_dir: str | os.PathLike[str],
