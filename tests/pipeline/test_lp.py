@@ -432,3 +432,32 @@ def test_two_hop_groups_the_leaves_left_alone_by_their_favourite_cluster(tmp_pat
         assert not np.isin(group, [0, 101]).any()
         assert size[np.unique(group)].max() <= 10 and len(np.unique(group)) == 10
     assert not np.isin(out[2:101], out[103:202]).any()  # leaves of different hubs apart
+
+
+def test_initial_partition_keeps_the_lowest_cut_within_the_limit(sbm, monkeypatch):
+    from dataclasses import replace
+
+    from graphshard.partition.methods import METHODS, Method
+
+    adj = _homogeneous(sbm)
+    limit = np.array([max_part_weight(adj.num_nodes, 4, 0.03)])
+    opts = MethodOptions(seed=1)
+    metis_cut = adjacency_cut(adj, run_method(adj, 4, "metis", opts))
+    for order in (["random", "metis"], ["metis", "random"]):
+        parts, name = lp_mod.initial_partition(adj, 4, order, opts, limit)
+        assert name == "metis" and adjacency_cut(adj, parts) == metis_cut
+    # cut 0 but all in one part: over the limit, so METIS wins
+    monkeypatch.setitem(METHODS, "one-part", Method(
+        "one-part", lambda a, k, o: np.zeros(a.num_nodes, dtype=np.int64), "test"))
+    assert lp_mod.initial_partition(adj, 4, ["one-part", "metis"], opts, limit)[1] == "metis"
+    # skipped: a method that is not installed, and one that balances one column of two
+    calls = []
+    monkeypatch.setitem(METHODS, "absent", Method(
+        "absent", lambda *a: calls.append("absent"), "test", requires="no_such_package_gs"))
+    monkeypatch.setitem(METHODS, "one-column", Method(
+        "one-column", lambda *a: calls.append("one-column"), "test"))
+    assert lp_mod.initial_partition(adj, 4, ["metis", "absent"], opts, limit)[1] == "metis"
+    two = replace(adj, vertex_weights=np.ones((adj.num_nodes, 2), dtype=np.int64))
+    parts, name = lp_mod.initial_partition(two, 4, ["metis", "one-column"], opts,
+                                           np.array([limit[0], limit[0]]))
+    assert name == "metis" and not calls
