@@ -36,3 +36,17 @@ def import_optional(package: str, feature: str) -> ModuleType:
             f"{feature} needs the optional package {package!r}, which is not installed: {hint}",
             field=package,
         ) from exc
+
+
+def is_installed(package: str) -> bool:
+    """Whether ``package`` imports (an optional backend that is absent or broken: False).
+
+    Example:
+        >>> is_installed("numpy"), is_installed("no_such_package_gs")
+        (True, False)
+    """
+    try:
+        importlib.import_module(package)
+    except ImportError:
+        return False
+    return True

@@ -8,7 +8,7 @@ import logging
 
 import numpy as np
 
-from .._optional import import_optional
+from .._optional import is_installed
 from ..typing import IdArray
 from .adjacency import Adjacency
 from .backends import (
@@ -62,7 +62,7 @@ def quality_partition(adj: Adjacency, num_parts: int, options: MethodOptions) ->
     runners = {"kaminpar": kaminpar_partition, "mtkahypar": mtkahypar_partition}
     best: tuple[int, float, IdArray] | None = None
     for backend, preset, offsets in QUALITY_PORTFOLIO:
-        if not _available(backend):
+        if not is_installed(backend):
             _log.info("quality: %s is not installed, skipping it", backend)
             continue
         for offset in offsets:
@@ -76,14 +76,6 @@ def quality_partition(adj: Adjacency, num_parts: int, options: MethodOptions) ->
         _log.warning("quality: neither kaminpar nor mtkahypar is installed; using METIS")
         return METHODS["metis"].fn(adj, num_parts, options)
     return best[2]
-
-
-def _available(package: str) -> bool:
-    try:
-        import_optional(package, "availability check")
-    except ImportError:
-        return False
-    return True
 
 
 @register_method("quality", "lowest cut of KaMinPar strong (4 seeds) and Mt-KaHyPar "
@@ -161,9 +153,9 @@ def auto_choice(adj: Adjacency, num_parts: int, options: MethodOptions) -> tuple
     isolated = float(np.mean(np.diff(adj.indptr) == 0)) if adj.num_nodes else 0.0
     skewed = degree_skew(adj) >= SKEW_THRESHOLD or isolated >= ISOLATED_THRESHOLD
     if skewed and adj.num_entries >= LARGE_ENTRIES and num_parts <= 8 \
-            and _available("mtkahypar"):
+            and is_installed("mtkahypar"):
         return "mtkahypar", "default"
-    if skewed and num_parts > SMALL_K and _available("kaminpar"):
+    if skewed and num_parts > SMALL_K and is_installed("kaminpar"):
         return "kaminpar", "default"
     return "metis", "recursive" if num_parts <= 8 else "kway"
 

@@ -61,7 +61,6 @@ layout (``max_task_entries``), never on how the input is chunked, on ``workers``
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import math
 import shutil
@@ -76,12 +75,13 @@ from pathlib import Path
 import numpy as np
 
 from .._files import BackgroundRemover, warn_if_short_of_space
+from .._optional import is_installed
 from ..errors import ValidationError
 from ..io.chunked import ChunkedMeta
 from ..partition.adjacency import Adjacency
 from ..partition.backends import adjacency_cut, max_part_weight
 from ..partition.balance import weight_sums
-from ..partition.methods import METHODS, Method, MethodOptions, run_method
+from ..partition.methods import METHODS, MethodOptions, run_method
 from ..typing import IdArray
 from .lp_cluster import group_isolated, two_hop
 from .lp_exec import make_executor, sharing_files
@@ -128,9 +128,9 @@ THIN_DEGREE = 32
 #: in-memory methods tried on the coarsest graph; the lowest cut within the balance limit
 #: is kept.  A method not installed, or one that cannot balance several columns when
 #: there are several (``balance_edges``), is skipped; each runs on one thread, so the
-#: result stays reproducible.  METIS alone vs this pair, 1M-node graphs, k=4/8/64, seeds
-#: 0 and 1 (KaMinPar's own cut on the coarsest graph): RGG 0.78-0.83x, R-MAT 0.93-0.99x,
-#: and SBM, where KaMinPar cut 1.0-1.15x, left to METIS
+#: result stays reproducible.  Final cut with this pair vs METIS alone, 1M-node graphs,
+#: k=4/8/64, seeds 0 and 1: RGG 0.78-0.84x, R-MAT 0.93-1.0x, SBM 1.0x but k=4 1.08x and
+#: 1.15x (KaMinPar's coarse cut was the lower, its refined cut the higher)
 INITIAL_METHODS = ("metis", "kaminpar")
 #: scratch bytes a run writes per input edge, at its peak (level 1's pieces beside level
 #: 0's shards): 6.4 GB measured for a 100M-edge R-MAT, k=16.  A warning below this much
@@ -399,12 +399,15 @@ def initial_partition(adj: Adjacency, k: int, methods: Sequence[str], options: M
     weights = np.ones(adj.num_nodes, dtype=np.int64) if adj.vertex_weights is None \
         else np.asarray(adj.vertex_weights)
     columns = 1 if weights.ndim == 1 else weights.shape[1]
+    runnable = [name for i, name in enumerate(methods) if i == 0 or (
+        (columns == 1 or METHODS[name].multi_constraint)
+        and all(is_installed(p.strip()) for p in (METHODS[name].requires or "").split(",")
+                if p.strip()))]
     one_thread = replace(options, threads=1)
+    if len(runnable) == 1:
+        return run_method(adj, k, runnable[0], one_thread), runnable[0]
     best: tuple[tuple[bool, int], IdArray, str] | None = None
-    for i, name in enumerate(methods):
-        m = METHODS[name]
-        if i and ((columns > 1 and not m.multi_constraint) or not _installed(m)):
-            continue
+    for name in runnable:
         parts = run_method(adj, k, name, one_thread)
         loads = weight_sums(parts, weights, k).reshape(k, columns)
         key = (bool((loads > np.reshape(max_part, (1, -1))).any()), adjacency_cut(adj, parts))
@@ -413,12 +416,6 @@ def initial_partition(adj: Adjacency, k: int, methods: Sequence[str], options: M
             best = (key, parts, name)
     assert best is not None
     return best[1], best[2]
-
-
-def _installed(method: Method) -> bool:
-    """Whether the packages ``method`` requires can be imported."""
-    return all(importlib.util.find_spec(p.strip()) is not None
-               for p in (method.requires or "").split(",") if p.strip())
 
 
 def _multilevel(levels: list[ShardedGraph], ex, k: int, imbalance: float, seed: int,
