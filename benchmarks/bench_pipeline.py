@@ -9,11 +9,14 @@ One command::
 1. writes a chunked R-MAT graph chunk by chunk (never the whole edge list in memory), or
    with ``--graph`` reads each graph file (METIS ``.graph``, else a SNAP-style edge list)
    and writes it chunked;
-2. runs ``graphshard assign`` (``--method``) and ``graphshard dispatch`` on a local Ray, each
-   in a child process, while sampling the RSS of every process of the run (the driver and
+2. runs ``graphshard pipeline`` (``--method``, both steps on one local Ray) in a child
+   process, or with ``--two-commands`` ``graphshard assign`` and ``graphshard dispatch``,
+   each in its own, while sampling the RSS of every process of the run (the driver and
    each Ray worker) every 0.2 s;
-3. prints edges/s end to end, the peak RSS of the largest single process and the peak of the
-   sum over all processes, beside the size of the COO arrays (16 bytes per edge).
+3. prints edges/s end to end (the whole command: Python and Ray start-up included), the
+   seconds of each step (from the report with one command), the peak RSS of the largest
+   single process and the peak of the sum over all processes, beside the size of the COO
+   arrays (16 bytes per edge).
 
 The generated graph's edge cut is printed for the assignment methods too (from the report).
 With ``--graph`` one line per graph gives the same figures, and the edge cut of the
@@ -125,19 +128,34 @@ def in_memory_cuts(g, parts: np.ndarray, k: int, seed: int) -> dict[str, int]:
     return cuts
 
 
-def run_pipeline(graph: Path, a: argparse.Namespace, tag: str) -> tuple[dict, dict, dict]:
-    """``graphshard assign`` then ``graphshard dispatch`` on ``graph``, each measured."""
+def run_pipeline(graph: Path, a: argparse.Namespace, tag: str) -> dict:
+    """``graphshard pipeline`` on ``graph`` (with ``--two-commands``: ``graphshard assign``,
+    then ``graphshard dispatch``), measured.  Returns the wall ``seconds`` and peaks of the
+    run, per-step ``steps`` rows ``(name, seconds, measured run or None)``, the ``report``
+    and the ``assign_dir``."""
     gs = [sys.executable, "-m", "graphshard.cli", "-q"]
     assign_dir, parts_dir = a.dir / f"assign-{a.method}{tag}", a.dir / f"parts-{a.method}{tag}"
     for d in (assign_dir, parts_dir):
         subprocess.run(["rm", "-rf", str(d)], check=True)
-    step1 = run_measured([*gs, "assign", str(graph), "-k", str(a.parts), "-m", a.method,
-                          "--out", str(assign_dir), "--engine", a.assign_engine,
-                          *a.assign_args.split()])
-    step2 = run_measured([*gs, "dispatch", str(graph), str(assign_dir), "--out", str(parts_dir),
-                          "--memory-budget", a.budget, "--json"])
-    step1["assign_dir"] = assign_dir
-    return step1, step2, json.loads(step2["stdout"])
+    step1_args = ["-k", str(a.parts), "-m", a.method, *a.assign_args.split()]
+    step2_args = ["--out", str(parts_dir), "--memory-budget", a.budget, "--json"]
+    if not a.two_commands:
+        run = run_measured([*gs, "pipeline", str(graph), *step1_args, "--assign-out",
+                            str(assign_dir), *step2_args])
+        report = json.loads(run["stdout"])
+        seconds = report["seconds"]
+        steps = [("assign", seconds["assign"], None),
+                 ("dispatch", sum(v for k, v in seconds.items() if k != "assign"), None)]
+        return {**run, "steps": steps, "report": report, "assign_dir": assign_dir}
+    step1 = run_measured([*gs, "assign", str(graph), *step1_args, "--out", str(assign_dir),
+                          "--engine", a.assign_engine])
+    step2 = run_measured([*gs, "dispatch", str(graph), str(assign_dir), *step2_args])
+    worst = max((step1, step2), key=lambda r: r["peak_process_mb"])
+    return {"seconds": step1["seconds"] + step2["seconds"],
+            "peak_process_mb": worst["peak_process_mb"], "peak_process": worst["peak_process"],
+            "peak_total_mb": max(step1["peak_total_mb"], step2["peak_total_mb"]),
+            "steps": [("assign", step1["seconds"], step1), ("dispatch", step2["seconds"], step2)],
+            "report": json.loads(step2["stdout"]), "assign_dir": assign_dir}
 
 
 def real_graphs(a: argparse.Namespace) -> None:
@@ -153,15 +171,14 @@ def real_graphs(a: argparse.Namespace) -> None:
         chunked = a.dir / f"real-{path.stem}-{a.chunks}"
         subprocess.run(["rm", "-rf", str(chunked)], check=True)
         gs.io.write_chunked(g, chunked, a.chunks)
-        step1, step2, _ = run_pipeline(chunked, a, f"-{path.stem}")
-        parts = read_assignment(step1["assign_dir"], ["_N"])["_N"]
+        run = run_pipeline(chunked, a, f"-{path.stem}")
+        parts = read_assignment(run["assign_dir"], ["_N"])["_N"]
         cuts = in_memory_cuts(g, parts, a.parts, a.seed)
-        total = step1["seconds"] + step2["seconds"]
-        peak = max(step1["peak_process_mb"], step2["peak_process_mb"])
-        peak_sum = max(step1["peak_total_mb"], step2["peak_total_mb"])
-        print(f"{path.stem:<18}{g.num_nodes():>9,}{g.num_edges():>10,}{step1['seconds']:>9.1f}"
-              f"{step2['seconds']:>11.1f}{g.num_edges() / total:>9,.0f}{peak:>11,.0f}"
-              f"{peak_sum:>8,.0f}{cuts['assign']:>9,}{cuts['metis']:>9,}{cuts['random']:>9,}"
+        (_, s1, _), (_, s2, _) = run["steps"]
+        print(f"{path.stem:<18}{g.num_nodes():>9,}{g.num_edges():>10,}{s1:>9.1f}{s2:>11.1f}"
+              f"{g.num_edges() / run['seconds']:>9,.0f}{run['peak_process_mb']:>11,.0f}"
+              f"{run['peak_total_mb']:>8,.0f}{cuts['assign']:>9,}{cuts['metis']:>9,}"
+              f"{cuts['random']:>9,}"
               f"{cuts['assign'] / max(cuts['metis'], 1):>10.3f}", flush=True)
 
 
@@ -172,9 +189,12 @@ def main() -> None:
     ap.add_argument("--chunks", type=int, default=10)
     ap.add_argument("--parts", type=int, default=4)
     ap.add_argument("--method", default="random")
+    ap.add_argument("--two-commands", action="store_true",
+                    help="run graphshard assign and graphshard dispatch, each in its own "
+                         "process with its own Ray, instead of graphshard pipeline")
     ap.add_argument("--assign-engine", choices=["ray", "local"], default="ray",
                     help="engine of the assign step (local: lp's shard tasks on threads "
-                         "in the assign process)")
+                         "in the assign process; implies --two-commands)")
     ap.add_argument("--assign-args", default="",
                     help="extra options of graphshard assign, e.g. '--max-task-entries "
                          "2000000'")
@@ -185,6 +205,7 @@ def main() -> None:
                     help="real graph files instead of the generated R-MAT (METIS .graph or "
                          "an edge list), e.g. ../shared/data/walshaw/graphs/*.graph")
     a = ap.parse_args()
+    a.two_commands = a.two_commands or a.assign_engine == "local"
     if a.graph:
         return real_graphs(a)
     graph = a.dir / f"rmat-{a.nodes}-{a.edges}-{a.chunks}"
@@ -192,15 +213,20 @@ def main() -> None:
     write_rmat_chunks(graph, a.nodes, a.edges, a.chunks, a.seed)
     print(f"graph: {a.nodes:,} nodes, {a.edges:,} edges in {a.chunks} chunks "
           f"({time.perf_counter() - t:.1f}s); COO arrays alone: {a.edges * 16 / 2**20:,.0f} MiB")
-    step1, step2, report = run_pipeline(graph, a, "")
-    total = step1["seconds"] + step2["seconds"]
+    run = run_pipeline(graph, a, "")
+    report = run["report"]
     print(f"{'step':10} {'seconds':>8} {'edges/s':>12} {'peak 1 proc MiB':>16} "
           f"{'peak sum MiB':>13}  largest process")
-    for name, r in (("assign", step1), ("dispatch", step2)):
-        print(f"{name:10} {r['seconds']:8.1f} {a.edges / r['seconds']:12,.0f} "
-              f"{r['peak_process_mb']:16,.0f} {r['peak_total_mb']:13,.0f}  {r['peak_process']}")
-    print(f"{'total':10} {total:8.1f} {a.edges / total:12,.0f}")
-    print(f"method {a.method} (assign engine {a.assign_engine}): "
+    for name, sec, r in run["steps"]:
+        peaks = "" if r is None else (f" {r['peak_process_mb']:16,.0f} "
+                                      f"{r['peak_total_mb']:13,.0f}  {r['peak_process']}")
+        print(f"{name:10} {sec:8.1f} {a.edges / sec:12,.0f}{peaks}")
+    print(f"{'total':10} {run['seconds']:8.1f} {a.edges / run['seconds']:12,.0f} "
+          f"{run['peak_process_mb']:16,.0f} {run['peak_total_mb']:13,.0f}  "
+          f"{run['peak_process']}")
+    how = f"two commands, assign engine {a.assign_engine}" if a.two_commands else \
+        "graphshard pipeline"
+    print(f"method {a.method} ({how}): "
           f"edge cut {report['edge_cut']:,} ({report['cut_ratio']:.2%}), "
           f"node balance {report['node_balance']:.3f}, edge balance "
           f"{report['edge_balance']:.3f}, loadavg {psutil.getloadavg()[0]:.2f}")

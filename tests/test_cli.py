@@ -13,7 +13,7 @@ from graphshard.cli import cli, main
 
 
 @pytest.mark.parametrize("args", [[], ["partition"], ["inspect"], ["convert"], ["assign"],
-                                  ["dispatch"], ["chunk"], ["serve"], ["train"]])
+                                  ["dispatch"], ["pipeline"], ["chunk"], ["serve"], ["train"]])
 def test_every_help(args):
     result = CliRunner().invoke(cli, [*args, "--help"])
     assert result.exit_code == 0, result.output
@@ -97,6 +97,15 @@ def test_pipeline_commands_local(tmp_path):
     report = json.loads(result.output)
     src, dst = g.edges()
     assert report["edge_cut"] == int(np.count_nonzero(src % 4 != dst % 4))
+    result = runner.invoke(cli, ["pipeline", str(tmp_path / "chunked"), "-k", "4", "-m", "hash",
+                                 "--out", str(tmp_path / "both"), "--engine", "local",
+                                 "--json"])
+    assert result.exit_code == 0, result.output
+    both = json.loads(result.output)
+    assert both["edge_cut"] == report["edge_cut"] and both["part_edges"] == report["part_edges"]
+    assert set(both["seconds"]) == {"assign", *report["seconds"]}
+    assert (tmp_path / "both" / "assignment" / "_N.txt").read_text() == \
+        (tmp_path / "assign" / "_N.txt").read_text()
     parmetis = tmp_path / "parmetis.txt"
     parmetis.write_text("\n".join(str(i % 2) for i in range(3000)) + "\n")
     result = runner.invoke(cli, ["assign", str(tmp_path / "chunked"), "-k", "2", "--import",

@@ -11,6 +11,7 @@ import json
 import logging
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -223,40 +224,77 @@ def _bytes(text: str | None) -> int | None:
                                  param_hint="--memory-budget") from None
 
 
+def _assign_options(fn: Any) -> Any:
+    """The options of step 1 (``assign`` and ``pipeline``), but ``--parts``/``--method``."""
+    options = [
+        click.option("--seed", type=int, default=0, show_default=True),
+        click.option("--imbalance", type=float, default=0.03, show_default=True),
+        click.option("--workers", type=click.IntRange(min=1),
+                     help="lp: concurrent shard tasks (default: all cores, or all Ray CPUs)."),
+        click.option("--max-task-entries", type=click.IntRange(min=1), metavar="N",
+                     help="lp: edge entries per shard task, the per-task memory knob (16 "
+                          "bytes an entry; default 4194304)."),
+        click.option("--coarse-entries", type=click.IntRange(min=1), metavar="N",
+                     help="lp: largest coarsest graph (entries) partitioned in memory on "
+                          "one worker (default 4194304)."),
+        click.option("--work-dir", type=click.Path(path_type=Path),
+                     help="lp: parent folder of the temporary shard files, created when "
+                          "missing (default: the system's temp folder; with Ray on several "
+                          "machines, a shared folder)."),
+        click.option("--balance-edges", is_flag=True,
+                     help="lp: balance the in-edges per part as well as the nodes (a second "
+                          "constraint): parts of a skewed graph then store about the same "
+                          "number of edges.")]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def _dispatch_options(fn: Any) -> Any:
+    """The options of step 2 (``dispatch`` and ``pipeline``), but ``--out``."""
+    options = [
+        click.option("--name", help="Graph name (default: the chunked metadata's graph_name)."),
+        click.option("--halo", type=click.IntRange(min=1), default=1, show_default=True),
+        click.option("--save-orig-nids", is_flag=True,
+                     help="Write original node IDs per part."),
+        click.option("--save-orig-eids", is_flag=True,
+                     help="Write original edge IDs per part."),
+        click.option("--memory-budget", metavar="SIZE",
+                     help="Memory one task may use (e.g. 1.5G); fails early if a chunk or "
+                          "part cannot fit.")]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def _take_dispatch_options(options: dict[str, Any]) -> dict[str, Any]:
+    """Remove the values of :func:`_dispatch_options` from ``options``; return them as
+    :func:`~graphshard.pipeline.dispatch` arguments."""
+    return {"graph_name": options.pop("name"), "num_hops": options.pop("halo"),
+            "save_orig_ids": options.pop("save_orig_nids") | options.pop("save_orig_eids"),
+            "memory_budget": _bytes(options.pop("memory_budget"))}
+
+
+_PARTS = click.option("--parts", "-k", type=click.IntRange(min=1), required=True)
+_ASSIGN_METHOD = click.option(
+    "--method", "-m", default="lp", show_default=True,
+    type=click.Choice(["lp", "random", "hash"]),
+    help="lp: multilevel label propagation over the edge chunks; random, hash: node counts "
+         "only.")
+
+
 @cli.command()
 @click.argument("chunked", type=click.Path(path_type=Path))
-@click.option("--parts", "-k", type=click.IntRange(min=1), required=True)
-@click.option("--method", "-m", default="lp", show_default=True,
-              type=click.Choice(["lp", "random", "hash"]),
-              help="lp: multilevel label propagation over the edge chunks; random, hash: "
-                   "node counts only.")
+@_PARTS
+@_ASSIGN_METHOD
 @click.option("--import", "import_from", type=click.Path(path_type=Path),
               help="Take the assignment from a ParMETIS file or a folder of <ntype>.txt "
                    "instead of computing one.")
 @click.option("--out", "-o", type=click.Path(path_type=Path), required=True)
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--imbalance", type=float, default=0.03, show_default=True)
-@click.option("--workers", type=click.IntRange(min=1),
-              help="lp: concurrent shard tasks (default: all cores, or all Ray CPUs).")
-@click.option("--max-task-entries", type=click.IntRange(min=1), metavar="N",
-              help="lp: edge entries per shard task, the per-task memory knob (16 bytes an "
-                   "entry; default 4194304).")
-@click.option("--coarse-entries", type=click.IntRange(min=1), metavar="N",
-              help="lp: largest coarsest graph (entries) partitioned in memory on one "
-                   "worker (default 4194304).")
-@click.option("--work-dir", type=click.Path(path_type=Path),
-              help="lp: parent folder of the temporary shard files, created when missing "
-                   "(default: the system's temp folder; with Ray on several machines, a "
-                   "shared folder).")
-@click.option("--balance-edges", is_flag=True,
-              help="lp: balance the in-edges per part as well as the nodes (a second "
-                   "constraint): parts of a skewed graph then store about the same number "
-                   "of edges.")
+@_assign_options
 @_engine_options
 def assign(chunked: Path, parts: int, method: str, import_from: Path | None, out: Path,
-           seed: int, imbalance: float, workers: int | None, max_task_entries: int | None,
-           coarse_entries: int | None, work_dir: Path | None, balance_edges: bool,
-           engine: str, address: str | None) -> None:
+           engine: str, address: str | None, **options: Any) -> None:
     """Step 1 of the pipeline: a part for every node of a chunked graph.
 
     Writes DGL's partition-assignment layout: <ntype>.txt (line i = part of node i), a
@@ -273,11 +311,9 @@ def assign(chunked: Path, parts: int, method: str, import_from: Path | None, out
     if import_from is not None:
         result = import_assignment(import_from, chunked, out, num_parts=parts)
     else:
-        result = run_assign(chunked, parts, out, method=method, seed=seed,
-                            imbalance=imbalance, use_ray=engine == "ray" or bool(address),
-                            workers=workers, max_task_entries=max_task_entries,
-                            coarse_entries=coarse_entries, work_dir=work_dir,
-                            address=address, balance_edges=balance_edges)
+        result = run_assign(chunked, parts, out, method=method,
+                            use_ray=engine == "ray" or bool(address), address=address,
+                            **options)
     table = Table("part", "nodes", title=f"{result.out_dir}: {result.method}, "
                   f"{result.seconds:.2f}s", title_justify="left")
     for p, n in enumerate(result.part_sizes):
@@ -289,18 +325,11 @@ def assign(chunked: Path, parts: int, method: str, import_from: Path | None, out
 @click.argument("chunked", type=click.Path(path_type=Path))
 @click.argument("assignment", type=click.Path(path_type=Path))
 @click.option("--out", "-o", type=click.Path(path_type=Path), required=True)
-@click.option("--name", help="Graph name (default: the chunked metadata's graph_name).")
-@click.option("--halo", type=click.IntRange(min=1), default=1, show_default=True)
-@click.option("--save-orig-nids", is_flag=True, help="Write original node IDs per part.")
-@click.option("--save-orig-eids", is_flag=True, help="Write original edge IDs per part.")
-@click.option("--memory-budget", metavar="SIZE",
-              help="Memory one task may use (e.g. 1.5G); fails early if a chunk or part "
-                   "cannot fit.")
+@_dispatch_options
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @_engine_options
-def dispatch(chunked: Path, assignment: Path, out: Path, name: str | None, halo: int,
-             save_orig_nids: bool, save_orig_eids: bool, memory_budget: str | None,
-             as_json: bool, engine: str, address: str | None) -> None:
+def dispatch(chunked: Path, assignment: Path, out: Path, as_json: bool, engine: str,
+             address: str | None, **options: Any) -> None:
     """Step 2 of the pipeline: write the partitions of a chunked graph, out of core.
 
     The output is the same as `graphshard partition` with that assignment. Run the same
@@ -312,11 +341,45 @@ def dispatch(chunked: Path, assignment: Path, out: Path, name: str | None, halo:
     """
     from .pipeline import dispatch as run_dispatch
 
-    result = run_dispatch(chunked, assignment, out, graph_name=name, num_hops=halo,
-                          save_orig_ids=save_orig_nids or save_orig_eids,
-                          use_ray=engine == "ray" or bool(address), address=address,
-                          memory_budget=_bytes(memory_budget))
+    result = run_dispatch(chunked, assignment, out, use_ray=engine == "ray" or bool(address),
+                          address=address, **_take_dispatch_options(options))
     _render(result.report, result.config_path, as_json)
+
+
+@cli.command()
+@click.argument("chunked", type=click.Path(path_type=Path))
+@_PARTS
+@_ASSIGN_METHOD
+@click.option("--out", "-o", type=click.Path(path_type=Path), required=True,
+              help="Folder of the partitions.")
+@click.option("--assign-out", type=click.Path(path_type=Path),
+              help="Folder of the assignment (default: OUT/assignment).")
+@_assign_options
+@_dispatch_options
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@_engine_options
+def pipeline(chunked: Path, parts: int, method: str, out: Path, assign_out: Path | None,
+             as_json: bool, engine: str, address: str | None, **options: Any) -> None:
+    """Both steps in one command: assign, then dispatch, on one Ray.
+
+    Takes the options of `graphshard assign` and `graphshard dispatch`; a local Ray is
+    started once for both. Run the same command again after a crash: the assignment is
+    computed again (the same), and the finished dispatch pieces are reused.
+
+    \b
+    Example:
+      graphshard pipeline chunked/ --parts 16 --method lp --balance-edges --out parts/
+    """
+    from .pipeline import run_pipeline
+
+    step2 = _take_dispatch_options(options)
+    result = run_pipeline(chunked, parts, out, method=method, assign_dir=assign_out,
+                          use_ray=engine == "ray" or bool(address), address=address,
+                          assign_options=options, dispatch_options=step2)
+    report = replace(result.partitions.report,
+                     seconds={"assign": result.assignment.seconds,
+                              **result.partitions.report.seconds})
+    _render(report, result.partitions.config_path, as_json)
 
 
 @cli.command()

@@ -1,4 +1,5 @@
-"""dispatch (out of core) writes exactly what partition_graph writes for the same assignment."""
+"""dispatch (out of core) writes exactly what partition_graph writes for the same assignment;
+run_pipeline (both steps in one call, on one Ray session) what the two steps write."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ import pytest
 
 import graphshard as gs
 from graphshard._tensorfile import load_tensors
-from graphshard.errors import ValidationError
+from graphshard.errors import ConfigError, ValidationError
 from graphshard.partition import build_partitions
-from graphshard.partition.assignment import write_assignment
-from graphshard.pipeline import dispatch
+from graphshard.partition.assignment import read_assignment, write_assignment
+from graphshard.pipeline import assign, dispatch, run_pipeline
+from graphshard.pipeline.engine import ray_session, start_ray
 from graphshard.ragged import Ragged
 
 
@@ -127,8 +129,6 @@ def test_budget_checked_against_the_routed_parts(cora, tmp_path):
 
 def test_ray_engine_same_files(cora, tmp_path, ray_cluster):
     gs.io.write_chunked(cora, tmp_path / "chunked", 3, fmt="parquet")
-    from graphshard.pipeline import assign
-
     a = assign(tmp_path / "chunked", 3, tmp_path / "assign", method="random", seed=4)
     assert sum(a.part_sizes) == cora.num_nodes() and max(a.part_sizes) - min(a.part_sizes) <= 1
     local = dispatch(tmp_path / "chunked", tmp_path / "assign", tmp_path / "local",
@@ -251,3 +251,61 @@ def test_short_of_space_warns_and_still_writes(cora, tmp_path, monkeypatch, capl
     assert len(warned) == 1 and warned[0].startswith("dispatch's output needs about")
     assert str(tmp_path / "parts") in warned[0]
     assert result.config_path.exists()
+
+
+def test_same_output_as_the_two_steps(cora, tmp_path):
+    gs.io.write_chunked(cora, tmp_path / "chunked", 3)
+    opts = {"seed": 2, "balance_edges": True}
+    assign(tmp_path / "chunked", 4, tmp_path / "assign", method="lp", **opts)
+    two = dispatch(tmp_path / "chunked", tmp_path / "assign", tmp_path / "two", num_hops=2)
+    one = run_pipeline(tmp_path / "chunked", 4, tmp_path / "one", method="lp",
+                       assign_options=opts, dispatch_options={"num_hops": 2})
+    assert one.assignment.out_dir == tmp_path / "one" / "assignment"
+    np.testing.assert_array_equal(read_assignment(tmp_path / "assign", ["_N"])["_N"],
+                                  read_assignment(one.assignment.out_dir, ["_N"])["_N"])
+    assert_same_output(two.config_path, one.partitions.config_path)
+    assert one.seconds >= one.assignment.seconds
+    again = run_pipeline(tmp_path / "chunked", 4, tmp_path / "one", method="lp",
+                         assign_options=opts, dispatch_options={"num_hops": 2})
+    assert_same_output(two.config_path, again.partitions.config_path)
+
+
+def test_a_foreign_folder_is_refused_before_the_assignment(cora, tmp_path):
+    gs.io.write_chunked(cora, tmp_path / "chunked", 2)
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "notes.txt").write_text("mine")
+    with pytest.raises(ConfigError, match="refusing to write"):
+        run_pipeline(tmp_path / "chunked", 2, tmp_path / "out", method="hash")
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["notes.txt"]
+
+
+class FakeRay:
+    """Records init/shutdown like the ``ray`` module."""
+
+    def __init__(self) -> None:
+        self.up, self.inits, self.shutdowns = False, 0, 0
+
+    def is_initialized(self) -> bool:
+        return self.up
+
+    def init(self, **_: object) -> None:
+        self.up, self.inits = True, self.inits + 1
+
+    def shutdown(self) -> None:
+        self.up, self.shutdowns = False, self.shutdowns + 1
+
+
+def test_ray_session_keeps_the_ray_a_step_started():
+    ray = FakeRay()
+    assert start_ray(ray) and ray.inits == 1  # alone: the caller stops it
+    ray.shutdown()
+    with ray_session():
+        with ray_session():
+            assert not start_ray(ray)  # the session owns it ...
+            assert not start_ray(ray)  # ... and the next step joins it
+        assert ray.up  # an inner block leaves it running
+    assert (ray.inits, ray.shutdowns, ray.up) == (2, 2, False)
+    ray.init()
+    with ray_session():
+        assert not start_ray(ray)  # running before the block: not the session's to stop
+    assert ray.up and ray.shutdowns == 2

@@ -264,6 +264,17 @@ def check_out_dir(out_dir: Path) -> Path:
     return out_dir
 
 
+def claim_out_dir(out_dir: Path) -> Path:
+    """:func:`check_out_dir`, then create the folder and, unless it holds a previous
+    output, mark it as being written: files put there before the config (a pipeline's
+    assignment) do not make a rerun refuse it."""
+    check_out_dir(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if not _previous_configs(out_dir):
+        (out_dir / INCOMPLETE_MARKER).touch()
+    return out_dir
+
+
 def remove_previous_configs(out_dir: Path) -> None:
     """Mark the folder as being written and delete old configs, so it never looks complete.
 

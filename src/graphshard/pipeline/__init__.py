@@ -8,6 +8,7 @@ Example:
 
 from .assign import ASSIGN_METHODS, AssignResult, assign, import_assignment
 from .dispatch import DispatchResult, dispatch
+from .run import PipelineResult, run_pipeline
 
-__all__ = ["ASSIGN_METHODS", "AssignResult", "DispatchResult", "assign", "dispatch",
-           "import_assignment"]
+__all__ = ["ASSIGN_METHODS", "AssignResult", "DispatchResult", "PipelineResult", "assign",
+           "dispatch", "import_assignment", "run_pipeline"]

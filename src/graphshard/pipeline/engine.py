@@ -8,18 +8,59 @@ the same files.
 
 from __future__ import annotations
 
+import contextlib
 import logging
-import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
 from .._malloc import keep_heap
 from .._optional import import_optional
 from .._progress import progress
 
-__all__ = ["Executor", "LocalExecutor", "RayExecutor", "make_executor"]
+__all__ = ["Executor", "LocalExecutor", "RayExecutor", "make_executor", "ray_session",
+           "start_ray"]
 
 log = logging.getLogger(__name__)
+
+_session_depth = 0  # open ray_session blocks
+_session_ray: Any = None  # the Ray a step started inside them: the outermost block stops it
+
+
+def start_ray(ray: Any, address: str | None = None, num_cpus: int | None = None) -> bool:
+    """Join the running Ray, else ``ray.init`` (``address``, or a local Ray with
+    ``num_cpus``, default the CPUs Ray detects).  True when the caller started Ray and is
+    to shut it down; inside :func:`ray_session` the session owns it and this is False."""
+    global _session_ray
+    if ray.is_initialized():
+        return False
+    kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
+    if address is None and num_cpus:
+        kwargs["num_cpus"] = num_cpus
+    ray.init(address=address, **kwargs)
+    if _session_depth:
+        _session_ray = ray
+        return False
+    return True
+
+
+@contextlib.contextmanager
+def ray_session() -> Iterator[None]:
+    """A Ray that a pipeline step starts inside the block stays up for the next steps and
+    stops when the block ends: ``assign`` then ``dispatch`` pay for one start.
+
+    Example:
+        >>> with ray_session():
+        ...     pass  # e.g. assign(..., use_ray=True); dispatch(..., use_ray=True)
+    """
+    global _session_depth, _session_ray
+    _session_depth += 1
+    try:
+        yield
+    finally:
+        _session_depth -= 1
+        if not _session_depth and _session_ray is not None:
+            ray, _session_ray = _session_ray, None
+            ray.shutdown()
 
 
 class Executor(Protocol):
@@ -50,18 +91,12 @@ class RayExecutor:
     Args:
         address: A Ray cluster to join (``"ray://head:10001"`` or ``"auto"``); None starts
             a local Ray for this run and stops it at :meth:`shutdown`.
-        num_cpus: CPUs of the local Ray (None: all cores).
+        num_cpus: CPUs of the local Ray (None: the CPUs Ray detects).
     """
 
     def __init__(self, address: str | None = None, num_cpus: int | None = None) -> None:
         self._ray = import_optional("ray", "the out-of-core pipeline on Ray")
-        self._started = False
-        if not self._ray.is_initialized():
-            kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
-            if address is None:
-                kwargs["num_cpus"] = num_cpus or os.cpu_count() or 1
-            self._ray.init(address=address, **kwargs)
-            self._started = True
+        self._started = start_ray(self._ray, address, num_cpus)
         self._remote: Any = None
 
     def map(self, fn: Callable[..., Any], items: Sequence[tuple], *, desc: str,

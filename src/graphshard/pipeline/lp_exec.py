@@ -26,6 +26,7 @@ import numpy as np
 from .._alone import run_alone, start_alone_process
 from .._malloc import trim_heap
 from .._optional import import_optional
+from .engine import start_ray
 
 __all__ = ["Executor", "InProcessExecutor", "RayExecutor", "make_executor", "ray_actors",
            "run_alone", "sharing_files"]
@@ -121,10 +122,7 @@ class RayExecutor(Executor):
         from .lp_actors import ActorPool
 
         self._ray = import_optional("ray", "lp_assign(use_ray=True)")
-        self._started = False
-        if not self._ray.is_initialized():
-            self._ray.init(address=address, include_dashboard=False, log_to_driver=False)
-            self._started = True
+        self._started = start_ray(self._ray, address)
         cpus = max(1.0, float(self._ray.cluster_resources().get("CPU", 1)))
         self.workers = max(1, int(workers or cpus))
         self._pool: Any = ActorPool(self._ray, self.workers,
