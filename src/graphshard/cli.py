@@ -363,8 +363,9 @@ def pipeline(chunked: Path, parts: int, method: str, out: Path, assign_out: Path
     """Both steps in one command: assign, then dispatch, on one Ray.
 
     Takes the options of `graphshard assign` and `graphshard dispatch`; a local Ray is
-    started once for both. Run the same command again after a crash: the assignment is
-    computed again (the same), and the finished dispatch pieces are reused.
+    started once for both. Run the same command again after a crash: a finished
+    assignment (same input, method, parts and options; files checked) and the finished
+    dispatch pieces are reused. So is the assignment when only dispatch options change.
 
     \b
     Example:

@@ -264,10 +264,34 @@ def test_same_output_as_the_two_steps(cora, tmp_path):
     np.testing.assert_array_equal(read_assignment(tmp_path / "assign", ["_N"])["_N"],
                                   read_assignment(one.assignment.out_dir, ["_N"])["_N"])
     assert_same_output(two.config_path, one.partitions.config_path)
-    assert one.seconds >= one.assignment.seconds
-    again = run_pipeline(tmp_path / "chunked", 4, tmp_path / "one", method="lp",
-                         assign_options=opts, dispatch_options={"num_hops": 2})
-    assert_same_output(two.config_path, again.partitions.config_path)
+    assert one.seconds >= one.assignment.seconds > 0
+
+
+def test_a_finished_assignment_is_reused_while_it_matches(cora, tmp_path, monkeypatch):
+    import graphshard.pipeline.run as run_module
+
+    gs.io.write_chunked(cora, tmp_path / "chunked", 3)
+    opts = {"seed": 2, "balance_edges": True, "workers": 1}
+    first = run_pipeline(tmp_path / "chunked", 4, tmp_path / "out", method="lp",
+                         assign_options=opts)
+    calls = []
+    real_assign = run_module.assign
+    monkeypatch.setattr(run_module, "assign",
+                        lambda *a, **k: calls.append(k) or real_assign(*a, **k))
+    again = run_pipeline(tmp_path / "chunked", 4, tmp_path / "out", method="lp",
+                         assign_options={**opts, "workers": 2}, dispatch_options={"num_hops": 2})
+    assert calls == [] and again.assignment.seconds == 0.0  # reused: workers change nothing
+    assert again.assignment.part_sizes == first.assignment.part_sizes
+    assert json.loads(again.partitions.config_path.read_text())["halo_hops"] == 2
+    run_pipeline(tmp_path / "chunked", 4, tmp_path / "out", method="lp",
+                 assign_options={**opts, "seed": 3})
+    assert len(calls) == 1  # another seed: computed again
+    npy = tmp_path / "out" / "assignment" / "_N.npy"
+    data = npy.read_bytes()
+    npy.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))  # same size, another last part
+    redone = run_pipeline(tmp_path / "chunked", 4, tmp_path / "out", method="lp",
+                          assign_options={**opts, "seed": 3})
+    assert len(calls) == 2 and redone.assignment.seconds > 0
 
 
 def test_a_foreign_folder_is_refused_before_the_assignment(cora, tmp_path):

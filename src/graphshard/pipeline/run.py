@@ -1,20 +1,32 @@
 """Both steps of the pipeline in one call: :func:`assign`, then :func:`dispatch`, on one
-Ray session (one start and one stop instead of two of each)."""
+Ray session (one start and one stop instead of two of each).  A finished assignment is
+recorded like a dispatch piece (:mod:`graphshard.pipeline.pieces`), so a rerun after a
+crash, or with other dispatch options, reuses it instead of computing it again."""
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._files import file_sha256
+from ..io.chunked import load_chunked_meta
 from ..partition.build import claim_out_dir
 from .assign import AssignResult, assign
 from .dispatch import DispatchResult, dispatch
 from .engine import ray_session
+from .pieces import finish_piece, finished_summary
 
 __all__ = ["PipelineResult", "run_pipeline"]
+
+log = logging.getLogger(__name__)
+
+#: options of :func:`assign` that do not change the assignment (where and how it runs)
+_RUN_ONLY_OPTIONS = ("workers", "work_dir")
 
 
 @dataclass(frozen=True)
@@ -36,8 +48,10 @@ def run_pipeline(chunked_dir: str | os.PathLike[str], num_parts: int,
     The output folder is checked before the assignment starts (new, empty, or a previous
     graphshard output).  With Ray, a local Ray started for the assignment stays up for
     the dispatch and stops at the end.  Running the same call again after a crash gives
-    identical output: the assignment is computed again (it is deterministic), and the
-    dispatch reuses its finished pieces.
+    identical output: a finished assignment whose files still match their recorded
+    checksums, made from the same ``metadata.json`` with the same method, parts and
+    options, is reused (``seconds`` 0 in its result), and so are the dispatch's finished
+    pieces.
 
     Args:
         chunked_dir: The chunked graph (DGL's chunked format).
@@ -64,9 +78,42 @@ def run_pipeline(chunked_dir: str | os.PathLike[str], num_parts: int,
     out = claim_out_dir(Path(out_dir))
     where = out / "assignment" if assign_dir is None else Path(assign_dir)
     use_ray = use_ray or bool(address)
+    options = dict(assign_options or {})
+    files = _assignment_files(chunked_dir, where)
+    key = _assignment_key(chunked_dir, num_parts, method, options)
     with ray_session():
-        assigned = assign(chunked_dir, num_parts, where, method=method, use_ray=use_ray,
-                          address=address, **(assign_options or {}))
+        assigned = _finished_assignment(files, key, where, method, num_parts)
+        if assigned is None:
+            assigned = assign(chunked_dir, num_parts, where, method=method, use_ray=use_ray,
+                              address=address, **options)
+            finish_piece(files, key, assigned.part_sizes)
         parts = dispatch(chunked_dir, where, out, num_parts=num_parts, use_ray=use_ray,
                          address=address, **(dispatch_options or {}))
     return PipelineResult(assigned, parts, round(time.perf_counter() - clock, 3))
+
+
+def _assignment_files(chunked_dir: str | os.PathLike[str], where: Path) -> list[Path]:
+    """The files of an assignment folder, ``assignment.json`` first (its marker's name)."""
+    ntypes = list(load_chunked_meta(chunked_dir).num_nodes)
+    return [where / "assignment.json", *(where / f"{t}.{ext}" for t in ntypes
+                                          for ext in ("npy", "txt"))]
+
+
+def _assignment_key(chunked_dir: str | os.PathLike[str], num_parts: int, method: str,
+                    options: dict[str, Any]) -> str:
+    """What an assignment depends on: the chunked metadata, the method, the parts and
+    every option given (not None) but :data:`_RUN_ONLY_OPTIONS`."""
+    kept = {k: v for k, v in sorted(options.items())
+            if k not in _RUN_ONLY_OPTIONS and v is not None}
+    return json.dumps(["assignment", file_sha256(Path(chunked_dir) / "metadata.json"),
+                       method, num_parts, kept], default=str)
+
+
+def _finished_assignment(files: list[Path], key: str, where: Path, method: str,
+                         num_parts: int) -> AssignResult | None:
+    sizes = finished_summary(files, key)
+    if sizes is None:
+        return None
+    log.info("reusing the assignment in %s (its files match the checksums recorded when "
+             "it finished)", where)
+    return AssignResult(where, method, num_parts, sizes, 0.0)
