@@ -301,6 +301,11 @@ def test_a_foreign_folder_is_refused_before_the_assignment(cora, tmp_path):
     with pytest.raises(ConfigError, match="refusing to write"):
         run_pipeline(tmp_path / "chunked", 2, tmp_path / "out", method="hash")
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["notes.txt"]
+    for k, method, match in ((2, "metis", "unknown assignment method"),
+                             (cora.num_nodes() + 1, "hash", "num_parts must be in")):
+        with pytest.raises(ValidationError, match=match):
+            run_pipeline(tmp_path / "chunked", k, tmp_path / "new", method=method)
+        assert not (tmp_path / "new").exists()
 
 
 class FakeRay:

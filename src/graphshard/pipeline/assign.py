@@ -119,14 +119,8 @@ def assign(chunked_dir: str | os.PathLike[str], num_parts: int,
         >>> assign(f"{d}/g", 2, f"{d}/a", method="hash").part_sizes
         [2, 2]
     """
-    if method not in ASSIGN_METHODS:
-        raise ValidationError(f"unknown assignment method {method!r}; choose one of "
-                              f"{sorted(ASSIGN_METHODS)}", field="method", value=method)
-    meta = load_chunked_meta(chunked_dir)
+    meta = check_assign_args(chunked_dir, num_parts, method)
     total = sum(meta.num_nodes.values())
-    if not 1 <= num_parts <= max(total, 1):
-        raise ValidationError(f"num_parts must be in [1, {total}], got {num_parts}",
-                              field="num_parts", value=num_parts)
     clock = time.perf_counter()
     fn, _ = ASSIGN_METHODS[method]
     given = {"workers": workers, "max_task_entries": max_task_entries,
@@ -142,6 +136,24 @@ def assign(chunked_dir: str | os.PathLike[str], num_parts: int,
     seconds = round(time.perf_counter() - clock, 3)
     log.info("assigned %d nodes to %d parts with %s in %.2fs", total, num_parts, method, seconds)
     return AssignResult(Path(out_dir), method, num_parts, sizes.tolist(), seconds)
+
+
+def check_assign_args(chunked_dir: str | os.PathLike[str], num_parts: int, method: str
+                      ) -> ChunkedMeta:
+    """The chunked graph's metadata, once ``method`` and ``num_parts`` are known to suit it.
+
+    Raises:
+        ValidationError: an unknown ``method`` or a ``num_parts`` out of range.
+    """
+    if method not in ASSIGN_METHODS:
+        raise ValidationError(f"unknown assignment method {method!r}; choose one of "
+                              f"{sorted(ASSIGN_METHODS)}", field="method", value=method)
+    meta = load_chunked_meta(chunked_dir)
+    total = sum(meta.num_nodes.values())
+    if not 1 <= num_parts <= max(total, 1):
+        raise ValidationError(f"num_parts must be in [1, {total}], got {num_parts}",
+                              field="num_parts", value=num_parts)
+    return meta
 
 
 def import_assignment(file: str | os.PathLike[str], chunked_dir: str | os.PathLike[str],

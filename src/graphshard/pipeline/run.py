@@ -14,9 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from .._files import file_sha256
-from ..io.chunked import load_chunked_meta
 from ..partition.build import claim_out_dir
-from .assign import AssignResult, assign
+from .assign import AssignResult, assign, check_assign_args
 from .dispatch import DispatchResult, dispatch
 from .engine import ray_session
 from .pieces import finish_piece, finished_summary
@@ -75,11 +74,13 @@ def run_pipeline(chunked_dir: str | os.PathLike[str], num_parts: int,
         ([2, 2], 4)
     """
     clock = time.perf_counter()
+    meta = check_assign_args(chunked_dir, num_parts, method)  # before anything is written
     out = claim_out_dir(Path(out_dir))
     where = out / "assignment" if assign_dir is None else Path(assign_dir)
     use_ray = use_ray or bool(address)
     options = dict(assign_options or {})
-    files = _assignment_files(chunked_dir, where)
+    files = [where / "assignment.json", *(where / f"{t}.{ext}" for t in meta.num_nodes
+                                          for ext in ("npy", "txt"))]  # marker: the first
     key = _assignment_key(chunked_dir, num_parts, method, options)
     with ray_session():
         assigned = _finished_assignment(files, key, where, method, num_parts)
@@ -90,13 +91,6 @@ def run_pipeline(chunked_dir: str | os.PathLike[str], num_parts: int,
         parts = dispatch(chunked_dir, where, out, num_parts=num_parts, use_ray=use_ray,
                          address=address, **(dispatch_options or {}))
     return PipelineResult(assigned, parts, round(time.perf_counter() - clock, 3))
-
-
-def _assignment_files(chunked_dir: str | os.PathLike[str], where: Path) -> list[Path]:
-    """The files of an assignment folder, ``assignment.json`` first (its marker's name)."""
-    ntypes = list(load_chunked_meta(chunked_dir).num_nodes)
-    return [where / "assignment.json", *(where / f"{t}.{ext}" for t in ntypes
-                                          for ext in ("npy", "txt"))]
 
 
 def _assignment_key(chunked_dir: str | os.PathLike[str], num_parts: int, method: str,
