@@ -300,7 +300,8 @@ def dispatch(chunked_dir: str | os.PathLike[str], assign_dir: str | os.PathLike[
     cleanup = None
     try:
         plan = _make_plan(meta, executor, work, out, ntypes, etypes, k, node_block, num_hops)
-        _check_budget(plan, meta, memory_budget)
+        sizes = [rows for chunks in plan.edge_chunks for _, rows in chunks]
+        _check_budget(sizes, sum(sizes), plan.num_parts, memory_budget)
         node_ranges, edge_ranges, prefix = _run_id_steps(plan, executor, meta, memory_budget)
         _check_part_budget(edge_ranges, memory_budget)
         _run_feature_steps(plan, executor, memory_budget)
@@ -397,17 +398,36 @@ def _make_plan(meta: ChunkedMeta, executor, work: Path, out: Path, ntypes: list[
                 node_block, num_hops, edge_chunks, node_feats, edge_feats)
 
 
-def _check_budget(plan: Plan, meta: ChunkedMeta, budget: int | None) -> None:
+def check_memory_budget(meta: ChunkedMeta, num_parts: int, budget: int | None) -> None:
+    """Fail before any work when ``budget`` cannot hold the largest edge chunk that the
+    metadata declares, or a part of average size (:func:`dispatch` checks again once the
+    chunks without declared sizes are counted, and once the real parts are known).
+
+    Raises:
+        ValidationError: naming the chunk or part size and the memory it needs.
+
+    Example:
+        >>> import tempfile, graphshard as gs
+        >>> from graphshard.io.chunked import load_chunked_meta
+        >>> d = tempfile.mkdtemp()
+        >>> gs.io.write_chunked(gs.graph(([0, 1, 2, 3], [1, 2, 3, 0])), d, 2)
+        >>> check_memory_budget(load_chunked_meta(d), 2, 1 << 30)
+    """
+    sizes = [n for et in meta.num_edges for n in (meta.edge_chunks[et] or [])]
+    _check_budget(sizes, sum(meta.num_edges.values()), num_parts, budget)
+
+
+def _check_budget(chunk_sizes: list[int], total_edges: int, num_parts: int,
+                  budget: int | None) -> None:
     if not budget:
         return
-    biggest = max((rows for chunks in plan.edge_chunks for _, rows in chunks), default=0)
+    biggest = max(chunk_sizes, default=0)
     if biggest * EDGE_TASK_BYTES > budget:
         raise ValidationError(
             f"--memory-budget {budget / 2**20:.0f} MiB is too small: the largest edge chunk has "
             f"{biggest:,} edges and needs about {biggest * EDGE_TASK_BYTES / 2**20:.0f} MiB; "
             "re-chunk the input into smaller chunks or raise the budget", field="memory_budget")
-    total = sum(sum(r for _, r in chunks) for chunks in plan.edge_chunks)
-    per_part = total / plan.num_parts
+    per_part = total_edges / num_parts
     if per_part * PART_TASK_BYTES > budget:
         raise ValidationError(
             f"--memory-budget {budget / 2**20:.0f} MiB is too small for parts of about "

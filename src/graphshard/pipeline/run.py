@@ -16,7 +16,7 @@ from typing import Any
 from .._files import file_sha256
 from ..partition.build import claim_out_dir
 from .assign import AssignResult, assign, check_assign_args
-from .dispatch import DispatchResult, dispatch
+from .dispatch import DispatchResult, check_memory_budget, dispatch
 from .engine import ray_session
 from .pieces import finish_piece, finished_summary
 
@@ -44,8 +44,9 @@ def run_pipeline(chunked_dir: str | os.PathLike[str], num_parts: int,
                  dispatch_options: dict[str, Any] | None = None) -> PipelineResult:
     """Assign every node of a chunked graph to a part, then write the partitions.
 
-    The output folder is checked before the assignment starts (new, empty, or a previous
-    graphshard output).  With Ray, a local Ray started for the assignment stays up for
+    The arguments, the memory budget against the declared chunk sizes and the output
+    folder (new, empty, or a previous graphshard output) are checked before the
+    assignment starts.  With Ray, a local Ray started for the assignment stays up for
     the dispatch and stops at the end.  Running the same call again after a crash gives
     identical output: a finished assignment whose files still match their recorded
     checksums, made from the same ``metadata.json`` with the same method, parts and
@@ -75,6 +76,7 @@ def run_pipeline(chunked_dir: str | os.PathLike[str], num_parts: int,
     """
     clock = time.perf_counter()
     meta = check_assign_args(chunked_dir, num_parts, method)  # before anything is written
+    check_memory_budget(meta, num_parts, (dispatch_options or {}).get("memory_budget"))
     out = claim_out_dir(Path(out_dir))
     where = out / "assignment" if assign_dir is None else Path(assign_dir)
     use_ray = use_ray or bool(address)
