@@ -91,17 +91,17 @@ def test_many_shards_stay_balanced_and_close_to_one_shard(sbm, tmp_path):
 
 
 def test_memory_model_edges_stay_within_one_chunk_or_shard(sbm, tmp_path, monkeypatch):
-    """Every edge array of the pipeline passes through ``group_rows`` (pieces and
+    """Every edge array of the pipeline passes through ``group_keys`` (pieces and
     shard merges) or ``load_shard``; none may exceed one input chunk or one shard, and the
     one graph gathered whole is the coarsest, within ``coarse_entries``."""
     budget, chunks = 8000, 10
     sizes: list[int] = []
-    real_agg, real_load, real_gather = (lp_shards.group_rows, lp_shards.load_shard,
+    real_agg, real_load, real_gather = (lp_shards.group_keys, lp_shards.load_shard,
                                         lp_mod.gather)
 
-    def agg(rows, cols, weights, num_rows, marker):
-        sizes.append(len(rows))
-        return real_agg(rows, cols, weights, num_rows, marker)
+    def agg(keys, *args):
+        sizes.append(len(keys))
+        return real_agg(keys, *args)
 
     def load(prefix):
         arrays = real_load(prefix)
@@ -115,7 +115,7 @@ def test_memory_model_edges_stay_within_one_chunk_or_shard(sbm, tmp_path, monkey
         gathered.append(adj.indices.size)
         return adj
 
-    monkeypatch.setattr(lp_shards, "group_rows", agg)
+    monkeypatch.setattr(lp_shards, "group_keys", agg)
     monkeypatch.setattr(lp_shards, "load_shard", load)
     monkeypatch.setattr(lp_mod, "gather", gather)
     meta = _chunked(sbm, tmp_path, chunks)
@@ -278,20 +278,25 @@ def test_ray_matches_in_process(tmp_path):
     np.testing.assert_array_equal(local, remote)
 
 
-def test_group_rows_merges_repeats_like_a_sorted_reference():
-    from graphshard.pipeline.lp_level_kernels import group_rows
+@pytest.mark.parametrize("unit", [False, True])
+def test_group_keys_merges_repeats_like_a_sorted_reference(unit):
+    from graphshard.pipeline.lp_level_kernels import group_keys
 
     rng = np.random.default_rng(1)
-    rows, cols = rng.integers(0, 50, 3000), rng.integers(0, 70, 3000)
-    w = rng.integers(1, 5, 3000)
-    marker = np.zeros(70, dtype=np.int32)
-    indptr, idx, wts = group_rows(rows, cols, w, 50, marker)
+    lo, num_rows, n = 20, 50, 70
+    rows, cols = rng.integers(lo, lo + num_rows, 3000), rng.integers(0, n, 3000)
+    w = np.ones(3000, np.int64) if unit else rng.integers(1, 5, 3000)
+    marker = np.zeros(n, dtype=np.int32)
+    out_c, out_w = np.empty(3000, np.int32), np.empty(3000, np.int32)
+    indptr, count = group_keys(rows * n + cols, np.int64(lo), np.int64(n),
+                               w[:0] if unit else w, num_rows, marker, out_c, out_w)
+    idx, wts = out_c[:count], out_w[:count]
     assert not marker.any()  # left zero for the next call
-    assert indptr[0] == 0 and indptr[-1] == len(idx) == len(wts)
-    got_rows = np.repeat(np.arange(50), np.diff(indptr))
-    keys = got_rows * 70 + idx
+    assert indptr[0] == 0 and indptr[-1] == count
+    got_rows = lo + np.repeat(np.arange(num_rows), np.diff(indptr))
+    keys = got_rows * n + idx
     assert len(np.unique(keys)) == len(keys)  # every (row, col) once
-    ref_keys, inv = np.unique(rows * 70 + cols, return_inverse=True)
+    ref_keys, inv = np.unique(rows * n + cols, return_inverse=True)
     ref_w = np.bincount(inv, weights=w).astype(np.int64)
     order = np.argsort(keys)
     np.testing.assert_array_equal(keys[order], ref_keys)

@@ -11,7 +11,7 @@ import pytest
 from graphshard.partition.balance import weight_sums
 from graphshard.pipeline import lp_refine
 from graphshard.pipeline.lp_kernels import _visit_order
-from graphshard.pipeline.lp_level_kernels import bucket_entries, contract_entries, split_keys
+from graphshard.pipeline.lp_level_kernels import bucket_entries, contract_entries
 from graphshard.pipeline.lp_shards import ShardedGraph
 
 
@@ -34,9 +34,6 @@ def test_bucket_entries_groups_by_range_in_input_order(seed):
     np.testing.assert_array_equal(keys, ref_k)
     np.testing.assert_array_equal(wts, ref_w)
     np.testing.assert_array_equal(off, ref_off)
-    r, c = split_keys(keys, 7, np.int64(n))
-    np.testing.assert_array_equal(r + 7, keys // n)
-    np.testing.assert_array_equal(c, keys % n)
     unit_keys, unit_w, unit_off = bucket_entries(rows, cols, np.zeros(0, np.int64),
                                                  np.int64(n), bounds)  # unit weights
     np.testing.assert_array_equal(unit_keys, ref_k)

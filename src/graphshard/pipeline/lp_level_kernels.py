@@ -14,8 +14,8 @@ from .._jit import kernel
 from .._keyed import keyed_hash
 from .._prefetch import prefetch
 
-__all__ = ["accumulate_degrees", "bucket_entries", "contract_entries", "group_rows",
-           "keep_heavy", "sort_rows", "split_keys", "weight_histogram"]
+__all__ = ["accumulate_degrees", "bucket_entries", "contract_entries", "group_keys",
+           "keep_heavy", "sort_rows", "weight_histogram"]
 
 
 @kernel
@@ -30,36 +30,41 @@ def accumulate_degrees(deg, indeg, u, v):  # pragma: no cover - compiled
 
 
 @kernel
-def group_rows(rows, cols, weights, num_rows, marker):  # pragma: no cover - compiled
-    """Entries ``(rows[i], cols[i], weights[i])`` as a CSR with repeats merged.
+def group_keys(keys, lo, num_nodes, weights, num_rows, marker, out_c, out_w
+               ):  # pragma: no cover - compiled
+    """Entries ``keys[i] = row * num_nodes + col`` (rows ``lo .. lo + num_rows``) of
+    weight ``weights[i]`` (an empty ``weights``: 1 each) as a CSR with repeats merged.
 
     A counting sort by row (stable), then one pass per row that merges repeated columns
     (summing weights) with a per-column marker: O(entries + rows), no comparison sort.
-    Inside a row, columns keep the order of their first appearance.
+    Inside a row, columns keep the order of their first appearance.  Rows and columns
+    are decoded from the keys in the passes (no per-entry row and column arrays).
 
     Args:
         marker: zeros, one per column (int32 when the entries fit), left zero: each row
             clears the columns it marked, so callers keep one for every call (a fresh
             per-column array cost a fifth of the call in page faults).
+        out_c, out_w: buffers of ``len(keys)`` for the columns and merged weights, of
+            types that hold ``num_nodes - 1`` and the weights' sum.
 
     Returns:
-        ``(indptr, indices, weights)``: int64, ``num_rows + 1`` and the merged entries
-        (views of buffers sized for the unmerged ones).
+        ``(indptr, count)``: int64 ``num_rows + 1``, and the merged entries, which are
+        ``out_c[:count]`` and ``out_w[:count]``.
     """
-    m = rows.shape[0]
+    m = keys.shape[0]
+    unit = weights.shape[0] == 0
     indptr = np.zeros(num_rows + 1, dtype=np.int64)
     for i in range(m):
-        indptr[rows[i] + 1] += 1
+        indptr[keys[i] // num_nodes - lo + 1] += 1
     for r in range(num_rows):
         indptr[r + 1] += indptr[r]
     pos = indptr[:-1].copy()
-    out_c = np.empty(m, dtype=np.int64)
-    out_w = np.empty(m, dtype=np.int64)
     for i in range(m):
-        p = pos[rows[i]]
-        out_c[p] = cols[i]
-        out_w[p] = weights[i]
-        pos[rows[i]] = p + 1
+        row = keys[i] // num_nodes
+        p = pos[row - lo]
+        out_c[p] = keys[i] - row * num_nodes
+        out_w[p] = 1 if unit else weights[i]
+        pos[row - lo] = p + 1
     j = 0
     start = 0
     for r in range(num_rows):
@@ -78,7 +83,7 @@ def group_rows(rows, cols, weights, num_rows, marker):  # pragma: no cover - com
             marker[out_c[p]] = 0
         start = indptr[r + 1]
         indptr[r + 1] = j
-    return indptr, out_c[:j], out_w[:j]
+    return indptr, j
 
 
 @kernel
@@ -185,19 +190,6 @@ def contract_entries(indptr, indices, weights, lo, clusters, num_coarse, bounds
                 p += 1
         pos[b] = p
     return keys, out_w, off
-
-
-@kernel
-def split_keys(keys, lo, num_nodes):  # pragma: no cover - compiled
-    """Keys ``row * num_nodes + col`` back into ``(row - lo, col)`` (one division a key)."""
-    m = keys.shape[0]
-    rows = np.empty(m, dtype=np.int64)
-    cols = np.empty(m, dtype=np.int64)
-    for i in range(m):
-        r = keys[i] // num_nodes
-        rows[i] = r - lo
-        cols[i] = keys[i] - r * num_nodes
-    return rows, cols
 
 
 @kernel

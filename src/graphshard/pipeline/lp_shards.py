@@ -14,7 +14,7 @@ Building a level is an external bucket sort in two task kinds:
   linear in the entries);
 * a *shard* task reads its slice of every piece (memory-mapped) and groups them into its
   CSR, merging repeats (:func:`build_shard`; a counting sort by row,
-  :func:`~graphshard.pipeline.lp_level_kernels.group_rows`, linear in entries plus rows).
+  :func:`~graphshard.pipeline.lp_level_kernels.group_keys`, linear in entries plus rows).
 
 No comparison sort of the edges.
 
@@ -40,10 +40,9 @@ from .lp_kernels import TABLE_ROW, favourite_labels, lp_sweep, shard_cut
 from .lp_level_kernels import (
     bucket_entries,
     contract_entries,
-    group_rows,
+    group_keys,
     keep_heavy,
     sort_rows,
-    split_keys,
     weight_histogram,
 )
 
@@ -202,20 +201,25 @@ def build_shard(piece_prefixes: list[str], b: int, lo: int, hi: int, num_nodes: 
             if not unit_weights:
                 wts.append(load_npy(p + "_w.npy", mmap_mode="r")[off[b]:off[b + 1]])
     k = np.concatenate(keys) if keys else np.zeros(0, np.int64)
-    if unit_weights:
-        w = np.broadcast_to(np.int64(1), len(k))  # no copy
-    else:
-        w = np.concatenate(wts) if wts else np.zeros(0, np.int64)
-    rows, cols = split_keys(k, lo, np.int64(num_nodes))
-    del k
-    marker = _scratch("marker", (num_nodes,), np.dtype(np.int32 if len(w) < 2**31 - 1
+    w = np.zeros(0, np.int64) if unit_weights else \
+        (np.concatenate(wts) if wts else np.zeros(0, np.int64))
+    total_w = len(k) if unit_weights else int(w.sum())
+    out_c = np.empty(len(k), dtype=np.int32 if num_nodes - 1 <= _INT32_MAX else np.int64)
+    out_w = np.empty(len(k), dtype=np.int32 if total_w <= _INT32_MAX else np.int64)
+    marker = _scratch("marker", (num_nodes,), np.dtype(np.int32 if len(k) < _INT32_MAX
                                                        else np.int64))
-    indptr, indices, weights = group_rows(rows, cols, w, hi - lo, marker)
+    indptr, count = group_keys(k, np.int64(lo), np.int64(num_nodes), w, hi - lo, marker,
+                               out_c, out_w)
+    del k, w
+    weights = out_w[:count]
     np.save(out_prefix + "_indptr.npy", indptr)
-    np.save(out_prefix + "_indices.npy", narrow(indices, num_nodes - 1))
+    np.save(out_prefix + "_indices.npy", out_c[:count])
     np.save(out_prefix + "_weights.npy",
             narrow(weights, int(weights.max()) if len(weights) else 0))
     return np.diff(indptr)
+
+
+_INT32_MAX = int(np.iinfo(np.int32).max)
 
 
 def narrow(values: IdArray, top: int) -> IdArray:
@@ -227,7 +231,7 @@ def narrow(values: IdArray, top: int) -> IdArray:
         >>> narrow(np.array([3, 7]), 7).dtype, narrow(np.array([2**31]), 2**31).dtype
         (dtype('int32'), dtype('int64'))
     """
-    return values.astype(np.int32) if top <= np.iinfo(np.int32).max else values
+    return values.astype(np.int32, copy=False) if top <= _INT32_MAX else values
 
 
 def gather(level: ShardedGraph, ex=None, max_entries: int | None = None, seed: int = 0
