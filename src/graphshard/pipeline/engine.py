@@ -90,7 +90,8 @@ class RayExecutor:
 
     Args:
         address: A Ray cluster to join (``"ray://head:10001"`` or ``"auto"``); None starts
-            a local Ray for this run and stops it at :meth:`shutdown`.
+            a local Ray for this run and stops it at :meth:`shutdown` (or at the end
+            of an enclosing :func:`ray_session`).
         num_cpus: CPUs of the local Ray (None: the CPUs Ray detects).
     """
 

@@ -103,13 +103,14 @@ class RayExecutor(Executor):
     """Runs tasks on a pool of long-lived Ray actors, one per CPU of the cluster.
 
     Joins the running Ray instance, else ``ray.init(address)`` (stopped again at
-    :meth:`close`).  The actors start at once and warm the numba kernels up while the
-    driver streams its first pass; each holds ``min(1, CPUs / workers)`` CPUs until
-    :meth:`close`, so on a cluster they spread over the nodes like tasks would, and the
-    shard files must be visible to every node (a shared ``work_dir``).  Shared arrays go
-    to the object store once per map (not at all when unchanged since the last map);
-    calls are fed to the actors lazily, at most two queued per actor, so a stream of edge
-    chunks never sits in the object store at once.
+    :meth:`close`, or at the end of an enclosing
+    :func:`~graphshard.pipeline.engine.ray_session`). The actors start at once and warm the
+    numba kernels up while the driver streams its first pass; each holds
+    ``min(1, CPUs / workers)`` CPUs until :meth:`close`, so on a cluster they spread over
+    the nodes like tasks would, and the shard files must be visible to every node (a
+    shared ``work_dir``). Shared arrays go to the object store once per map (not at all
+    when unchanged since the last map); calls are fed to the actors lazily, at most two
+    queued per actor, so a stream of edge chunks never sits in the object store at once.
 
     Args:
         workers: Actors (default: all CPUs of the cluster).
