@@ -306,6 +306,13 @@ def test_a_foreign_folder_is_refused_before_the_assignment(cora, tmp_path):
         with pytest.raises(ValidationError, match=match):
             run_pipeline(tmp_path / "chunked", k, tmp_path / "new", method=method)
         assert not (tmp_path / "new").exists()
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(ValidationError, match="afile: exists and is not a folder"):
+        run_pipeline(tmp_path / "chunked", 2, tmp_path / "new", method="lp",
+                     assign_dir=tmp_path / "afile")
+    assert not (tmp_path / "new").exists()
+    with pytest.raises(ValidationError, match="afile: exists and is not a folder"):
+        assign(tmp_path / "chunked", 2, tmp_path / "afile", method="lp")
     with pytest.raises(ValidationError, match="largest edge chunk"):  # before lp runs
         run_pipeline(tmp_path / "chunked", 2, tmp_path / "new", method="lp",
                      dispatch_options={"memory_budget": 1 << 10})

@@ -267,7 +267,14 @@ def check_out_dir(out_dir: Path) -> Path:
 def claim_out_dir(out_dir: Path) -> Path:
     """:func:`check_out_dir`, then create the folder and, unless it holds a previous
     output, mark it as being written: files put there before the config (a pipeline's
-    assignment) do not make a rerun refuse it."""
+    assignment) do not make a rerun refuse it.
+
+    Example:
+        >>> import tempfile
+        >>> d = Path(tempfile.mkdtemp()) / "parts"
+        >>> [p.name for p in claim_out_dir(d).iterdir()]
+        ['.graphshard-incomplete']
+    """
     check_out_dir(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     if not _previous_configs(out_dir):

@@ -110,7 +110,8 @@ def assign(chunked_dir: str | os.PathLike[str], num_parts: int,
         Where the assignment went, its part sizes and the seconds it took.
 
     Raises:
-        ValidationError: an unknown ``method`` or a ``num_parts`` out of range.
+        ValidationError: an unknown ``method``, a ``num_parts`` out of range or an
+            ``out_dir`` that is a file (:func:`check_assign_args`, before any work).
 
     Example:
         >>> import tempfile, graphshard as gs
@@ -119,7 +120,7 @@ def assign(chunked_dir: str | os.PathLike[str], num_parts: int,
         >>> assign(f"{d}/g", 2, f"{d}/a", method="hash").part_sizes
         [2, 2]
     """
-    meta = check_assign_args(chunked_dir, num_parts, method)
+    meta = check_assign_args(chunked_dir, num_parts, method, out_dir)
     total = sum(meta.num_nodes.values())
     clock = time.perf_counter()
     fn, _ = ASSIGN_METHODS[method]
@@ -138,16 +139,28 @@ def assign(chunked_dir: str | os.PathLike[str], num_parts: int,
     return AssignResult(Path(out_dir), method, num_parts, sizes.tolist(), seconds)
 
 
-def check_assign_args(chunked_dir: str | os.PathLike[str], num_parts: int, method: str
-                      ) -> ChunkedMeta:
-    """The chunked graph's metadata, once ``method`` and ``num_parts`` are known to suit it.
+def check_assign_args(chunked_dir: str | os.PathLike[str], num_parts: int, method: str,
+                      out_dir: str | os.PathLike[str]) -> ChunkedMeta:
+    """The chunked graph's metadata, once ``method``, ``num_parts`` and the assignment
+    folder ``out_dir`` are known to suit it (checked before any work).
 
     Raises:
-        ValidationError: an unknown ``method`` or a ``num_parts`` out of range.
+        ValidationError: an unknown ``method``, a ``num_parts`` out of range, or an
+            ``out_dir`` that exists and is not a folder.
+
+    Example:
+        >>> import tempfile, graphshard as gs
+        >>> d = tempfile.mkdtemp()
+        >>> gs.io.write_chunked(gs.graph(([0, 1], [1, 2])), f"{d}/g", 1)
+        >>> check_assign_args(f"{d}/g", 2, "hash", f"{d}/a").num_nodes
+        {'_N': 3}
     """
     if method not in ASSIGN_METHODS:
         raise ValidationError(f"unknown assignment method {method!r}; choose one of "
                               f"{sorted(ASSIGN_METHODS)}", field="method", value=method)
+    if Path(out_dir).exists() and not Path(out_dir).is_dir():
+        raise ValidationError(f"{out_dir}: exists and is not a folder; the assignment needs "
+                              "a folder", field="out_dir", value=str(out_dir))
     meta = load_chunked_meta(chunked_dir)
     total = sum(meta.num_nodes.values())
     if not 1 <= num_parts <= max(total, 1):

@@ -29,7 +29,14 @@ _session_ray: Any = None  # the Ray a step started inside them: the outermost bl
 def start_ray(ray: Any, address: str | None = None, num_cpus: int | None = None) -> bool:
     """Join the running Ray, else ``ray.init`` (``address``, or a local Ray with
     ``num_cpus``, default the CPUs Ray detects).  True when the caller started Ray and is
-    to shut it down; inside :func:`ray_session` the session owns it and this is False."""
+    to shut it down; inside :func:`ray_session` the session owns it and this is False.
+
+    Example:
+        >>> class Running:  # stands in for the ray module when Ray is up already
+        ...     def is_initialized(self): return True
+        >>> start_ray(Running())
+        False
+    """
     global _session_ray
     if ray.is_initialized():
         return False

@@ -75,10 +75,10 @@ def run_pipeline(chunked_dir: str | os.PathLike[str], num_parts: int,
         ([2, 2], 4)
     """
     clock = time.perf_counter()
-    meta = check_assign_args(chunked_dir, num_parts, method)  # before anything is written
+    where = Path(out_dir) / "assignment" if assign_dir is None else Path(assign_dir)
+    meta = check_assign_args(chunked_dir, num_parts, method, where)  # before any writing
     check_memory_budget(meta, num_parts, (dispatch_options or {}).get("memory_budget"))
     out = claim_out_dir(Path(out_dir))
-    where = out / "assignment" if assign_dir is None else Path(assign_dir)
     use_ray = use_ray or bool(address)
     options = dict(assign_options or {})
     files = [where / "assignment.json", *(where / f"{t}.{ext}" for t in meta.num_nodes
