@@ -283,6 +283,9 @@ def test_a_finished_assignment_is_reused_while_it_matches(cora, tmp_path, monkey
     assert calls == [] and again.assignment.seconds == 0.0  # reused: workers change nothing
     assert again.assignment.part_sizes == first.assignment.part_sizes
     assert json.loads(again.partitions.config_path.read_text())["halo_hops"] == 2
+    by_file = run_pipeline(tmp_path / "chunked" / "metadata.json", 4, tmp_path / "out",
+                           method="lp", assign_options=opts)  # the metadata file itself
+    assert calls == [] and by_file.assignment.part_sizes == first.assignment.part_sizes
     run_pipeline(tmp_path / "chunked", 4, tmp_path / "out", method="lp",
                  assign_options={**opts, "seed": 3})
     assert len(calls) == 1  # another seed: computed again

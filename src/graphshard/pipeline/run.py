@@ -83,7 +83,7 @@ def run_pipeline(chunked_dir: str | os.PathLike[str], num_parts: int,
     options = dict(assign_options or {})
     files = [where / "assignment.json", *(where / f"{t}.{ext}" for t in meta.num_nodes
                                           for ext in ("npy", "txt"))]  # marker: the first
-    key = _assignment_key(chunked_dir, num_parts, method, options)
+    key = _assignment_key(meta.path, num_parts, method, options)
     with ray_session():
         assigned = _finished_assignment(files, key, where, method, num_parts)
         if assigned is None:
@@ -95,14 +95,14 @@ def run_pipeline(chunked_dir: str | os.PathLike[str], num_parts: int,
     return PipelineResult(assigned, parts, round(time.perf_counter() - clock, 3))
 
 
-def _assignment_key(chunked_dir: str | os.PathLike[str], num_parts: int, method: str,
+def _assignment_key(metadata: Path, num_parts: int, method: str,
                     options: dict[str, Any]) -> str:
-    """What an assignment depends on: the chunked metadata, the method, the parts and
-    every option given (not None) but :data:`_RUN_ONLY_OPTIONS`."""
+    """What an assignment depends on: the chunked ``metadata`` file, the method, the
+    parts and every option given (not None) but :data:`_RUN_ONLY_OPTIONS`."""
     kept = {k: v for k, v in sorted(options.items())
             if k not in _RUN_ONLY_OPTIONS and v is not None}
-    return json.dumps(["assignment", file_sha256(Path(chunked_dir) / "metadata.json"),
-                       method, num_parts, kept], default=str)
+    return json.dumps(["assignment", file_sha256(metadata), method, num_parts, kept],
+                      default=str)
 
 
 def _finished_assignment(files: list[Path], key: str, where: Path, method: str,
