@@ -20,6 +20,15 @@ def test_every_help(args):
     assert "Example" in result.output or not args
 
 
+def test_assign_method_choices_are_the_registry():
+    """The CLI lists the pipeline's methods without importing the pipeline at start-up."""
+    from graphshard.pipeline import ASSIGN_METHODS
+
+    for command in ("assign", "pipeline"):
+        option = next(p for p in cli.commands[command].params if p.name == "method")
+        assert sorted(option.type.choices) == sorted(ASSIGN_METHODS), command
+
+
 def test_partition_generate_and_inspect(tmp_path):
     runner = CliRunner()
     out = tmp_path / "parts"

@@ -276,8 +276,8 @@ def _take_dispatch_options(options: dict[str, Any]) -> dict[str, Any]:
 
 
 _PARTS = click.option("--parts", "-k", type=click.IntRange(min=1), required=True)
-_ASSIGN_METHOD = click.option(
-    "--method", "-m", default="lp", show_default=True,
+_ASSIGN_METHOD = click.option(  # the names of pipeline.ASSIGN_METHODS (a test checks), not
+    "--method", "-m", default="lp", show_default=True,  # imported: 0.15 s on every command
     type=click.Choice(["lp", "random", "hash"]),
     help="lp: multilevel label propagation over the edge chunks; random, hash: node counts "
          "only.")
