@@ -95,32 +95,6 @@ def test_import_stays_light():
     assert out.stdout.strip() == "[]"
 
 
-def test_background_remover_deletes_in_order_and_reports_a_failure(tmp_path):
-    from graphshard._files import BackgroundRemover
-
-    files = [tmp_path / f"f{i}" for i in range(3)]
-    for f in files:
-        f.write_bytes(b"x")
-    remover = BackgroundRemover()
-    remover.remove(files[:2])
-    remover.remove([tmp_path / "missing", files[2]])  # fails at the first path
-    with pytest.raises(FileNotFoundError, match="missing"):
-        remover.wait()
-    assert not files[0].exists() and not files[1].exists() and files[2].exists()
-    remover.wait()  # the failure was reported once
-    with remover:
-        remover.remove([files[2]])
-    assert not files[2].exists()
-
-
-def test_background_remover_does_not_hide_the_error_of_its_block(tmp_path):
-    from graphshard._files import BackgroundRemover
-
-    with pytest.raises(ValueError, match="the block's"), BackgroundRemover() as remover:
-        remover.remove([tmp_path / "missing"])
-        raise ValueError("the block's own error")
-
-
 def test_short_of_space_warns_with_the_folder_and_figures(tmp_path, monkeypatch, caplog):
     from graphshard import _files
 

@@ -1,5 +1,5 @@
-"""Atomic file writes, checksums and a background file remover: the one place graphshard
-writes files."""
+"""Atomic file writes and checksums: the one place graphshard writes files (scratch files
+reused in place: :mod:`graphshard._scratch`)."""
 
 from __future__ import annotations
 
@@ -13,21 +13,27 @@ import tempfile
 import threading
 import tokenize
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import IO, Any
 
-__all__ = ["BackgroundRemover", "atomic_path", "atomic_write", "file_sha256", "load_npy",
+from ._scratch import REUSE_MIN_BYTES, claim_scratch
+
+__all__ = ["atomic_path", "atomic_write", "file_sha256", "load_npy",
            "warn_if_short_of_space", "write_json_atomic"]
 
 _log = logging.getLogger(__name__)
 
 
 @contextlib.contextmanager
-def atomic_write(path: str | os.PathLike[str], mode: str = "wb") -> Iterator[IO[Any]]:
+def atomic_write(path: str | os.PathLike[str], mode: str = "wb", *,
+                 reuse: str | os.PathLike[str] | None = None, size: int = 0,
+                 durable: bool = True) -> Iterator[IO[Any]]:
     """Open a temp file next to ``path``; on success fsync it and rename it onto ``path``.
 
-    On an exception the temp file is removed and ``path`` is left as it was.
+    On an exception the temp file is removed and ``path`` is left as it was.  With
+    ``reuse`` (a :class:`~graphshard._scratch.ScratchPool` folder) and ``size`` (the
+    bytes about to be written), the temp file is a freed scratch file of the pool,
+    written over in place; ``durable=False`` skips the fsync (see :func:`atomic_path`).
 
     Example:
         >>> import tempfile, pathlib
@@ -37,8 +43,10 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb") -> Iterator[IO[
         >>> (d / "x.txt").read_text()
         'hello'
     """
-    with atomic_path(path) as tmp, open(tmp, mode) as handle:
+    with atomic_path(path, durable=durable, reuse=reuse, size=size) as tmp, \
+            open(tmp, mode.replace("w", "r+")) as handle:  # the temp file exists
         yield handle
+        handle.truncate()  # a reused file may have been longer
 
 
 def write_json_atomic(path: str | os.PathLike[str], obj: Any) -> None:
@@ -58,11 +66,18 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
 
 
 @contextlib.contextmanager
-def atomic_path(path: str | os.PathLike[str], *, durable: bool = True) -> Iterator[Path]:
+def atomic_path(path: str | os.PathLike[str], *, durable: bool = True,
+                reuse: str | os.PathLike[str] | None = None, size: int = 0
+                ) -> Iterator[Path]:
     """Yield a temp path next to ``path`` for a library to write; then fsync and rename it.
 
     ``durable=False`` skips the fsync: for scratch files that a crash makes worthless
-    anyway (a reader still never sees a partial file; fsync cost 7 ms a file).
+    anyway (a reader still never sees a partial file; fsync cost 7 ms a file).  With
+    ``reuse`` (a :class:`~graphshard._scratch.ScratchPool` folder on the same file
+    system) and ``size`` of at least :data:`~graphshard._scratch.REUSE_MIN_BYTES`, the
+    temp file is a freed scratch file of the pool when it has one, for a writer that
+    writes over it in place and cuts it to length (:func:`atomic_write` does); else a
+    new empty file.
 
     Example:
         >>> import tempfile, pathlib
@@ -76,6 +91,8 @@ def atomic_path(path: str | os.PathLike[str], *, durable: bool = True) -> Iterat
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
+    if reuse is not None and size >= REUSE_MIN_BYTES:
+        claim_scratch(reuse, size, tmp)
     try:
         yield Path(tmp)
         if durable:
@@ -144,52 +161,3 @@ def load_npy(path: str | os.PathLike[str], *, mmap_mode: str | None = None) -> A
     except (ValueError, OSError, EOFError, SyntaxError, tokenize.TokenError) as exc:
         raise FormatError(f"{path}: not a readable .npy/.npz file ({exc})",
                           path=str(path)) from exc
-
-
-class BackgroundRemover:
-    """Deletes files on a thread of its own, so that the caller goes on meanwhile
-    (deleting the gigabytes of a finished pipeline step's scratch files takes the kernel
-    seconds); :meth:`wait` (and leaving the ``with`` block) waits for every deletion and
-    re-raises the first error.
-
-    Example:
-        >>> import tempfile, pathlib
-        >>> d = pathlib.Path(tempfile.mkdtemp()); (d / "a").write_text("x")
-        1
-        >>> with BackgroundRemover() as remover:
-        ...     remover.remove([d / "a"])
-        >>> (d / "a").exists()
-        False
-    """
-
-    def __init__(self) -> None:
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="graphshard-remove")
-        self._pending: list[Future[None]] = []
-
-    def remove(self, paths: list[str | os.PathLike[str]]) -> None:
-        """Delete ``paths`` (files) in the background, in order."""
-        self._pending.append(self._pool.submit(_remove_files, list(paths)))
-
-    def wait(self) -> None:
-        """Block until every deletion asked so far is done."""
-        pending, self._pending = self._pending, []
-        for future in pending:
-            future.result()
-
-    def __enter__(self) -> BackgroundRemover:
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
-        try:  # a failed deletion is reported, unless it would hide the block's own error
-            if exc_type is None:
-                self.wait()
-            else:
-                with contextlib.suppress(OSError):
-                    self.wait()
-        finally:
-            self._pool.shutdown()
-
-
-def _remove_files(paths: list[str | os.PathLike[str]]) -> None:
-    for path in paths:
-        os.remove(path)

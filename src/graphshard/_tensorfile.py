@@ -32,8 +32,13 @@ _CODES = {np.dtype(t).type: code for code, t in _DTYPES.items()}
 
 
 def save_tensors(path: str | os.PathLike[str], tensors: dict[str, np.ndarray],
-                 metadata: dict[str, str] | None = None) -> str:
-    """Write ``tensors`` as one safetensors file, atomically, without copying the data.
+                 metadata: dict[str, str] | None = None, *,
+                 reuse: str | os.PathLike[str] | None = None, durable: bool = True) -> str:
+    """Write ``tensors`` as one safetensors file, atomically, without copying the data
+    (over a freed file of the scratch pool ``reuse`` when it has one; see
+    :mod:`graphshard._scratch`).  ``durable=False`` skips the fsync, for work files
+    whose checksum is verified before any reuse (a crash that loses their data costs a
+    recomputation, never a wrong result).
 
     Returns the SHA-256 (hex) of the bytes written, computed while writing.
 
@@ -63,7 +68,8 @@ def save_tensors(path: str | os.PathLike[str], tensors: dict[str, np.ndarray],
     blob = json.dumps(header, separators=(",", ":")).encode()
     blob += b" " * (-len(blob) % 8)
     digest = hashlib.sha256()
-    with atomic_write(path) as handle:
+    with atomic_write(path, reuse=reuse, size=8 + len(blob) + offset,
+                      durable=durable) as handle:
         for chunk in (len(blob).to_bytes(8, "little"), blob):
             handle.write(chunk)
             digest.update(chunk)

@@ -4,6 +4,7 @@ run_pipeline (both steps in one call, on one Ray session) what the two steps wri
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -265,6 +266,40 @@ def test_same_output_as_the_two_steps(cora, tmp_path):
                                   read_assignment(one.assignment.out_dir, ["_N"])["_N"])
     assert_same_output(two.config_path, one.partitions.config_path)
     assert one.seconds >= one.assignment.seconds > 0
+
+
+def test_the_assignment_scratch_goes_to_the_dispatch(cora, tmp_path, monkeypatch):
+    """lp leaves its scratch files in the pool it is given; run_pipeline hands them to
+    dispatch, whose files are written over them: the same output, no scratch left."""
+    from graphshard import _files, _scratch
+
+    monkeypatch.setattr(_scratch, "REUSE_MIN_BYTES", 1)  # cora's files are small
+    monkeypatch.setattr(_files, "REUSE_MIN_BYTES", 1)
+    claims = []
+    real_claim = _scratch.claim_scratch
+
+    def claim(pool, need, target):
+        claims.append((Path(target).name, real_claim(pool, need, target)))
+        return claims[-1][1]
+
+    monkeypatch.setattr(_scratch, "claim_scratch", claim)
+    monkeypatch.setattr(_files, "claim_scratch", claim)
+    gs.io.write_chunked(cora, tmp_path / "chunked", 3)
+    opts = {"seed": 2, "balance_edges": True, "work_dir": tmp_path / "work"}
+    assign(tmp_path / "chunked", 4, tmp_path / "assign", method="lp", **opts)
+    kept = assign(tmp_path / "chunked", 4, tmp_path / "kept", method="lp",
+                  scratch_pool=tmp_path / "pool", **opts)
+    np.testing.assert_array_equal(read_assignment(tmp_path / "assign", ["_N"])["_N"],
+                                  read_assignment(kept.out_dir, ["_N"])["_N"])
+    assert len(list((tmp_path / "pool").iterdir())) >= 3  # level 0's shard at least
+    two = dispatch(tmp_path / "chunked", tmp_path / "assign", tmp_path / "two")
+    claims.clear()
+    one = run_pipeline(tmp_path / "chunked", 4, tmp_path / "one", method="lp",
+                       assign_options=opts)
+    assert_same_output(two.config_path, one.partitions.config_path)
+    written_over = [name for name, ok in claims if ok and name.endswith(".tmp")]
+    assert written_over  # dispatch's files (temp names until complete) took lp's over
+    assert list((tmp_path / "work").iterdir()) == []
 
 
 def test_a_finished_assignment_is_reused_while_it_matches(cora, tmp_path, monkeypatch):

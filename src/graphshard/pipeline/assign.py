@@ -87,7 +87,8 @@ def assign(chunked_dir: str | os.PathLike[str], num_parts: int,
            imbalance: float = 0.03, use_ray: bool = False, workers: int | None = None,
            max_task_entries: int | None = None, coarse_entries: int | None = None,
            work_dir: str | os.PathLike[str] | None = None,
-           address: str | None = None, balance_edges: bool = False) -> AssignResult:
+           address: str | None = None, balance_edges: bool = False,
+           scratch_pool: str | os.PathLike[str] | None = None) -> AssignResult:
     """Assign every node of a chunked graph to a part and write DGL's assignment layout.
 
     Args:
@@ -105,6 +106,8 @@ def assign(chunked_dir: str | os.PathLike[str], num_parts: int,
         work_dir: ``lp``: parent folder of its temporary shard files.
         address: ``lp``: Ray cluster to join (implies ``use_ray``).
         balance_edges: ``lp``: balance the in-edges per part as well as the nodes.
+        scratch_pool: ``lp``: a scratch pool folder that keeps its scratch files for
+            the next step (see :func:`~graphshard.pipeline.lp.lp_assign`).
 
     Returns:
         Where the assignment went, its part sizes and the seconds it took.
@@ -126,7 +129,7 @@ def assign(chunked_dir: str | os.PathLike[str], num_parts: int,
     fn, _ = ASSIGN_METHODS[method]
     given = {"workers": workers, "max_task_entries": max_task_entries,
              "coarse_entries": coarse_entries, "work_dir": work_dir, "address": address,
-             "balance_edges": balance_edges or None}
+             "balance_edges": balance_edges or None, "scratch_pool": scratch_pool}
     lp_options = {k: v for k, v in given.items() if v is not None}
     parts = fn(meta, num_parts, seed=seed, imbalance=imbalance, use_ray=use_ray,
                lp_options=lp_options)

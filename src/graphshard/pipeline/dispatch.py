@@ -73,6 +73,7 @@ class Plan:
     edge_chunks: list[list[tuple[int, int]]]        # per etype: (offset, rows) per chunk
     node_feats: dict[str, list[tuple[str, list[tuple[int, int]]]]]
     edge_feats: dict[str, list[tuple[str, list[tuple[int, int]]]]]
+    scratch: str | None = None  # a scratch pool whose freed files big writes take over
 
     def meta(self) -> ChunkedMeta:
         """The chunked metadata (parsed again in each task: it is small)."""
@@ -160,7 +161,8 @@ def _split_edge_chunk(plan: Plan, e: int, c: int, part_bounds: list[int]) -> lis
         load_npy(plan.node_map_file(plan.ntypes.index(dt)), mmap_mode="r"),
         np.asarray(part_bounds[1:], dtype=np.int64),
         np.int32 if part_bounds[-1] <= 1 << 31 else np.int64)
-    digest = save_tensors(piece, {"counts": counts, "src": src, "dst": dst, "pos": pos})
+    digest = save_tensors(piece, {"counts": counts, "src": src, "dst": dst, "pos": pos},
+                          reuse=plan.scratch, durable=False)  # checksummed for reuse
     return finish_piece([piece], key, counts.tolist(), {piece: digest})
 
 
@@ -210,7 +212,8 @@ def _split_feature_chunk(plan: Plan, kind: str, i: int, f: int, c: int) -> int:
             tensors[f"{p}/values"], tensors[f"{p}/offsets"] = taken.values, taken.offsets
         else:
             tensors[f"{p}"] = np.ascontiguousarray(data[rows_p])
-    digest = save_tensors(piece, tensors, {"ragged": str(isinstance(data, Ragged))})
+    digest = save_tensors(piece, tensors, {"ragged": str(isinstance(data, Ragged))},
+                          reuse=plan.scratch, durable=False)  # checksummed for reuse
     finish_piece([piece], key, 0, {piece: digest})
     return 0
 
@@ -255,7 +258,8 @@ def dispatch(chunked_dir: str | os.PathLike[str], assign_dir: str | os.PathLike[
              num_parts: int | None = None, num_hops: int = 1, save_orig_ids: bool = False,
              use_ray: bool = False, address: str | None = None,
              memory_budget: int | None = None, node_block: int = 1 << 20,
-             keep_work: bool = False) -> DispatchResult:
+             keep_work: bool = False,
+             scratch_pool: str | os.PathLike[str] | None = None) -> DispatchResult:
     """Build the partition format from a chunked graph and a partition assignment.
 
     Args:
@@ -271,6 +275,10 @@ def dispatch(chunked_dir: str | os.PathLike[str], assign_dir: str | os.PathLike[
             the largest chunk or part does not fit, saying which.
         node_block: Nodes per node-ID task.
         keep_work: Keep the work folder (``out_dir/.graphshard-work``) after success.
+        scratch_pool: A :class:`~graphshard._scratch.ScratchPool` folder of freed files
+            (an earlier step's scratch) for the big files to be written over in place:
+            fewer fresh pages (see :mod:`graphshard._scratch`).  Used only on the file
+            system of ``out_dir``; the caller removes it.
 
     Running the same command again after a crash reuses every finished, checksum-verified
     piece and produces identical output.
@@ -299,7 +307,8 @@ def dispatch(chunked_dir: str | os.PathLike[str], assign_dir: str | os.PathLike[
     executor = make_executor(use_ray=use_ray, address=address)
     cleanup = None
     try:
-        plan = _make_plan(meta, executor, work, out, ntypes, etypes, k, node_block, num_hops)
+        plan = _make_plan(meta, executor, work, out, ntypes, etypes, k, node_block, num_hops,
+                          _same_file_system(scratch_pool, out))
         sizes = [rows for chunks in plan.edge_chunks for _, rows in chunks]
         _check_budget(sizes, sum(sizes), plan.num_parts, memory_budget)
         node_ranges, edge_ranges, prefix = _run_id_steps(plan, executor, meta, memory_budget)
@@ -375,8 +384,18 @@ def _method_name(assign_dir: Path) -> str:
     return "assignment"
 
 
+def _same_file_system(pool: str | os.PathLike[str] | None, out: Path) -> str | None:
+    """``pool`` as a string when it is a folder on ``out``'s file system, else None."""
+    try:
+        return str(pool) if pool is not None and \
+            os.stat(pool).st_dev == os.stat(out).st_dev else None
+    except OSError:
+        return None
+
+
 def _make_plan(meta: ChunkedMeta, executor, work: Path, out: Path, ntypes: list[str],
-               etypes: list[str], k: int, node_block: int, num_hops: int) -> Plan:
+               etypes: list[str], k: int, node_block: int, num_hops: int,
+               scratch: str | None = None) -> Plan:
     md = str(meta.path)
     edge_chunks = []
     for et in meta.num_edges:
@@ -395,7 +414,7 @@ def _make_plan(meta: ChunkedMeta, executor, work: Path, out: Path, ntypes: list[
         desc="counting rows"))) for name, spec in meta.edge_data.get(et, {}).items()]
         for et in meta.num_edges}
     return Plan(md, str(work), str(out), ntypes, etypes, list(meta.num_nodes.values()), k,
-                node_block, num_hops, edge_chunks, node_feats, edge_feats)
+                node_block, num_hops, edge_chunks, node_feats, edge_feats, scratch)
 
 
 def check_memory_budget(meta: ChunkedMeta, num_parts: int, budget: int | None) -> None:

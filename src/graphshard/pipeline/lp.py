@@ -54,13 +54,17 @@ they fit); the driver holds per-node arrays, the moves of one round (sweep and r
 tasks return moves, not a value per row), and, at step 3, the coarsest graph.  On Ray the
 per-node arrays reach the actors as ``.npy`` files in the work directory, which they
 memory-map (:func:`~graphshard.pipeline.lp_exec.sharing_files`), so the driver's memory
-holds no object-store copies of them.  The result depends on ``seed`` and on the shard
+holds no object-store copies of them.  Merged pieces are not deleted but kept in a
+scratch pool, and the next level's files are written over them in place
+(:mod:`graphshard._scratch`): fresh page-cache pages are what writing costs most on a
+VM.  The result depends on ``seed`` and on the shard
 layout (``max_task_entries``), never on how the input is chunked, on ``workers``, or on
 ``use_ray``: every random choice is a keyed hash of (seed, node, step).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import shutil
@@ -74,8 +78,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .._files import BackgroundRemover, warn_if_short_of_space
+from .._files import warn_if_short_of_space
 from .._optional import is_installed
+from .._scratch import ScratchPool
 from ..errors import ValidationError
 from ..io.chunked import ChunkedMeta
 from ..partition.adjacency import Adjacency
@@ -259,8 +264,8 @@ def lp_assign(meta: ChunkedMeta, num_parts: int, *, imbalance: float = 0.03, see
               max_task_entries: int = DEFAULT_TASK_ENTRIES,
               coarse_entries: int = DEFAULT_COARSE_ENTRIES,
               work_dir: str | Path | None = None,
-              address: str | None = None, balance_edges: bool = False
-              ) -> dict[str, np.ndarray]:
+              address: str | None = None, balance_edges: bool = False,
+              scratch_pool: str | Path | None = None) -> dict[str, np.ndarray]:
     """Assign every node of a chunked graph to one of ``num_parts`` parts, out of core.
 
     The graph is treated as undirected (both directions of every edge, all edge types
@@ -294,6 +299,11 @@ def lp_assign(meta: ChunkedMeta, num_parts: int, *, imbalance: float = 0.03, see
             created when missing).
         address: Ray cluster to join (implies ``use_ray``), e.g. ``"auto"``.
         balance_edges: Balance in-edges per part as well as nodes (see above).
+        scratch_pool: A :class:`~graphshard._scratch.ScratchPool` folder on the file
+            system of ``work_dir``: freed scratch files are kept there for later ones to
+            be written over, and at the end every scratch file is left there for the
+            next step (``graphshard pipeline`` hands them to dispatch); the caller
+            removes it.  None: a pool of this run's own, removed with its scratch.
 
     Returns:
         Node type -> int64 part of every node of that type, in per-type ID order.
@@ -326,9 +336,10 @@ def lp_assign(meta: ChunkedMeta, num_parts: int, *, imbalance: float = 0.03, see
         ex = make_executor(workers, use_ray, address)
     tmp = Path(tempfile.mkdtemp(prefix="graphshard-lp-", dir=work_dir))
     try:
-        with BackgroundRemover() as remover, sharing_files(ex, tmp / "shared"):
+        pool = ScratchPool(tmp / "free" if scratch_pool is None else scratch_pool)
+        with sharing_files(ex, tmp / "shared"):
             levels = [level0_from_chunks(meta, tmp / "level0", max_task_entries, ex,
-                                         edge_weighted=balance_edges, remover=remover,
+                                         edge_weighted=balance_edges, pool=pool,
                                          degrees=degrees.result())]
             del degrees
             n = levels[0].num_nodes
@@ -338,8 +349,12 @@ def lp_assign(meta: ChunkedMeta, num_parts: int, *, imbalance: float = 0.03, see
             else:
                 parts = _multilevel(levels, ex, num_parts, imbalance, seed, coarse_nodes,
                                     coarse_entries, lp_rounds, refine_rounds, method,
-                                    max_task_entries, tmp, workers, remover)
+                                    max_task_entries, tmp, workers, pool)
     finally:  # the work directory goes while Ray shuts down
+        if scratch_pool is not None:  # its files, but the small ones, go to the next step
+            ex.close()
+            with contextlib.suppress(OSError):
+                ScratchPool(scratch_pool).release_tree(tmp)
         cleanup = threading.Thread(target=shutil.rmtree, args=(tmp,),
                                    kwargs={"ignore_errors": True})
         cleanup.start()
@@ -421,7 +436,7 @@ def initial_partition(adj: Adjacency, k: int, methods: Sequence[str], options: M
 def _multilevel(levels: list[ShardedGraph], ex, k: int, imbalance: float, seed: int,
                 coarse_nodes: int | None, coarse_entries: int, lp_rounds: int,
                 refine_rounds: int, method: str | Sequence[str], budget: int, tmp: Path,
-                workers: int | None, remover: BackgroundRemover) -> IdArray:
+                workers: int | None, pool: ScratchPool) -> IdArray:
     totals = levels[0].node_weights.sum(axis=0)
     total_w = int(totals[0])
     max_part = part_limit(levels[0].node_weights, k, imbalance)
@@ -447,7 +462,7 @@ def _multilevel(levels: list[ShardedGraph], ex, k: int, imbalance: float, seed: 
             logger.info("lp: coarsening stalled at %d nodes", g.num_nodes)
             break
         coarse = contract_level(g, clusters, nc, tmp / f"level{len(levels)}", budget, ex,
-                                remover)
+                                pool)
         contracted = coarse.num_entries
         levels.append(thin_level(coarse, ex, THIN_DEGREE, seed=seed + 7919 * len(levels)))
         maps.append(clusters)

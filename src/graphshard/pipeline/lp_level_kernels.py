@@ -153,7 +153,8 @@ def contract_entries(indptr, indices, weights, lo, clusters, num_coarse, bounds
     """A shard's entries mapped through ``clusters`` (fine -> coarse node), entries inside
     a cluster dropped, as :func:`bucket_entries` returns them (keys
     ``coarse row * num_coarse + coarse col``, bucketed by the coarse row's range of
-    ``bounds``): one fused pass, no per-entry temporaries."""
+    ``bounds``): one fused pass, no per-entry temporaries.  The weights keep the type of
+    ``weights`` (a piece is a copy of fine entries; the shard task sums them)."""
     num_rows = indptr.shape[0] - 1
     nb = bounds.shape[0] - 1
     m = indptr[num_rows] - indptr[0]
@@ -177,7 +178,7 @@ def contract_entries(indptr, indices, weights, lo, clusters, num_coarse, bounds
         off[b + 1] += off[b]
     pos = off[:-1].copy()
     keys = np.empty(off[nb], dtype=np.int64)
-    out_w = np.empty(off[nb], dtype=np.int64)
+    out_w = np.empty(off[nb], dtype=weights.dtype)
     for r in range(num_rows):
         b = row_bucket[r]
         base = np.int64(clusters[lo + r]) * num_coarse

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._files import BackgroundRemover
+from .._scratch import ScratchPool
 from ..io.chunked import ChunkedMeta, iter_edge_chunks
 from ..partition.balance import weight_sums
 from ..typing import EdgeType, IdArray
@@ -69,18 +69,19 @@ def _homogeneous_chunks(meta: ChunkedMeta
 
 
 def _build_shards(pieces: list[str], bounds: IdArray, num_nodes: int, node_w: IdArray,
-                  directory: Path, ex: Executor, remover: BackgroundRemover | None,
+                  directory: Path, ex: Executor, pool: ScratchPool | None,
                   unit_weights: bool = False) -> ShardedGraph:
     calls = [(pieces, b, int(bounds[b]), int(bounds[b + 1]), num_nodes,
-              str(directory / f"shard{b}"), unit_weights) for b in range(len(bounds) - 1)]
+              str(directory / f"shard{b}"), unit_weights, _folder(pool))
+             for b in range(len(bounds) - 1)]
     degrees = ex.map(build_shard, calls)
     merged = [f"{p}_{part}.npy" for p in pieces
               for part in (("keys", "off") if unit_weights else ("keys", "w", "off"))]
-    if remover is None:  # pieces are merged: free their disk space
+    if pool is None:  # pieces are merged: free their disk space
         for path in merged:
             os.remove(path)
-    else:
-        remover.remove(merged)
+    else:  # ... or keep it for the next level's files to be written over
+        pool.release(merged)
     deg = np.concatenate(degrees) if degrees else np.zeros(0, np.int64)
     return ShardedGraph(directory, bounds, compact_ints(node_w), compact_ints(deg))
 
@@ -109,9 +110,13 @@ def level0_degrees(meta: ChunkedMeta) -> Level0Degrees:
     return Level0Degrees(deg, indeg, chunks)
 
 
+def _folder(pool: ScratchPool | None) -> str | None:
+    return None if pool is None else str(pool.folder)
+
+
 def level0_from_chunks(meta: ChunkedMeta, directory: Path, budget: int,
                        ex: Executor, *, edge_weighted: bool = False,
-                       remover: BackgroundRemover | None = None,
+                       pool: ScratchPool | None = None,
                        degrees: Level0Degrees | None = None) -> ShardedGraph:
     """The undirected input graph (all edge types, both directions, loops dropped, parallel
     edges merged into weights) as shards of about ``budget`` entries.
@@ -121,8 +126,8 @@ def level0_from_chunks(meta: ChunkedMeta, directory: Path, budget: int,
     chunk, each reading its chunk (the first pass checked it); the pieces hold no weights
     (every entry weighs 1 until the shards merge repeats).  Node weights have one column
     per balance constraint: 1 (the node), and with ``edge_weighted`` its in-degree too
-    (the edges its owner stores).  The merged pieces are deleted by ``remover`` if given
-    (in the background), else before returning.
+    (the edges its owner stores).  The merged pieces go to ``pool`` if given (for later
+    files to be written over; :mod:`graphshard._scratch`), else are deleted.
     """
     directory.mkdir(parents=True, exist_ok=True)
     n = sum(meta.num_nodes.values())
@@ -131,28 +136,28 @@ def level0_from_chunks(meta: ChunkedMeta, directory: Path, budget: int,
     calls = [(str(directory / f"piece{i}"), meta, et, index, offset, off[et[0]], off[et[2]],
               n) for i, (et, index, offset) in enumerate(first.chunks)]
     bounds = shard_bounds(first.degrees, budget)
-    ex.map(chunk_piece, [(*c, bounds) for c in calls])
+    ex.map(chunk_piece, [(*c, bounds, _folder(pool)) for c in calls])
     pieces = [c[0] for c in calls]
     node_w = np.ones((n, 2 if edge_weighted else 1), dtype=np.int64)
     if edge_weighted:
         node_w[:, 1] = first.in_degrees
     del first
-    return _build_shards(pieces, bounds, n, node_w, directory, ex, remover,
+    return _build_shards(pieces, bounds, n, node_w, directory, ex, pool,
                          unit_weights=True)
 
 
 def contract_level(level: ShardedGraph, clusters: IdArray, num_coarse: int,
                    directory: Path, budget: int, ex: Executor,
-                   remover: BackgroundRemover | None = None) -> ShardedGraph:
+                   pool: ScratchPool | None = None) -> ShardedGraph:
     """Contract every cluster of ``level`` (``clusters``: fine node -> coarse ID) into a
     node weighing its members; coarse edge weights sum the fine ones between clusters
-    (pieces deleted as by :func:`level0_from_chunks`)."""
+    (pieces released or deleted as by :func:`level0_from_chunks`)."""
     directory.mkdir(parents=True, exist_ok=True)
     bound = np.bincount(clusters, weights=level.degrees, minlength=num_coarse)
     bounds = shard_bounds(bound.astype(np.int64), budget)
     pieces = [str(directory / f"piece{b}") for b in range(level.num_shards)]
     ex.map(contract_piece, [(*level.shard(b), pieces[b], num_coarse, bounds)
                             for b in range(level.num_shards)],
-           shared={"clusters": clusters})
+           shared={"clusters": clusters, "pool": _folder(pool)})
     node_w = weight_sums(clusters, level.node_weights, num_coarse)
-    return _build_shards(pieces, bounds, num_coarse, node_w, directory, ex, remover)
+    return _build_shards(pieces, bounds, num_coarse, node_w, directory, ex, pool)

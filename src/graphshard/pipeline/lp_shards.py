@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from .._files import load_npy
+from .._scratch import save_npy
 from ..io.chunked import ChunkedMeta, read_edge_chunk
 from ..partition.adjacency import Adjacency
 from ..partition.balance import needed_moves, rebalance_candidates
@@ -127,28 +128,30 @@ def shard_bounds(sizes: IdArray, budget: int) -> IdArray:
 
 
 def write_piece(prefix: str, u: IdArray, v: IdArray, w: IdArray | None, num_nodes: int,
-                bounds: IdArray) -> int:
+                bounds: IdArray, pool: str | None = None) -> int:
     """Save edges ``u -> v`` bucketed by the shard of their row (``bounds``).
 
     Writes ``<prefix>_keys.npy`` (``u * num_nodes + v``, grouped by shard, in input order
     inside a shard), ``_w.npy`` (not for unit weights, ``w`` None) and ``_off.npy``
     (slice of every shard).  Repeats are merged by the shard task (:func:`build_shard`),
     which groups its rows anyway: a piece costs O(entries), not a pass over every node
-    of the level.  Returns the number of entries written.
+    of the level.  Files are written over freed ones from ``pool`` when it has some
+    (:func:`~graphshard._scratch.save_npy`).  Returns the number of entries written.
     """
     keys, weights, off = bucket_entries(
         np.ascontiguousarray(u, dtype=np.int64), np.ascontiguousarray(v, dtype=np.int64),
         np.zeros(0, np.int64) if w is None else np.ascontiguousarray(w, dtype=np.int64),
         np.int64(num_nodes), np.ascontiguousarray(bounds, dtype=np.int64))
-    np.save(prefix + "_keys.npy", keys)
+    save_npy(prefix + "_keys.npy", keys, pool)
     if w is not None:
-        np.save(prefix + "_w.npy", weights)
-    np.save(prefix + "_off.npy", off)
+        save_npy(prefix + "_w.npy", weights, pool)
+    save_npy(prefix + "_off.npy", off, pool)
     return len(keys)
 
 
 def chunk_piece(prefix: str, meta: ChunkedMeta, etype: EdgeType, index: int, offset: int,
-                src_offset: int, dst_offset: int, num_nodes: int, bounds: IdArray) -> int:
+                src_offset: int, dst_offset: int, num_nodes: int, bounds: IdArray,
+                pool: str | None = None) -> int:
     """A piece of the level-0 graph from edge chunk ``index`` of ``etype``, read here (the
     driver never ships edges), both directions; ``src_offset`` / ``dst_offset``: the
     homogeneous ID of the first node of the edge type's source / destination type."""
@@ -158,7 +161,7 @@ def chunk_piece(prefix: str, meta: ChunkedMeta, etype: EdgeType, index: int, off
     keep = src != dst
     s, d = src[keep], dst[keep]
     return write_piece(prefix, np.concatenate([s, d]), np.concatenate([d, s]), None,
-                       num_nodes, bounds)
+                       num_nodes, bounds, pool)
 
 
 def load_shard(prefix: str) -> tuple[IdArray, IdArray, IdArray]:
@@ -168,26 +171,30 @@ def load_shard(prefix: str) -> tuple[IdArray, IdArray, IdArray]:
 
 
 def contract_piece(shard_prefix: str, lo: int, piece_prefix: str, num_coarse: int,
-                   coarse_bounds: IdArray, *, clusters: IdArray) -> int:
+                   coarse_bounds: IdArray, *, clusters: IdArray, pool: str | None = None
+                   ) -> int:
     """Map one shard through ``clusters`` (fine -> coarse node) into a coarse-level piece.
 
     Entries inside a cluster vanish; parallel coarse entries merge, summing weights, in
-    :func:`build_shard`.  Writes the files of :func:`write_piece`.
+    :func:`build_shard`.  Writes the files of :func:`write_piece` (over ``pool``'s).
     """
     indptr, indices, weights = (np.asarray(a) for a in load_shard(shard_prefix))
     keys, w, off = contract_entries(indptr, indices, weights, lo, clusters,
                                     np.int64(num_coarse),
                                     np.ascontiguousarray(coarse_bounds, dtype=np.int64))
-    np.save(piece_prefix + "_keys.npy", keys)
-    np.save(piece_prefix + "_w.npy", w)
-    np.save(piece_prefix + "_off.npy", off)
+    del indptr, indices, weights
+    save_npy(piece_prefix + "_keys.npy", keys, pool)
+    save_npy(piece_prefix + "_w.npy", w, pool)
+    save_npy(piece_prefix + "_off.npy", off, pool)
     return len(keys)
 
 
 def build_shard(piece_prefixes: list[str], b: int, lo: int, hi: int, num_nodes: int,
-                out_prefix: str, unit_weights: bool = False) -> IdArray:
+                out_prefix: str, unit_weights: bool = False, pool: str | None = None
+                ) -> IdArray:
     """Merge slice ``b`` of every piece into the CSR of rows ``lo .. hi``; returns degrees.
-    ``unit_weights``: the pieces have no weights file (every entry weighs 1).
+    ``unit_weights``: the pieces have no weights file (every entry weighs 1).  The files
+    are written over ``pool``'s when it has some.
 
     Inside a row, neighbours keep their order of first appearance (piece order), which
     depends on how the input was chunked; nothing downstream depends on that order
@@ -212,10 +219,10 @@ def build_shard(piece_prefixes: list[str], b: int, lo: int, hi: int, num_nodes: 
                                out_c, out_w)
     del k, w
     weights = out_w[:count]
-    np.save(out_prefix + "_indptr.npy", indptr)
-    np.save(out_prefix + "_indices.npy", out_c[:count])
-    np.save(out_prefix + "_weights.npy",
-            narrow(weights, int(weights.max()) if len(weights) else 0))
+    save_npy(out_prefix + "_indptr.npy", indptr, pool)
+    save_npy(out_prefix + "_indices.npy", out_c[:count], pool)
+    save_npy(out_prefix + "_weights.npy",
+             narrow(weights, int(weights.max()) if len(weights) else 0), pool)
     return np.diff(indptr)
 
 

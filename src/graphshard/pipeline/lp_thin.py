@@ -17,6 +17,7 @@ import numpy as np
 
 from .._jit import kernel
 from .._keyed import keyed_hash
+from .._scratch import save_npy
 from ..typing import IdArray
 from .lp_exec import Executor
 from .lp_shards import ShardedGraph, histogram_task, load_shard
@@ -55,14 +56,15 @@ def thin_entries(indptr, indices, weights, lo, tau, seed):  # pragma: no cover -
 
 
 def thin_task(prefix: str, lo: int, *, tau: int, seed: int) -> IdArray:
-    """Thin one shard in place (:func:`thin_entries`); returns its new degrees."""
+    """Thin one shard in place (:func:`thin_entries`), writing over its files' pages;
+    returns its new degrees."""
     indptr, indices, weights = (np.asarray(a) for a in load_shard(prefix))
     tau = min(tau, int(np.iinfo(weights.dtype).max))  # a weight the shard's type holds
     ptr, idx, w = thin_entries(indptr, indices, weights, np.int64(lo),
                                weights.dtype.type(tau), np.uint64(seed))
     del indptr, indices, weights
     for name, arr in (("indptr", ptr), ("indices", idx), ("weights", w)):
-        np.save(f"{prefix}_{name}.npy", arr)
+        save_npy(f"{prefix}_{name}.npy", arr)
     return np.diff(ptr)
 
 

@@ -1,13 +1,18 @@
 """Both steps of the pipeline in one call: :func:`assign`, then :func:`dispatch`, on one
 Ray session (one start and one stop instead of two of each).  A finished assignment is
 recorded like a dispatch piece (:mod:`graphshard.pipeline.pieces`), so a rerun after a
-crash, or with other dispatch options, reuses it instead of computing it again."""
+crash, or with other dispatch options, reuses it instead of computing it again.  The
+assignment's scratch files are handed to the dispatch, which writes its big files over
+them (:mod:`graphshard._scratch`)."""
 
 from __future__ import annotations
 
 import json
 import logging
 import os
+import shutil
+import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,15 +89,38 @@ def run_pipeline(chunked_dir: str | os.PathLike[str], num_parts: int,
     files = [where / "assignment.json", *(where / f"{t}.{ext}" for t in meta.num_nodes
                                           for ext in ("npy", "txt"))]  # marker: the first
     key = _assignment_key(meta.path, num_parts, method, options)
-    with ray_session():
-        assigned = _finished_assignment(files, key, where, method, num_parts)
-        if assigned is None:
-            assigned = assign(chunked_dir, num_parts, where, method=method, use_ray=use_ray,
-                              address=address, **options)
-            finish_piece(files, key, assigned.part_sizes)
-        parts = dispatch(chunked_dir, where, out, num_parts=num_parts, use_ray=use_ray,
-                         address=address, **(dispatch_options or {}))
+    scratch = Path(tempfile.mkdtemp(prefix="graphshard-scratch-", dir=_made(options)))
+    removal = threading.Thread(target=shutil.rmtree, args=(scratch,),
+                               kwargs={"ignore_errors": True})
+    try:
+        with ray_session():
+            assigned = _finished_assignment(files, key, where, method, num_parts)
+            if assigned is None:
+                assigned = assign(chunked_dir, num_parts, where, method=method,
+                                  use_ray=use_ray, address=address, scratch_pool=scratch,
+                                  **options)
+                finish_piece(files, key, assigned.part_sizes)
+            parts = dispatch(chunked_dir, where, out, num_parts=num_parts, use_ray=use_ray,
+                             address=address, scratch_pool=scratch,
+                             **(dispatch_options or {}))
+            removal.start()  # while Ray stops
+    finally:
+        if removal.ident is not None:
+            removal.join()
+        else:
+            shutil.rmtree(scratch, ignore_errors=True)
     return PipelineResult(assigned, parts, round(time.perf_counter() - clock, 3))
+
+
+def _made(options: dict[str, Any]) -> str | None:
+    """The ``work_dir`` among ``options``, created, or None (the system's temporary
+    folder) when there is none or it cannot be made (``lp`` then says why)."""
+    work_dir = options.get("work_dir")
+    try:
+        Path(work_dir).mkdir(parents=True, exist_ok=True)  # type: ignore[arg-type]
+    except (TypeError, OSError):
+        return None
+    return str(work_dir)
 
 
 def _assignment_key(metadata: Path, num_parts: int, method: str,
