@@ -117,3 +117,12 @@ def test_a_pool_on_another_file_system_is_left_alone(tmp_path, monkeypatch):
     save_npy(tmp_path / "a.npy", np.arange(MIB), pool.folder)  # a new file instead
     assert np.load(tmp_path / "a.npy")[-1] == MIB - 1
     assert len(os.listdir(pool.folder)) == 1
+
+
+def test_keep_largest_deletes_the_files_no_step_will_take(tmp_path):
+    pool = ScratchPool(tmp_path / "pool")
+    pool.release([_file(tmp_path / f"f{size}", size * MIB) for size in (3, 1, 4, 2)])
+    pool.keep_largest(2)
+    assert sorted(int(name.split("-")[0]) // MIB for name in os.listdir(pool.folder)) == [3, 4]
+    pool.keep_largest(0)
+    assert os.listdir(pool.folder) == []

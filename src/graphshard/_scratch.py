@@ -28,6 +28,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import uuid
@@ -69,6 +70,15 @@ class ScratchPool:
                     if e.errno != errno.EXDEV:
                         raise
             os.remove(path)
+
+    def keep_largest(self, count: int) -> None:
+        """Delete all but the ``count`` largest files of the pool: what a step that writes
+        ``count`` big files can take over (the rest would only hold disk space)."""
+        sized = sorted(((int(name.split("-", 1)[0]), name) for name in os.listdir(self.folder)
+                        if name.split("-", 1)[0].isdigit()), reverse=True)
+        for _, name in sized[max(0, count):]:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(self.folder / name)
 
     def release_tree(self, folder: str | os.PathLike[str]) -> None:
         """:meth:`release` every file under ``folder`` (the pool's own files stay)."""

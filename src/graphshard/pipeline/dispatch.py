@@ -30,6 +30,7 @@ import numpy as np
 
 from .._arrays import group_order
 from .._files import atomic_path, load_npy, warn_if_short_of_space
+from .._scratch import ScratchPool
 from .._tensorfile import load_tensors, save_tensors
 from ..errors import FormatError, ValidationError
 from ..io.chunked import ChunkedMeta, load_chunked_meta, read_data_chunk, read_edge_chunk
@@ -309,6 +310,9 @@ def dispatch(chunked_dir: str | os.PathLike[str], assign_dir: str | os.PathLike[
     try:
         plan = _make_plan(meta, executor, work, out, ntypes, etypes, k, node_block, num_hops,
                           _same_file_system(scratch_pool, out))
+        if plan.scratch is not None:  # one freed file for each big file written here
+            ScratchPool(plan.scratch).keep_largest(
+                sum(map(len, plan.edge_chunks)) + plan.num_parts * (1 + save_orig_ids))
         sizes = [rows for chunks in plan.edge_chunks for _, rows in chunks]
         _check_budget(sizes, sum(sizes), plan.num_parts, memory_budget)
         node_ranges, edge_ranges, prefix = _run_id_steps(plan, executor, meta, memory_budget)
