@@ -146,6 +146,28 @@ def test_relaxed_rounds_relax_the_node_column_only(monkeypatch):
     assert limits[1][0] > max_part[0] and limits[1][1] == max_part[1]
 
 
+@pytest.mark.parametrize(("share", "passed"), [(1.0, 0.25), (0.1, None)])
+def test_refine_predicts_from_the_coarser_level_on_costly_levels_only(monkeypatch, share,
+                                                                      passed):
+    """The coarser level's decay reaches the strict rounds of a costly level only; refine
+    hands its own second-to-first round ratio on to the next finer level."""
+    level = ShardedGraph(Path("."), np.array([0, 50, 100]), np.ones((100, 1), np.int32),
+                         np.ones(100, np.int32))
+    decays = []
+
+    def rounds(g, ex, labels, label_w, max_w, **kwargs):
+        decays.append(kwargs.get("decay"))
+        return labels, label_w, lp_refine.RoundStats(gains=(100, 40))
+
+    monkeypatch.setattr(lp_refine, "label_rounds", rounds)
+    monkeypatch.setattr(lp_refine, "RELAXED_ROUNDS", 0)
+    monkeypatch.setattr(lp_refine, "rebalance", lambda g, ex, parts, *a, **kw: parts)
+    parts = np.r_[np.zeros(50), np.ones(50)].astype(np.int32)
+    _, _, decay = lp_refine.refine(level, None, parts, 2, np.array([55]), seed=0, depth=0,
+                                   rounds=2, work_share=share, coarser_decay=0.25)
+    assert decays == [passed] and decay == 0.4
+
+
 def test_sweep_leaves_its_reused_rating_scratch_zeroed():
     """Sweep tasks reuse per-thread scratch; ``lp_sweep`` must leave ``rating`` zeroed and
     give the same moves as with fresh arrays."""
@@ -310,6 +332,20 @@ def test_refinement_rounds_stop_once_a_round_gains_too_little(gain, rounds):
         seed=0, step0=0, rounds=4, strict=True, min_moved=0.0, min_gain=0.005)
     assert ex.calls == 2 * rounds  # two sub-rounds a round
     assert last.cut == 1000 and last.gained == 4 * gain and last.moved == 4
+
+
+@pytest.mark.parametrize("decay, rounds", [(None, 4), (1.0, 4), (0.5, 1)])
+def test_refinement_rounds_stop_once_the_next_is_predicted_to_gain_too_little(decay, rounds):
+    """Rounds gaining 8 each go on under ``min_gain`` 0.005 of a cut of 1000 (5), unless
+    the next is predicted (``decay`` times the last) to gain less than that."""
+    level = ShardedGraph(Path("."), np.array([0, 5, 10]), np.ones((10, 1), np.int32),
+                         np.ones(10, np.int32))
+    labels = np.r_[np.zeros(5), np.ones(5)].astype(np.int32)
+    ex = _Gains(2)
+    _, _, last = lp_refine.label_rounds(
+        level, ex, labels, weight_sums(labels, level.node_weights, 2), np.array([10]),
+        seed=0, step0=0, rounds=4, strict=True, min_moved=0.0, min_gain=0.005, decay=decay)
+    assert ex.calls == 2 * rounds and last.gains == (8,) * rounds
 
 
 def test_clustering_sweep_rates_short_rows_in_a_table_with_the_same_moves():

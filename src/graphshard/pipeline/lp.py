@@ -41,7 +41,9 @@ dKaMinPar.  No worker ever holds the whole edge list:
    entries: rounds on small levels are cheap); relaxed rounds once one gains less than
    ``RELAX_MIN_GAIN`` of the cut.  On the costly levels (``RELAX_COSTLY_SHARE`` of the
    finest level's entries) relaxed rounds run only if those one level coarser gained
-   ``RELAX_PREDICT_GAIN`` of the cut.
+   ``RELAX_PREDICT_GAIN`` of the cut, and their strict rounds stop once the next is
+   predicted to gain too little (the last round's gain times the coarser level's ratio
+   of its second round's gain to its first).
 
 Cost: about (sweeps per level) x (entries per level) summed over the levels, plus a
 bucket pass and a counting sort per level build; the round limits above trade quality for
@@ -484,14 +486,15 @@ def _multilevel(levels: list[ShardedGraph], ex, k: int, imbalance: float, seed: 
     logger.info("lp: initial partition of %d nodes by %s in %.1fs", levels[-1].num_nodes,
                 chosen, time.perf_counter() - t)
     gain = 1.0  # what the relaxed rounds of the level above gained
+    decay = None  # how its second strict round compared to its first
     for depth in range(len(levels) - 1, -1, -1):
         g = levels[depth]
         if depth < len(levels) - 1:
             parts = parts[maps[depth]]
-        parts, gain = _refine(g, ex, parts, k, max_part, seed=seed, depth=depth,
-                              rounds=refine_rounds,
-                              work_share=g.num_entries / max(1, levels[0].num_entries),
-                              coarser_gain=gain)
+        parts, gain, decay = _refine(g, ex, parts, k, max_part, seed=seed, depth=depth,
+                                     rounds=refine_rounds,
+                                     work_share=g.num_entries / max(1, levels[0].num_entries),
+                                     coarser_gain=gain, coarser_decay=decay)
     heaviest = weight_sums(parts, levels[0].node_weights, k).max(axis=0)
     if (heaviest > max_part).any():
         logger.warning("lp: parts weigh up to %s, over the limits %s", heaviest.tolist(),
