@@ -126,3 +126,24 @@ def test_keep_largest_deletes_the_files_no_step_will_take(tmp_path):
     assert sorted(int(name.split("-")[0]) // MIB for name in os.listdir(pool.folder)) == [3, 4]
     pool.keep_largest(0)
     assert os.listdir(pool.folder) == []
+
+
+def test_scratch_folder_removes_what_dead_processes_of_this_host_left(tmp_path):
+    import socket
+    import subprocess
+    import sys
+
+    from graphshard._scratch import scratch_folder
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    prefix = f"graphshard-scratch-{socket.gethostname()}-"
+    dead = tmp_path / f"{prefix}{gone.stdout.strip()}-abc"
+    alive = tmp_path / f"{prefix}{os.getpid()}-def"
+    other_host = tmp_path / "graphshard-scratch-elsewhere-1-ghi"
+    for folder in (dead, alive, other_host):
+        folder.mkdir()
+        _file(folder / "f", 10)
+    new = scratch_folder(tmp_path)
+    assert not dead.exists() and alive.exists() and other_host.exists()
+    assert new.is_dir() and new.name.startswith(f"{prefix}{os.getpid()}-")

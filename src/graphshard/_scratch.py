@@ -31,13 +31,16 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import shutil
+import socket
+import tempfile
 import uuid
 from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["REUSE_MIN_BYTES", "ScratchPool", "claim_scratch", "save_npy"]
+__all__ = ["REUSE_MIN_BYTES", "ScratchPool", "claim_scratch", "save_npy", "scratch_folder"]
 
 #: files smaller than this are neither kept in a pool nor written over one: their pages
 #: cost little, and they would cut a big freed file down to their size
@@ -85,6 +88,38 @@ class ScratchPool:
         for root, _, names in os.walk(folder):
             if Path(root) != self.folder:
                 self.release(os.path.join(root, name) for name in names)
+
+
+def scratch_folder(parent: str | os.PathLike[str] | None = None) -> Path:
+    """A new folder for a :class:`ScratchPool` under ``parent`` (default: the system's
+    temporary folder), named after this host and process.  Folders that processes of
+    this host left there and that no longer run are removed first: a killed run
+    (``kill -9``) cannot remove its own.
+
+    Example:
+        >>> import tempfile
+        >>> folder = scratch_folder(tempfile.mkdtemp())
+        >>> folder.name.startswith("graphshard-scratch-"), folder.is_dir()
+        (True, True)
+    """
+    base = Path(parent) if parent is not None else Path(tempfile.gettempdir())
+    prefix = f"graphshard-scratch-{socket.gethostname()}-"
+    for old in base.glob(prefix + "*"):
+        pid = old.name[len(prefix):].split("-", 1)[0]
+        if pid.isdigit() and not _running(int(pid)):
+            shutil.rmtree(old, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=base))
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` exists on this host."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
 
 
 def claim_scratch(pool: str | os.PathLike[str], need: int,

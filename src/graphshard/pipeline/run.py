@@ -11,7 +11,6 @@ import json
 import logging
 import os
 import shutil
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .._files import file_sha256
+from .._scratch import scratch_folder
 from ..partition.build import claim_out_dir
 from .assign import AssignResult, assign, check_assign_args
 from .dispatch import DispatchResult, check_memory_budget, dispatch
@@ -89,7 +89,7 @@ def run_pipeline(chunked_dir: str | os.PathLike[str], num_parts: int,
     files = [where / "assignment.json", *(where / f"{t}.{ext}" for t in meta.num_nodes
                                           for ext in ("npy", "txt"))]  # marker: the first
     key = _assignment_key(meta.path, num_parts, method, options)
-    scratch = Path(tempfile.mkdtemp(prefix="graphshard-scratch-", dir=_made(options)))
+    scratch = scratch_folder(_made(options))
     removal = threading.Thread(target=shutil.rmtree, args=(scratch,),
                                kwargs={"ignore_errors": True})
     try:
