@@ -86,6 +86,8 @@ def test_atomic_write_over_a_pool_file_gives_the_same_bytes(tmp_path):
     assert digest == save_tensors(tmp_path / "plain.safetensors", tensors, {"k": "v"})
     assert (tmp_path / "new.safetensors").read_bytes() == \
         (tmp_path / "plain.safetensors").read_bytes()
+    assert os.stat(tmp_path / "new.safetensors").st_mode == \
+        os.stat(tmp_path / "plain.safetensors").st_mode  # a reused file gets the same mode
     loaded, meta = load_tensors(tmp_path / "new.safetensors")
     np.testing.assert_array_equal(loaded["a"], tensors["a"])
     assert meta == {"k": "v"}

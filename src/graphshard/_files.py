@@ -91,8 +91,8 @@ def atomic_path(path: str | os.PathLike[str], *, durable: bool = True,
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
-    if reuse is not None and size >= REUSE_MIN_BYTES:
-        claim_scratch(reuse, size, tmp)
+    if reuse is not None and size >= REUSE_MIN_BYTES and claim_scratch(reuse, size, tmp):
+        os.chmod(tmp, 0o600)  # the mode mkstemp gave: reused or not, the same files
     try:
         yield Path(tmp)
         if durable:
