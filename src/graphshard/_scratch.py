@@ -47,6 +47,14 @@ __all__ = ["REUSE_MIN_BYTES", "ScratchPool", "claim_scratch", "save_npy", "scrat
 REUSE_MIN_BYTES = 1 << 20
 
 
+def _pool_files(folder: str | os.PathLike[str]) -> list[tuple[int, str]]:
+    """``(size, name)`` of the files of a pool folder (:meth:`ScratchPool.release` puts
+    the size in the name), smallest first."""
+    names = os.listdir(folder)
+    return sorted((int(name.split("-", 1)[0]), name) for name in names
+                  if name.split("-", 1)[0].isdigit())
+
+
 class ScratchPool:
     """A folder of freed scratch files for later writes to take over.
 
@@ -77,9 +85,7 @@ class ScratchPool:
     def keep_largest(self, count: int) -> None:
         """Delete all but the ``count`` largest files of the pool: what a step that writes
         ``count`` big files can take over (the rest would only hold disk space)."""
-        sized = sorted(((int(name.split("-", 1)[0]), name) for name in os.listdir(self.folder)
-                        if name.split("-", 1)[0].isdigit()), reverse=True)
-        for _, name in sized[max(0, count):]:
+        for _, name in _pool_files(self.folder)[::-1][max(0, count):]:
             with contextlib.suppress(FileNotFoundError):
                 os.remove(self.folder / name)
 
@@ -129,11 +135,9 @@ def claim_scratch(pool: str | os.PathLike[str], need: int,
     another file system.  Several processes may claim at once: the loser of a rename
     tries the next file."""
     try:
-        names = os.listdir(pool)
+        sized = _pool_files(pool)
     except OSError:
         return False
-    sized = sorted((int(name.split("-", 1)[0]), name) for name in names
-                   if name.split("-", 1)[0].isdigit())
     big = [name for size, name in sized if size >= need]
     small = [name for size, name in reversed(sized) if size < need]
     for name in big + small:
