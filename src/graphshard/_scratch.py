@@ -40,11 +40,34 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["REUSE_MIN_BYTES", "ScratchPool", "claim_scratch", "save_npy", "scratch_folder"]
+__all__ = ["REUSE_MIN_BYTES", "ScratchPool", "claim_scratch", "make_work_dir", "save_npy",
+           "scratch_folder"]
 
 #: files smaller than this are neither kept in a pool nor written over one: their pages
 #: cost little, and they would cut a big freed file down to their size
 REUSE_MIN_BYTES = 1 << 20
+
+
+def make_work_dir(path: str | os.PathLike[str]) -> Path:
+    """Create ``path`` (and its parents), the folder of a step's scratch files.
+
+    Raises:
+        ValidationError: ``path`` cannot be a folder (the error names ``work_dir``).
+
+    Example:
+        >>> import tempfile
+        >>> make_work_dir(Path(tempfile.mkdtemp()) / "a" / "b").is_dir()
+        True
+    """
+    from .errors import ValidationError
+
+    path = Path(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ValidationError(f"work_dir {str(path)!r} cannot be used as a folder: "
+                              f"{e.strerror or e}", field="work_dir", value=str(path)) from e
+    return path
 
 
 def _pool_files(folder: str | os.PathLike[str]) -> list[tuple[int, str]]:

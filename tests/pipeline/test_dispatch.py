@@ -355,6 +355,10 @@ def test_a_foreign_folder_is_refused_before_the_assignment(cora, tmp_path):
         run_pipeline(tmp_path / "chunked", 2, tmp_path / "new", method="lp",
                      dispatch_options={"memory_budget": 1 << 10})
     assert not (tmp_path / "new").exists()
+    with pytest.raises(ValidationError, match=r"work_dir '.*afile.w' cannot be used"):
+        run_pipeline(tmp_path / "chunked", 2, tmp_path / "new", method="lp",
+                     assign_options={"work_dir": tmp_path / "afile" / "w"})
+    assert not (tmp_path / "new").exists()
 
 
 class FakeRay:

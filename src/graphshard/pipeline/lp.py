@@ -82,7 +82,7 @@ import numpy as np
 
 from .._files import warn_if_short_of_space
 from .._optional import is_installed
-from .._scratch import ScratchPool
+from .._scratch import ScratchPool, make_work_dir
 from ..errors import ValidationError
 from ..io.chunked import ChunkedMeta
 from ..partition.adjacency import Adjacency
@@ -328,7 +328,7 @@ def lp_assign(meta: ChunkedMeta, num_parts: int, *, imbalance: float = 0.03, see
            coarse_entries=coarse_entries, lp_rounds=lp_rounds, refine_rounds=refine_rounds,
            workers=workers)
     if work_dir is not None:
-        _make_work_dir(Path(work_dir))
+        make_work_dir(work_dir)
     warn_if_short_of_space(work_dir or tempfile.gettempdir(),
                            SCRATCH_BYTES_PER_EDGE * sum(meta.num_edges.values()),
                            "lp's scratch", "choose another disk with work_dir / --work-dir")
@@ -366,15 +366,6 @@ def lp_assign(meta: ChunkedMeta, num_parts: int, *, imbalance: float = 0.03, see
     logger.info("lp: %d nodes into %d parts in %.1fs", n, num_parts, time.perf_counter() - t0)
     off = type_offsets(meta)
     return {nt: parts[off[nt]:off[nt] + c].astype(np.int64) for nt, c in meta.num_nodes.items()}
-
-
-def _make_work_dir(path: Path) -> None:
-    """Create ``path`` (and its parents) for the temporary shard files, before Ray starts."""
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise ValidationError(f"work_dir {str(path)!r} cannot be used as a folder: "
-                              f"{e.strerror or e}", field="work_dir", value=str(path)) from e
 
 
 def part_limit(node_weights: IdArray, num_parts: int, imbalance: float) -> IdArray:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .._files import file_sha256
-from .._scratch import scratch_folder
+from .._scratch import make_work_dir, scratch_folder
 from ..partition.build import claim_out_dir
 from .assign import AssignResult, assign, check_assign_args
 from .dispatch import DispatchResult, check_memory_budget, dispatch
@@ -83,13 +83,16 @@ def run_pipeline(chunked_dir: str | os.PathLike[str], num_parts: int,
     where = Path(out_dir) / "assignment" if assign_dir is None else Path(assign_dir)
     meta = check_assign_args(chunked_dir, num_parts, method, where)  # before any writing
     check_memory_budget(meta, num_parts, (dispatch_options or {}).get("memory_budget"))
+    work_dir = (assign_options or {}).get("work_dir")
+    if work_dir is not None:
+        make_work_dir(work_dir)
     out = claim_out_dir(Path(out_dir))
     use_ray = use_ray or bool(address)
     options = dict(assign_options or {})
     files = [where / "assignment.json", *(where / f"{t}.{ext}" for t in meta.num_nodes
                                           for ext in ("npy", "txt"))]  # marker: the first
     key = _assignment_key(meta.path, num_parts, method, options)
-    scratch = scratch_folder(_made(options))
+    scratch = scratch_folder(work_dir)
     removal = threading.Thread(target=shutil.rmtree, args=(scratch,),
                                kwargs={"ignore_errors": True})
     try:
@@ -110,17 +113,6 @@ def run_pipeline(chunked_dir: str | os.PathLike[str], num_parts: int,
         else:
             shutil.rmtree(scratch, ignore_errors=True)
     return PipelineResult(assigned, parts, round(time.perf_counter() - clock, 3))
-
-
-def _made(options: dict[str, Any]) -> str | None:
-    """The ``work_dir`` among ``options``, created, or None (the system's temporary
-    folder) when there is none or it cannot be made (``lp`` then says why)."""
-    work_dir = options.get("work_dir")
-    try:
-        Path(work_dir).mkdir(parents=True, exist_ok=True)  # type: ignore[arg-type]
-    except (TypeError, OSError):
-        return None
-    return str(work_dir)
 
 
 def _assignment_key(metadata: Path, num_parts: int, method: str,
