@@ -40,6 +40,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ._process import process_running
+
 __all__ = ["REUSE_MIN_BYTES", "ScratchPool", "claim_scratch", "make_work_dir", "save_npy",
            "scratch_folder"]
 
@@ -135,20 +137,9 @@ def scratch_folder(parent: str | os.PathLike[str] | None = None) -> Path:
     prefix = f"graphshard-scratch-{socket.gethostname()}-"
     for old in base.glob(prefix + "*"):
         pid = old.name[len(prefix):].split("-", 1)[0]
-        if pid.isdigit() and not _running(int(pid)):
+        if pid.isdigit() and not process_running(int(pid)):
             shutil.rmtree(old, ignore_errors=True)
     return Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=base))
-
-
-def _running(pid: int) -> bool:
-    """Whether process ``pid`` exists on this host."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process
-        return True
-    return True
 
 
 def claim_scratch(pool: str | os.PathLike[str], need: int,

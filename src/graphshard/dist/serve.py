@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from .._optional import import_optional
+from .._process import process_running
 from ..errors import ConfigError, ServerError, ServerTimeoutError
 from ..partition.files import read_config
 from ._server import GraphServer
@@ -210,15 +211,5 @@ def _kill(names: Any, pids: Any, wait: float = 10.0) -> None:
         ray.kill(actor, no_restart=True)
     end = time.monotonic() + wait
     for pid in pids:
-        while time.monotonic() < end and _alive(pid):
+        while time.monotonic() < end and process_running(pid):
             time.sleep(0.05)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # pragma: no cover - a pid reused by another user
-        return True
-    return True
