@@ -6,10 +6,11 @@ guest's free memory (free page reporting), fresh pages are expensive: writing 2.
 new files ran at 0.37 GB/s, all of it system time, where writing the same bytes over
 files whose pages were still cached ran at 8 GB/s (this project's 2-core test VM).
 Pipelines write many gigabytes of short-lived files (the ``lp`` method's pieces and
-shards, then dispatch's routed pieces and parts), so a freed file goes to a
+shards, then dispatch's routed pieces), so a freed file goes to a
 :class:`ScratchPool` folder, and a later write takes one over when it can
 (:func:`save_npy` for scratch arrays, :func:`graphshard._files.atomic_write` with
-``reuse`` for files that must appear atomically).
+``reuse`` for files that must appear atomically).  Output files, which are not read
+again, skip the page cache instead (:mod:`graphshard._direct`).
 
 A claim is a rename, atomic on POSIX: tasks in several processes can share one pool.
 

@@ -15,10 +15,12 @@ import hashlib
 import json
 import os
 from pathlib import Path
+from typing import IO
 
 import numpy as np
 
-from ._files import atomic_write
+from ._direct import DIRECT_MIN_BYTES, DirectWriter
+from ._files import atomic_path, atomic_write
 from .errors import FormatError
 
 __all__ = ["load_tensors", "save_tensors"]
@@ -34,11 +36,14 @@ _CODES = {np.dtype(t).type: code for code, t in _DTYPES.items()}
 def save_tensors(path: str | os.PathLike[str], tensors: dict[str, np.ndarray],
                  metadata: dict[str, str] | None = None, *,
                  reuse: str | os.PathLike[str] | None = None, durable: bool = True) -> str:
-    """Write ``tensors`` as one safetensors file, atomically, without copying the data
-    (over a freed file of the scratch pool ``reuse`` when it has one; see
-    :mod:`graphshard._scratch`).  ``durable=False`` skips the fsync, for work files
-    whose checksum is verified before any reuse (a crash that loses their data costs a
-    recomputation, never a wrong result).
+    """Write ``tensors`` as one safetensors file, atomically, without copying the data.
+
+    A durable file of at least :data:`~graphshard._direct.DIRECT_MIN_BYTES` goes around
+    the page cache (:class:`~graphshard._direct.DirectWriter`): output, not read again
+    here.  ``durable=False`` skips the fsync, for work files whose checksum is verified
+    before any reuse (a crash that loses their data costs a recomputation, never a wrong
+    result); they are written over a freed file of the scratch pool ``reuse`` when it
+    has one (:mod:`graphshard._scratch`).
 
     Returns the SHA-256 (hex) of the bytes written, computed while writing.
 
@@ -67,17 +72,27 @@ def save_tensors(path: str | os.PathLike[str], tensors: dict[str, np.ndarray],
         arrays.append(arr)
     blob = json.dumps(header, separators=(",", ":")).encode()
     blob += b" " * (-len(blob) % 8)
+    size = 8 + len(blob) + offset
+    if durable and size >= DIRECT_MIN_BYTES:
+        with atomic_path(path, durable=False) as tmp, DirectWriter(tmp) as handle:
+            return _write_file(handle, blob, arrays)  # the writer fsyncs
+    with atomic_write(path, reuse=reuse, size=size, durable=durable) as handle:
+        return _write_file(handle, blob, arrays)
+
+
+def _write_file(handle: IO[bytes] | DirectWriter, header: bytes,
+                arrays: list[np.ndarray]) -> str:
+    """Write the length of ``header``, ``header`` and ``arrays``' bytes to ``handle``;
+    returns their SHA-256 (hex)."""
     digest = hashlib.sha256()
-    with atomic_write(path, reuse=reuse, size=8 + len(blob) + offset,
-                      durable=durable) as handle:
-        for chunk in (len(blob).to_bytes(8, "little"), blob):
-            handle.write(chunk)
-            digest.update(chunk)
-        for arr in arrays:
-            if arr.nbytes:
-                view = memoryview(arr.reshape(-1)).cast("B")
-                handle.write(view)
-                digest.update(view)
+    for chunk in (len(header).to_bytes(8, "little"), header):
+        handle.write(chunk)
+        digest.update(chunk)
+    for arr in arrays:
+        if arr.nbytes:
+            view = memoryview(arr.reshape(-1)).cast("B")
+            handle.write(view)
+            digest.update(view)
     return digest.hexdigest()
 
 

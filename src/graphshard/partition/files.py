@@ -53,15 +53,13 @@ EDGE_KEYS = ("_ID", "inner_edge", "orig_id", "_TYPE")
 def write_part(out_dir: Path, part_id: int, local: LocalGraph, *, node_part: np.ndarray,
                node_orig: np.ndarray, node_type: np.ndarray, edge_orig: np.ndarray,
                edge_type: np.ndarray, node_feats: dict[str, Any], edge_feats: dict[str, Any],
-               orig_ids: dict[str, np.ndarray] | None = None,
-               reuse: str | os.PathLike[str] | None = None
+               orig_ids: dict[str, np.ndarray] | None = None
                ) -> tuple[dict[str, str], dict[str, dict[str, Any]]]:
     """Write one part's files; returns its config entry and the files' size and SHA-256.
 
     The per-local-node arrays (``node_part``, ``node_orig``, ``node_type``) and per-local-
-    edge arrays (``edge_orig``, ``edge_type``) follow ``local``'s order.  ``reuse``: a
-    scratch pool whose freed files the big ones are written over
-    (:mod:`graphshard._scratch`).
+    edge arrays (``edge_orig``, ``edge_type``) follow ``local``'s order.  Big files go
+    around the page cache (:mod:`graphshard._direct`).
     """
     node_data = {
         "_ID": local.nodes,
@@ -82,14 +80,13 @@ def write_part(out_dir: Path, part_id: int, local: LocalGraph, *, node_part: np.
            "edge_feats": f"part{p}/edge_feats.safetensors"}
     digests = {
         rel["part_graph"]: write_local_graph(out_dir / rel["part_graph"], local.src, local.dst,
-                                             node_data, edge_data, reuse),
-        rel["node_feats"]: write_features(out_dir / rel["node_feats"], node_feats, reuse),
-        rel["edge_feats"]: write_features(out_dir / rel["edge_feats"], edge_feats, reuse),
+                                             node_data, edge_data),
+        rel["node_feats"]: write_features(out_dir / rel["node_feats"], node_feats),
+        rel["edge_feats"]: write_features(out_dir / rel["edge_feats"], edge_feats),
     }
     if orig_ids is not None:
         rel["orig_ids"] = f"part{p}/orig_ids.safetensors"
-        digests[rel["orig_ids"]] = write_features(out_dir / rel["orig_ids"], orig_ids,
-                                                  reuse)
+        digests[rel["orig_ids"]] = write_features(out_dir / rel["orig_ids"], orig_ids)
     records = {path: {"bytes": (out_dir / path).stat().st_size, "sha256": digest}
                for path, digest in digests.items()}
     return rel, records
@@ -119,21 +116,19 @@ def make_config(graph_name: str, ntypes: list[str], etype_names: list[str],
 
 
 def write_local_graph(path: Path, src: np.ndarray, dst: np.ndarray,
-                      node_data: dict[str, np.ndarray], edge_data: dict[str, np.ndarray],
-                      reuse: str | os.PathLike[str] | None = None) -> str:
-    """Write one part's structure (local ``src``/``dst``) and its data; returns the SHA-256
-    (``reuse``: see :func:`write_part`)."""
+                      node_data: dict[str, np.ndarray], edge_data: dict[str, np.ndarray]) -> str:
+    """Write one part's structure (local ``src``/``dst``) and its data; returns the
+    SHA-256."""
     tensors = {"src": src, "dst": dst}
     tensors.update({f"node/{k}": v for k, v in node_data.items()})
     tensors.update({f"edge/{k}": v for k, v in edge_data.items()})
     return save_tensors(path, tensors, {"format": "graphshard-part",
-                                        "version": str(FORMAT_VERSION)}, reuse=reuse)
+                                        "version": str(FORMAT_VERSION)})
 
 
-def write_features(path: Path, columns: dict[str, Any],
-                   reuse: str | os.PathLike[str] | None = None) -> str:
-    """Write feature columns (arrays or :class:`Ragged`) to one file; returns the SHA-256
-    (``reuse``: see :func:`write_part`)."""
+def write_features(path: Path, columns: dict[str, Any]) -> str:
+    """Write feature columns (arrays or :class:`Ragged`) to one file; returns the
+    SHA-256."""
     tensors: dict[str, np.ndarray] = {}
     ragged: list[str] = []
     for key, col in columns.items():
@@ -143,7 +138,7 @@ def write_features(path: Path, columns: dict[str, Any],
             tensors[f"{key}/offsets"] = col.offsets
         else:
             tensors[key] = col
-    return save_tensors(path, tensors, {"ragged": json.dumps(ragged)}, reuse=reuse)
+    return save_tensors(path, tensors, {"ragged": json.dumps(ragged)})
 
 
 def _read_features(path: Path) -> dict[str, Any]:

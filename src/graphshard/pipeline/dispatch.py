@@ -277,9 +277,9 @@ def dispatch(chunked_dir: str | os.PathLike[str], assign_dir: str | os.PathLike[
         node_block: Nodes per node-ID task.
         keep_work: Keep the work folder (``out_dir/.graphshard-work``) after success.
         scratch_pool: A :class:`~graphshard._scratch.ScratchPool` folder of freed files
-            (an earlier step's scratch) for the big files to be written over in place:
-            fewer fresh pages (see :mod:`graphshard._scratch`).  Used only on the file
-            system of ``out_dir``; the caller removes it.
+            (an earlier step's scratch) for the routed pieces to be written over in
+            place: fewer fresh pages (see :mod:`graphshard._scratch`).  Used only on the
+            file system of ``out_dir``; the caller removes it.
 
     Running the same command again after a crash reuses every finished, checksum-verified
     piece and produces identical output.
@@ -310,9 +310,8 @@ def dispatch(chunked_dir: str | os.PathLike[str], assign_dir: str | os.PathLike[
     try:
         plan = _make_plan(meta, executor, work, out, ntypes, etypes, k, node_block, num_hops,
                           _same_file_system(scratch_pool, out))
-        if plan.scratch is not None:  # one freed file for each big file written here
-            ScratchPool(plan.scratch).keep_largest(
-                sum(map(len, plan.edge_chunks)) + plan.num_parts * (1 + save_orig_ids))
+        if plan.scratch is not None:  # one freed file for each routed piece
+            ScratchPool(plan.scratch).keep_largest(_num_pieces(plan))
         sizes = [rows for chunks in plan.edge_chunks for _, rows in chunks]
         _check_budget(sizes, sum(sizes), plan.num_parts, memory_budget)
         node_ranges, edge_ranges, prefix = _run_id_steps(plan, executor, meta, memory_budget)
@@ -334,6 +333,14 @@ def dispatch(chunked_dir: str | os.PathLike[str], assign_dir: str | os.PathLike[
     if cleanup is not None:
         cleanup.result()  # a failed removal raises here
     return DispatchResult(config_path, report)
+
+
+def _num_pieces(plan: Plan) -> int:
+    """Routed pieces (edges and features) that dispatch writes: the files it may write
+    over freed scratch files (parts are output, written around the page cache)."""
+    feats = [*plan.node_feats.values(), *plan.edge_feats.values()]
+    return sum(map(len, plan.edge_chunks)) + sum(len(chunks) for columns in feats
+                                                 for _, chunks in columns)
 
 
 def _space_needed(meta: ChunkedMeta, save_orig_ids: bool) -> int:

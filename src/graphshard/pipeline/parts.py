@@ -132,7 +132,7 @@ def build_part(plan: Plan, p: int, node_ranges: np.ndarray, edge_ranges: np.ndar
         out, p, local, node_part=np.searchsorted(part_bounds[1:], local.nodes, side="right"),
         node_orig=np.asarray(new2orig[local.nodes]), node_type=node_type.astype(np.int32),
         edge_orig=edge_orig, edge_type=edge_type.astype(np.int32), node_feats=node_feats,
-        edge_feats=_features(plan, "edge", p), orig_ids=orig_ids, reuse=plan.scratch)
+        edge_feats=_features(plan, "edge", p), orig_ids=orig_ids)
     summary = {"rel": rel, "files": records, "halo": local.num_halo_nodes,
                "halo1": local.halo_per_hop[0] if local.halo_per_hop else 0, "cut": cut}
     return finish_piece(files, key, summary,
