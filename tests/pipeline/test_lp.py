@@ -466,3 +466,26 @@ def test_initial_partition_keeps_the_lowest_cut_within_the_limit(sbm, monkeypatc
     parts, name = lp_mod.initial_partition(two, 4, ["metis", "one-column"], opts,
                                            np.array([limit[0], limit[0]]))
     assert name == "metis" and not calls
+
+
+def test_costly_levels_get_fewer_clustering_rounds(sbm, tmp_path, monkeypatch):
+    """Clustering on a level holding at least RELAX_COSTLY_SHARE of the finest level's
+    entries (a round there costs about a sweep of the graph) is capped at
+    CLUSTER_COSTLY_ROUNDS rounds; cheaper levels get all of ``lp_rounds``."""
+    calls = []
+    real = lp_mod.label_rounds
+
+    def rounds(level, *args, **kwargs):
+        if not kwargs["strict"]:
+            calls.append((level.num_entries, kwargs["rounds"]))
+        return real(level, *args, **kwargs)
+
+    monkeypatch.setattr(lp_mod, "label_rounds", rounds)
+    lp_assign(_chunked(sbm, tmp_path, 4), 4, seed=0, lp_rounds=5, coarse_nodes=200,
+              workers=1)
+    finest = calls[0][0]
+    assert calls[0][1] == lp_mod.CLUSTER_COSTLY_ROUNDS < 5
+    assert any(entries < lp_mod.RELAX_COSTLY_SHARE * finest for entries, _ in calls)
+    for entries, count in calls:
+        costly = entries >= lp_mod.RELAX_COSTLY_SHARE * finest
+        assert count == (lp_mod.CLUSTER_COSTLY_ROUNDS if costly else 5)
