@@ -97,3 +97,18 @@ def test_big_durable_tensors_are_written_around_the_page_cache(tmp_path, small_b
     assert sorted(p.name for p in tmp_path.iterdir()) == \
         ["big.safetensors", "scratch.safetensors", "small.safetensors"]
     assert oct((tmp_path / "big.safetensors").stat().st_mode & 0o777) == "0o600"
+
+
+def test_a_failed_disk_write_leaves_no_file_and_no_temp(tmp_path, small_buffers, monkeypatch):
+    """A write that fails in the writer's background thread (here: a full disk) reaches
+    the caller, and neither the file nor its temp name is left behind."""
+    monkeypatch.setattr(_tensorfile, "DIRECT_MIN_BYTES", 1000)
+
+    def disk_full(fd, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(_direct.os, "write", disk_full)
+    with pytest.raises(OSError, match="No space left"):
+        save_tensors(tmp_path / "big.safetensors", {"a": np.arange(5000)})
+    assert list(tmp_path.iterdir()) == []
+    assert len(_direct._spare) == 2

@@ -116,9 +116,10 @@ CLUSTER_MIN_MOVED = 0.01
 CLUSTER_MAX_ROW = 1000
 #: most clustering rounds on a level with at least ``RELAX_COSTLY_SHARE`` of the finest
 #: level's entries, where a round costs about a sweep of the whole graph.  R-MAT, SBM
-#: and random-geometric 1M-node graphs, k=8/64, seeds 0-2: cut 0.97-1.12x of three
-#: rounds' (geometric mean 0.999-1.007x per seed); 100M-edge R-MAT, k=16: a 0.08% lower
-#: cut for 8% less CPU time in the shard workers
+#: and random-geometric 1M-node graphs: cut 0.96-1.12x of three rounds' (geometric mean
+#: 1.017x at k=4/8/64 with seed 0, 0.998x and 0.994x at k=8/64 with seeds 1 and 2;
+#: Walshaw graphs unchanged); 100M-edge R-MAT, k=16: a 0.08% lower cut for 7% less CPU
+#: time in the shard workers
 CLUSTER_COSTLY_ROUNDS = 2
 #: most a level's average node weight may grow per coarsening step.  Gentle steps keep
 #: the structure that the initial partition and refinement need: 2 instead of 4 cut
