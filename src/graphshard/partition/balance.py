@@ -40,12 +40,44 @@ STALL = 0.99
 
 
 def weight_sums(labels: IdArray, weights: IdArray, size: int) -> IdArray:
-    """Sum of ``weights`` per label: ``(size,)`` for 1-D weights, ``(size, C)`` for
-    ``(n, C)`` weights (one column per balance constraint)."""
-    if weights.ndim == 1:
-        return np.bincount(labels, weights=weights, minlength=size).astype(np.int64)
-    return np.stack([np.bincount(labels, weights=weights[:, c], minlength=size)
-                     for c in range(weights.shape[1])], axis=1).astype(np.int64)
+    """Sum of ``weights`` per label, int64: ``(size,)`` for 1-D weights, ``(size, C)`` for
+    ``(n, C)`` weights (one column per balance constraint).  Integer weights are summed
+    exactly in one pass, without float copies of the columns (at 8M nodes and two
+    columns, ``np.bincount`` spent 0.3-0.6 s a call on them on the test VM).
+
+    Raises:
+        ValueError: ``labels`` and ``weights`` differ in length, or a label is outside
+            ``[0, size)``.
+
+    Example:
+        >>> weight_sums(np.array([1, 0, 1]), np.array([[1, 5], [1, 6], [1, 7]]), 3).tolist()
+        [[1, 6], [2, 12], [0, 0]]
+    """
+    labels = np.asarray(labels)
+    weights = np.asarray(weights)
+    if len(labels) != len(weights):
+        raise ValueError(f"weight_sums: {len(labels)} labels but {len(weights)} weights")
+    if len(labels) and (int(labels.min()) < 0 or int(labels.max()) >= size):
+        raise ValueError(f"weight_sums: labels must be in [0, {size}), found "
+                         f"{int(labels.min())}..{int(labels.max())}")
+    if weights.dtype.kind not in "iub" or labels.dtype.kind not in "iu":
+        if weights.ndim == 1:
+            return np.bincount(labels, weights=weights, minlength=size).astype(np.int64)
+        return np.stack([np.bincount(labels, weights=weights[:, c], minlength=size)
+                         for c in range(weights.shape[1])], axis=1).astype(np.int64)
+    columns = 1 if weights.ndim == 1 else weights.shape[1]
+    out = np.zeros((size, columns), dtype=np.int64)
+    _add_rows(out, labels, weights.reshape(len(weights), columns).view(
+        np.uint8 if weights.dtype == np.bool_ else weights.dtype))
+    return out[:, 0] if weights.ndim == 1 else out
+
+
+@kernel
+def _add_rows(out, labels, weights):  # pragma: no cover - compiled
+    """``out[labels[i]] += weights[i]`` for every row ``i`` (labels checked by the caller)."""
+    for i in range(labels.shape[0]):
+        for c in range(weights.shape[1]):
+            out[labels[i], c] += weights[i, c]
 
 
 def group_prefix(groups: IdArray, weights: IdArray) -> IdArray:
