@@ -70,3 +70,14 @@ def test_commit_moves_follows_its_rule(seed, cols, sorted_nodes, num_labels):
     ref_out, ref_w = _reference(labels, nodes, targets, gains, node_w, label_w, max_w)
     assert out.tolist() == ref_out.tolist()
     assert w.reshape(num_labels, -1).tolist() == ref_w.tolist()
+
+
+def test_a_revert_that_overloads_its_source_is_followed_by_a_second_pass():
+    """Limit 2 a label.  ``a`` (0 -> 1) overloads label 1 and is reverted; back in label 0
+    it overloads that label, which took ``d`` (2 -> 0) meanwhile: a second pass must look
+    at label 0 again and revert ``d``, though label 0 was within its limit in the first."""
+    labels = np.array([0, 0, 1, 1, 2])  # a, b, c, x, d
+    out, w = commit_moves(labels, np.array([0, 4]), np.array([1, 0]), np.array([1, 5]),
+                          np.ones(5, np.int64), np.array([2, 2, 1]), 2)
+    assert out.tolist() == labels.tolist()
+    assert w.tolist() == [2, 2, 1]

@@ -124,7 +124,7 @@ def commit_moves(labels: IdArray, nodes: IdArray, targets: IdArray, gains: IdArr
     if by_node is not None:
         order = by_node[order]
     keep = np.ones(len(nodes), dtype=np.bool_)
-    _revert_overloads(w, src, targets, gains, wt, limit, order, keep)
+    _revert_overloads(w, src, targets, gains, wt, limit, order, count, keep)
     out = labels.copy()
     out[nodes[keep]] = targets[keep]
     return out, (w[:, 0].copy() if flat else w)
@@ -167,12 +167,18 @@ def _sort_group_by_gain(order, lo, hi, gains):  # pragma: no cover - compiled
 
 
 @kernel
-def _revert_overloads(w, src, targets, gains, wt, limit, order, keep
+def _revert_overloads(w, src, targets, gains, wt, limit, order, ends, keep
                       ):  # pragma: no cover - compiled
     """Revert, per label over its limit in a column, its lowest-gain kept incoming moves
-    (``order``: moves grouped by target, node order inside a group) until the label
-    fits, in passes over the columns until no label that received a move is over.
-    Every pass decides from the weights at its start, then applies its reverts."""
+    (``order``: moves grouped by target, node order inside a group; ``ends``: the end of
+    each label's group in ``order``, as :func:`_order_by_target` leaves ``count``) until
+    the label fits, in passes over the columns until no label that received a move is
+    over.  Every pass decides from the weights at its start, then applies its reverts.
+
+    A label's weight only grows when a move out of it is reverted, so after the first
+    visit a group is looked at again in a column only once that happened (``dirty``):
+    a pass costs its reverts, not a scan of every label's weights (at 8M labels and 2M
+    moves, 6 passes took 0.26 s before)."""
     n = order.shape[0]
     num_cols = w.shape[1]
     starts = np.empty(n + 1, np.int64)
@@ -196,6 +202,7 @@ def _revert_overloads(w, src, targets, gains, wt, limit, order, keep
         for c in range(num_cols):
             moved_w[j, c] = wt[i, c]
     kept = np.ones(n, np.bool_)
+    dirty = np.ones((num_cols, n), np.bool_)  # by the position where a group starts
     rev = np.empty(n, np.int64)
     rev_target = np.empty(n, targets.dtype)
     while True:
@@ -203,12 +210,16 @@ def _revert_overloads(w, src, targets, gains, wt, limit, order, keep
         for c in range(num_cols):
             num_rev = 0
             for g in range(num_groups):
+                lo = starts[g]
+                if not dirty[c, lo]:
+                    continue
+                dirty[c, lo] = False
                 t = group_target[g]
                 excess = w[t, c] - limit[c]
                 if excess <= 0:
                     continue
                 before = 0
-                for j in range(starts[g], starts[g + 1]):
+                for j in range(lo, starts[g + 1]):
                     if not kept[j]:
                         continue
                     if before >= excess:
@@ -220,9 +231,14 @@ def _revert_overloads(w, src, targets, gains, wt, limit, order, keep
             for r in range(num_rev):
                 j = rev[r]
                 kept[j] = False
+                s = moved_src[j]
                 for cc in range(num_cols):
                     w[rev_target[r], cc] -= moved_w[j, cc]
-                    w[moved_src[j], cc] += moved_w[j, cc]
+                    w[s, cc] += moved_w[j, cc]
+                s_lo = ends[s - 1] if s > 0 else 0
+                if ends[s] > s_lo:  # moves into the source: its group may be over now
+                    for cc in range(num_cols):
+                        dirty[cc, s_lo] = True
             if num_rev > 0:
                 reverted = True
         if not reverted:
