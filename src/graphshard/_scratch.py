@@ -122,11 +122,12 @@ class ScratchPool:
                 self.release(os.path.join(root, name) for name in names)
 
 
-def scratch_folder(parent: str | os.PathLike[str] | None = None) -> Path:
-    """A new folder for a :class:`ScratchPool` under ``parent`` (default: the system's
-    temporary folder), named after this host and process.  Folders that processes of
-    this host left there and that no longer run are removed first: a killed run
-    (``kill -9``) cannot remove its own.
+def scratch_folder(parent: str | os.PathLike[str] | None = None, kind: str = "scratch"
+                   ) -> Path:
+    """A new scratch folder under ``parent`` (default: the system's temporary folder),
+    ``graphshard-<kind>-<host>-<pid>-<random>``: named after this host and process.
+    Folders of the same ``kind`` that processes of this host left there and that no
+    longer run are removed first: a killed run (``kill -9``) cannot remove its own.
 
     Example:
         >>> import tempfile
@@ -135,7 +136,7 @@ def scratch_folder(parent: str | os.PathLike[str] | None = None) -> Path:
         (True, True)
     """
     base = Path(parent) if parent is not None else Path(tempfile.gettempdir())
-    prefix = f"graphshard-scratch-{socket.gethostname()}-"
+    prefix = f"graphshard-{kind}-{socket.gethostname()}-"
     for old in base.glob(prefix + "*"):
         pid = old.name[len(prefix):].split("-", 1)[0]
         if pid.isdigit() and not process_running(int(pid)):

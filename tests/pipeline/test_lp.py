@@ -223,6 +223,24 @@ def test_a_bad_chunk_is_named_before_any_task_reads_it(tmp_path):
     assert not list(tmp_path.glob("graphshard-lp-*"))  # the work directory is gone
 
 
+def test_a_killed_runs_scratch_is_removed_by_the_next_run(tmp_path):
+    """``kill -9`` leaves lp's scratch folder behind (5 GB for a 100M-edge graph); the
+    next run in the same work folder removes it, since its process no longer runs."""
+    import socket
+    import subprocess
+    import sys
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    left = tmp_path / f"graphshard-lp-{socket.gethostname()}-{gone}-abc" / "level0"
+    left.mkdir(parents=True)
+    (left / "shard0_indices.npy").write_bytes(b"x" * 100)
+    src = np.arange(40)
+    gs.io.write_chunked(gs.graph((src, (src + 1) % 40)), tmp_path / "ring", 3)
+    lp_assign(load_chunked_meta(tmp_path / "ring"), 2, work_dir=tmp_path)
+    assert not list(tmp_path.glob("graphshard-lp-*"))
+
+
 def test_work_dir_is_created_and_a_file_there_is_refused(tmp_path):
     src = np.arange(40)
     gs.io.write_chunked(gs.graph((src, (src + 1) % 40)), tmp_path / "ring", 3)

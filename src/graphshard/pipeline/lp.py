@@ -83,7 +83,7 @@ import numpy as np
 
 from .._files import warn_if_short_of_space
 from .._optional import is_installed
-from .._scratch import ScratchPool, make_work_dir
+from .._scratch import ScratchPool, make_work_dir, scratch_folder
 from ..errors import ValidationError
 from ..io.chunked import ChunkedMeta
 from ..partition.adjacency import Adjacency
@@ -345,7 +345,7 @@ def lp_assign(meta: ChunkedMeta, num_parts: int, *, imbalance: float = 0.03, see
     with ThreadPoolExecutor(1) as first_pass:  # the degrees are counted while Ray starts
         degrees = first_pass.submit(level0_degrees, meta)
         ex = make_executor(workers, use_ray, address)
-    tmp = Path(tempfile.mkdtemp(prefix="graphshard-lp-", dir=work_dir))
+    tmp = scratch_folder(work_dir, "lp")  # also removes those of killed runs
     try:
         pool = ScratchPool(tmp / "free" if scratch_pool is None else scratch_pool)
         with sharing_files(ex, tmp / "shared"):
