@@ -391,3 +391,16 @@ def test_ray_session_keeps_the_ray_a_step_started():
     with ray_session():
         assert not start_ray(ray)  # running before the block: not the session's to stop
     assert ray.up and ray.shutdowns == 2
+
+
+def test_each_step_logs_its_tasks_and_seconds(tmp_path, caplog):
+    """``graphshard -v dispatch`` shows one INFO line per step (STYLE §11)."""
+    src = np.arange(40)
+    gs.io.write_chunked(gs.graph((src, (src + 1) % 40)), tmp_path / "ring", 3)
+    write_assignment(tmp_path / "assign", {"_N": src % 2}, 2)
+    with caplog.at_level("INFO", logger="graphshard.pipeline.engine"):
+        dispatch(tmp_path / "ring", tmp_path / "assign", tmp_path / "parts")
+    lines = [r.getMessage() for r in caplog.records if r.name == "graphshard.pipeline.engine"]
+    assert [line.split(":")[0] for line in lines] == [
+        "mapping node IDs", "routing edges", "building parts"]
+    assert lines[1].startswith("routing edges: 3 tasks in ")

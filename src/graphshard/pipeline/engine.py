@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
@@ -85,8 +86,11 @@ class LocalExecutor:
     def map(self, fn: Callable[..., Any], items: Sequence[tuple], *, desc: str,
             memory: int | None = None) -> list[Any]:
         """Run every task in order."""
-        return [fn(*args) for args in progress(items, desc=desc, total=len(items),
-                                               unit="task")]
+        clock = time.perf_counter()
+        out = [fn(*args) for args in progress(items, desc=desc, total=len(items),
+                                              unit="task")]
+        _log_step(desc, len(items), clock)
+        return out
 
     def shutdown(self) -> None:
         """Nothing to stop."""
@@ -117,17 +121,25 @@ class RayExecutor:
         if memory:
             options["memory"] = int(memory)
         remote = self._remote.options(**options)
+        clock = time.perf_counter()
         refs = [remote.remote(fn, *args) for args in items]
         pending = list(refs)
         for _ in progress(range(len(refs)), desc=desc, total=len(refs), unit="task"):
             _, pending = ray.wait(pending, num_returns=1)
-        return ray.get(refs)
+        out = ray.get(refs)
+        _log_step(desc, len(items), clock)
+        return out
 
     def shutdown(self) -> None:
         """Stop the local Ray if this executor started it."""
         if self._started:
             self._ray.shutdown()
             self._started = False
+
+
+def _log_step(desc: str, tasks: int, clock: float) -> None:
+    """One INFO line per step: what it did, its tasks and seconds."""
+    log.info("%s: %d tasks in %.1fs", desc, tasks, time.perf_counter() - clock)
 
 
 def _in_worker(fn: Callable[..., Any], *args: Any) -> Any:
