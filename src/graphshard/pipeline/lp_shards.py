@@ -362,7 +362,8 @@ def cut_task(prefix: str, lo: int, *, labels: IdArray) -> int:
 
 def favourite_task(prefix: str, lo: int, *, labels: IdArray, wanted: IdArray) -> IdArray:
     """:func:`~graphshard.pipeline.lp_kernels.favourite_labels` of the ``wanted`` rows of
-    one shard (-1 for the others)."""
+    one shard, in row order (-1 for a row without edges)."""
     indptr, indices, weights = (np.asarray(a) for a in load_shard(prefix))
-    return favourite_labels(indptr, indices, weights, lo, labels,
-                            _scratch("rating", (len(labels),), np.dtype(np.int64)), wanted)
+    fav = favourite_labels(indptr, indices, weights, lo, labels,
+                           _scratch("rating", (len(labels),), np.dtype(np.int64)), wanted)
+    return fav[np.asarray(wanted[lo:lo + len(fav)])]
