@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Iterable, Iterator
@@ -40,3 +41,32 @@ def progress(iterable: Iterable[T], *, desc: str, total: int | None = None,
         return
     yield from tqdm(iterable, desc=desc, total=total, unit=unit, file=sys.stderr,
                     dynamic_ncols=True, leave=False)
+
+
+class _NoBar:
+    """What :func:`progress_bar` yields when bars are off: updates do nothing."""
+
+    def update(self, n: int = 1) -> None:
+        """Nothing to draw."""
+
+
+@contextlib.contextmanager
+def progress_bar(*, desc: str, total: int | None, unit: str = "it",
+                 delay: float = 0.0) -> Iterator[tqdm | _NoBar]:
+    """A bar advanced by hand (``bar.update(n)``), for work whose items finish out of the
+    order they were started in; it appears only after ``delay`` seconds (short steps
+    draw nothing) and is cleared at the end.  Off as :func:`progress` is.
+
+    Example:
+        >>> with progress_bar(desc="demo", total=2, unit="task") as bar:
+        ...     bar.update(2)
+    """
+    if not progress_enabled():
+        yield _NoBar()
+        return
+    bar = tqdm(desc=desc, total=total, unit=unit, file=sys.stderr, dynamic_ncols=True,
+               leave=False, delay=delay)
+    try:
+        yield bar
+    finally:
+        bar.close()

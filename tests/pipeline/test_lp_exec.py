@@ -108,6 +108,40 @@ def test_warm_up_runs_the_pipeline():
     assert lp_actors.warm_up() > 0
 
 
+class _Bars:
+    """Records the bars an executor opens: ``[desc, total, updates]`` each."""
+
+    def __init__(self) -> None:
+        self.bars: list[list] = []
+
+    def __call__(self, *, desc, total, unit, delay):
+        import contextlib
+
+        bars = self.bars
+
+        class Bar:
+            def update(self, n=1):
+                bars[-1][2] += n
+
+        @contextlib.contextmanager
+        def bar():
+            bars.append([desc, total, 0])
+            yield Bar()
+
+        return bar()
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_in_process_map_advances_a_bar_per_task(monkeypatch, workers):
+    bars = _Bars()
+    monkeypatch.setattr(lp_exec, "progress_bar", bars)
+    ex = lp_exec.InProcessExecutor(workers)
+    ex.map(_scaled, [(i,) for i in range(7)], shared={"factor": np.arange(7), "offset": 0})
+    ex.map(_scaled, ((i,) for i in range(3)), shared={"factor": np.arange(7), "offset": 0})
+    ex.close()
+    assert bars.bars == [["lp: _scaled", 7, 7], ["lp: _scaled", None, 3]]
+
+
 @pytest.fixture(scope="module")
 def pool(ray_cluster):
     # the task functions above live in a test module that Ray workers cannot import
@@ -175,6 +209,16 @@ def test_ray_pool_shares_files_and_deletes_replaced_ones(pool, tmp_path):
         pool.share_files(None)
     assert list(folder.glob("*.npy")) == []
     assert pool.map(_scaled, [(2,)], shared={"factor": np.arange(3), "offset": 0}) == [2]
+
+
+def test_ray_pool_advances_a_bar_per_task(pool, monkeypatch):
+    from graphshard.pipeline.lp_shards import sweep_task
+
+    bars = _Bars()
+    monkeypatch.setattr(lp_exec, "progress_bar", bars)
+    pool.map(_scaled, [(i,) for i in range(5)], shared={"factor": np.arange(5), "offset": 0})
+    assert bars.bars == [["lp: _scaled", 5, 5]]
+    assert lp_exec.describe(sweep_task) == "lp: label propagation"
 
 
 def test_ray_pool_raises_the_task_error(pool):

@@ -241,8 +241,10 @@ class ActorPool:
         return out
 
     def map(self, fn: Callable[..., Any], calls: Iterable[Sequence[Any]],
-            shared: dict[str, Any] | None = None) -> list[Any]:
-        """Results of ``fn(*call, **shared)`` for every call, in submission order.
+            shared: dict[str, Any] | None = None, *,
+            on_result: Callable[[], Any] | None = None) -> list[Any]:
+        """Results of ``fn(*call, **shared)`` for every call, in submission order;
+        ``on_result()`` is called as each arrives (a progress bar).
 
         ``calls`` is consumed lazily: at most ``depth`` calls are queued per actor and
         ``size`` more are prepared, so a stream of edge chunks never sits in memory all
@@ -289,6 +291,8 @@ class ActorPool:
                 i, a = running.pop(ref)
                 results[i] = ray.get(ref)
                 load[a] -= 1
+                if on_result is not None:
+                    on_result()
         return [results[i] for i in range(len(results))]
 
     def share_files(self, folder: str | Path | None) -> None:

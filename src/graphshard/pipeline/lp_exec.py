@@ -26,12 +26,39 @@ import numpy as np
 from .._alone import run_alone, start_alone_process
 from .._malloc import trim_heap
 from .._optional import import_optional
+from .._progress import progress_bar
 from .engine import start_ray
 
-__all__ = ["Executor", "InProcessExecutor", "RayExecutor", "make_executor", "ray_actors",
-           "run_alone", "sharing_files"]
+__all__ = ["Executor", "InProcessExecutor", "RayExecutor", "describe", "make_executor",
+           "ray_actors", "run_alone", "sharing_files"]
 
 logger = logging.getLogger(__name__)
+
+#: what each shard task does, as its progress bar says
+TASK_NAMES = {
+    "chunk_piece": "reading edge chunks", "build_shard": "building shards",
+    "sweep_task": "label propagation", "favourite_task": "two-hop clustering",
+    "contract_piece": "contracting clusters", "histogram_task": "weighing edges",
+    "thin_task": "thinning", "heavy_entries_task": "gathering the coarsest graph",
+    "rebalance_task": "rebalancing", "cut_task": "counting the cut",
+}
+#: seconds a map runs before its bar appears (most maps of coarse levels take less)
+BAR_DELAY = 0.5
+
+
+def describe(fn: Callable[..., Any]) -> str:
+    """The progress-bar label of a task function.
+
+    Example:
+        >>> from graphshard.pipeline.lp_shards import sweep_task
+        >>> describe(sweep_task), describe(pow)
+        ('lp: label propagation', 'lp: pow')
+    """
+    return "lp: " + TASK_NAMES.get(fn.__name__, fn.__name__)
+
+
+def _calls_count(calls: Iterable[Any]) -> int | None:
+    return len(calls) if hasattr(calls, "__len__") else None  # type: ignore[arg-type]
 
 
 class Executor:
@@ -83,15 +110,23 @@ class InProcessExecutor(Executor):
             shared: dict[str, Any] | None = None) -> list[Any]:
         trim_heap()  # freed arrays of the last map: back to the OS, not kept resident
         shared = {k: _read_only(v) for k, v in (shared or {}).items()}
-        if self._pool is None:
-            return [fn(*map(_read_only, c), **shared) for c in calls]
         out: list[Any] = []
-        pending: list[Any] = []
-        for c in calls:  # at most 2 * workers calls in flight: bounded memory on streams
-            pending.append(self._pool.submit(fn, *map(_read_only, c), **shared))
-            if len(pending) >= 2 * self.workers:
-                out.append(pending.pop(0).result())
-        out.extend(p.result() for p in pending)
+        with progress_bar(desc=describe(fn), total=_calls_count(calls), unit="task",
+                          delay=BAR_DELAY) as bar:
+            if self._pool is None:
+                for c in calls:
+                    out.append(fn(*map(_read_only, c), **shared))
+                    bar.update()
+                return out
+            pending: list[Any] = []
+            for c in calls:  # at most 2 * workers calls in flight: bounded memory on streams
+                pending.append(self._pool.submit(fn, *map(_read_only, c), **shared))
+                if len(pending) >= 2 * self.workers:
+                    out.append(pending.pop(0).result())
+                    bar.update()
+            for p in pending:
+                out.append(p.result())
+                bar.update()
         return out
 
     def close(self) -> None:
@@ -134,7 +169,9 @@ class RayExecutor(Executor):
             shared: dict[str, Any] | None = None) -> list[Any]:
         if self._pool is None:
             raise RuntimeError("RayExecutor.map after close()")
-        return self._pool.map(fn, calls, shared)
+        with progress_bar(desc=describe(fn), total=_calls_count(calls), unit="task",
+                          delay=BAR_DELAY) as bar:
+            return self._pool.map(fn, calls, shared, on_result=bar.update)
 
     def share_files(self, folder: str | Path | None) -> None:
         if self._pool is not None:
