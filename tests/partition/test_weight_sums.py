@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from graphshard.errors import ValidationError
 from graphshard.partition.balance import weight_sums
 
 
@@ -43,5 +44,5 @@ def test_no_rows_give_zeros():
     ([0], "1 labels but 2 weights"),
 ])
 def test_bad_labels_are_refused(labels, message):
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(ValidationError, match=message):
         weight_sums(np.array(labels), np.ones(2, np.int64), 3)

@@ -7,6 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from graphshard.errors import ValidationError
+from graphshard.partition.balance import counting_order
 from graphshard.pipeline.lp_cluster_kernels import alone_nodes, merge_by_favourite
 
 
@@ -43,7 +45,8 @@ def test_merge_by_favourite_follows_its_rule(seed, cols, cap):
     fav = rng.integers(0, 5, len(alone)).astype(np.int64) * 7  # few favourites: long runs
     node_w = rng.integers(0, 4, (n, cols)).astype(np.int32)
     max_w = rng.integers(0, cap + 1, cols).astype(np.int64)  # 0 counts as 1
-    got = merge_by_favourite(labels, alone, fav, node_w, max_w, np.zeros(n + 1, np.int32))
+    order = counting_order(fav, np.zeros(n + 1, np.int32))
+    got = merge_by_favourite(labels, alone, fav, order, node_w, max_w)
     assert got.dtype == labels.dtype
     assert got.tolist() == _reference_merge(labels, alone, fav, node_w, max_w).tolist()
 
@@ -69,5 +72,7 @@ def test_two_hop_refuses_labels_that_are_not_node_ids():
 
     level = ShardedGraph(Path("."), np.array([0, 3]), np.ones((3, 1), np.int64),
                          np.ones(3, np.int64))
-    with pytest.raises(ValueError, match=r"node IDs in \[0, 3\)"):
+    with pytest.raises(ValidationError, match=r"node IDs in \[0, 3\)"):
         two_hop(np.array([0, 1, 3]), level, None, np.array([2]))
+    with pytest.raises(ValidationError, match="2 labels for 3 nodes"):
+        two_hop(np.array([0, 1]), level, None, np.array([2]))

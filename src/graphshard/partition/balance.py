@@ -15,6 +15,7 @@ import numpy as np
 
 from .._jit import kernel
 from .._keyed import keyed_hash
+from ..errors import ValidationError
 from ..typing import IdArray
 from .adjacency import Adjacency
 
@@ -29,8 +30,9 @@ def max_part_weight(total_weight: int, num_parts: int, imbalance: float) -> int:
     bound = math.floor((1.0 + imbalance) * total_weight / num_parts + 1e-9)
     return max(bound, -(-total_weight // num_parts))
 
-__all__ = ["commit_moves", "enforce_balance", "group_prefix", "max_part_weight",
-           "needed_moves", "rebalance_candidates", "rebalance_loop", "weight_sums"]
+__all__ = ["commit_moves", "counting_order", "enforce_balance", "group_prefix",
+           "max_part_weight", "needed_moves", "rebalance_candidates", "rebalance_loop",
+           "weight_sums"]
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +48,7 @@ def weight_sums(labels: IdArray, weights: IdArray, size: int) -> IdArray:
     columns, ``np.bincount`` spent 0.3-0.6 s a call on them on the test VM).
 
     Raises:
-        ValueError: ``labels`` and ``weights`` differ in length, or a label is outside
+        ValidationError: ``labels`` and ``weights`` differ in length, or a label is outside
             ``[0, size)``.
 
     Example:
@@ -56,10 +58,11 @@ def weight_sums(labels: IdArray, weights: IdArray, size: int) -> IdArray:
     labels = np.asarray(labels)
     weights = np.asarray(weights)
     if len(labels) != len(weights):
-        raise ValueError(f"weight_sums: {len(labels)} labels but {len(weights)} weights")
+        raise ValidationError(f"weight_sums: {len(labels)} labels but {len(weights)} weights",
+                              field="weights")
     if len(labels) and (int(labels.min()) < 0 or int(labels.max()) >= size):
-        raise ValueError(f"weight_sums: labels must be in [0, {size}), found "
-                         f"{int(labels.min())}..{int(labels.max())}")
+        raise ValidationError(f"weight_sums: labels must be in [0, {size}), found "
+                              f"{int(labels.min())}..{int(labels.max())}", field="labels")
     if weights.dtype.kind not in "iub" or labels.dtype.kind not in "iu":
         if weights.ndim == 1:
             return np.bincount(labels, weights=weights, minlength=size).astype(np.int64)
@@ -120,7 +123,7 @@ def commit_moves(labels: IdArray, nodes: IdArray, targets: IdArray, gains: IdArr
     by_node = None if len(nodes) < 2 or bool((nodes[1:] >= nodes[:-1]).all()) else \
         np.argsort(nodes, kind="stable")
     count = np.zeros(m + 1, dtype=np.int32 if len(nodes) < 2**31 else np.int64)
-    order = _order_by_target(targets if by_node is None else targets[by_node], count)
+    order = counting_order(targets if by_node is None else targets[by_node], count)
     if by_node is not None:
         order = by_node[order]
     keep = np.ones(len(nodes), dtype=np.bool_)
@@ -131,9 +134,10 @@ def commit_moves(labels: IdArray, nodes: IdArray, targets: IdArray, gains: IdArr
 
 
 @kernel
-def _order_by_target(targets, count):  # pragma: no cover - compiled
-    """Stable counting sort of the moves by target: O(moves + labels); ``count``: zeros,
-    one more than the labels, of an integer type that holds the number of moves."""
+def counting_order(targets, count):  # pragma: no cover - compiled
+    """Positions of ``targets`` (labels) in a stable counting sort by label: O(items +
+    labels).  ``count``: zeros, one more than the labels, of an integer type that holds
+    the number of items; left holding the end of each label's group in the order."""
     num_labels = count.shape[0] - 1
     for i in range(targets.shape[0]):
         count[targets[i] + 1] += 1
@@ -171,7 +175,7 @@ def _revert_overloads(w, src, targets, gains, wt, limit, order, ends, keep
                       ):  # pragma: no cover - compiled
     """Revert, per label over its limit in a column, its lowest-gain kept incoming moves
     (``order``: moves grouped by target, node order inside a group; ``ends``: the end of
-    each label's group in ``order``, as :func:`_order_by_target` leaves ``count``) until
+    each label's group in ``order``, as :func:`counting_order` leaves ``count``) until
     the label fits, in passes over the columns until no label that received a move is
     over.  Every pass decides from the weights at its start, then applies its reverts.
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import ValidationError
+from ..partition.balance import counting_order
 from ..typing import IdArray
 from .lp_cluster_kernels import alone_nodes, merge_by_favourite
 from .lp_shards import ShardedGraph, favourite_task
@@ -28,8 +30,12 @@ def two_hop(labels: IdArray, level: ShardedGraph, ex, max_cluster: IdArray) -> I
     favourite, in runs within ``max_cluster``: leaves of the same hub merge, and so do
     their parallel edges to it (two-hop clustering, as KaMinPar does on social graphs)."""
     labels = np.asarray(labels)
+    if len(labels) != level.num_nodes:
+        raise ValidationError(f"two_hop: {len(labels)} labels for {level.num_nodes} nodes",
+                              field="labels")
     if len(labels) and (int(labels.min()) < 0 or int(labels.max()) >= level.num_nodes):
-        raise ValueError(f"two_hop: labels must be node IDs in [0, {level.num_nodes})")
+        raise ValidationError(f"two_hop: labels must be node IDs in [0, {level.num_nodes})",
+                              field="labels")
     alone = alone_nodes(labels, level.degrees)
     if alone.size < 2:
         return labels
@@ -41,6 +47,6 @@ def two_hop(labels: IdArray, level: ShardedGraph, ex, max_cluster: IdArray) -> I
     del wanted
     keep = fav >= 0
     alone, fav = alone[keep], fav[keep]
-    start = np.zeros(level.num_nodes + 1, np.int32 if len(alone) < 2**31 else np.int64)
-    return merge_by_favourite(labels, alone, fav, level.node_weights,
-                              np.asarray(max_cluster, dtype=np.int64), start)
+    count = np.zeros(level.num_nodes + 1, np.int32 if len(alone) < 2**31 else np.int64)
+    return merge_by_favourite(labels, alone, fav, counting_order(fav, count),
+                              level.node_weights, np.asarray(max_cluster, dtype=np.int64))
