@@ -18,8 +18,8 @@ from typing import IO, Any
 
 from ._scratch import REUSE_MIN_BYTES, claim_scratch
 
-__all__ = ["atomic_path", "atomic_write", "file_sha256", "load_npy",
-           "warn_if_short_of_space", "write_json_atomic"]
+__all__ = ["atomic_path", "atomic_write", "check_path_name", "file_sha256", "load_npy",
+           "path_inside", "warn_if_short_of_space", "write_json_atomic"]
 
 _log = logging.getLogger(__name__)
 
@@ -47,6 +47,85 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb", *,
             open(tmp, mode.replace("w", "r+")) as handle:  # the temp file exists
         yield handle
         handle.truncate()  # a reused file may have been longer
+
+
+#: Longest name a path component may have on common file systems (bytes, UTF-8).
+MAX_NAME_BYTES = 255
+
+
+def check_path_name(name: Any, *, field: str, path: str | os.PathLike[str] | None = None) -> str:
+    """Return ``name`` if it is safe as one path component, else raise ValidationError.
+
+    The one check for every name that becomes a file or folder name (graph names, node
+    and edge type names, feature names, ``--name``), whether it comes from an argument or
+    from a file: a non-empty string of at most 255 UTF-8 bytes, not ``.`` or ``..``, not
+    starting with ``.`` (our temp and scratch files do), and without ``/``, ``\\``, NUL or
+    other control characters.  So no name can lead a write outside its folder.
+
+    Args:
+        name: The name to check.
+        field: What the name is, for the message (``graph_name``, ``ntypes[2]``, ...).
+        path: The file the name was read from, if any.
+
+    Raises:
+        ValidationError: naming the field (and file) and the offending value.
+
+    Example:
+        >>> check_path_name("shop", field="graph_name")
+        'shop'
+        >>> check_path_name("../../x", field="graph_name", path="meta.json")
+        Traceback (most recent call last):
+        ...
+        graphshard.errors.ValidationError: meta.json: graph_name must be a plain file name \
+(no '/', '\\', control characters, leading '.'), got '../../x'
+    """
+    from .errors import ValidationError
+
+    bad = (not isinstance(name, str) or not name or name.startswith(".")
+           or any(ch in "/\\" or ord(ch) < 32 or ord(ch) == 127 for ch in name)
+           or len(name.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES)
+    if bad:
+        where = f"{path}: " if path is not None else ""
+        raise ValidationError(f"{where}{field} must be a plain file name (no '/', '\\', "
+                              f"control characters, leading '.'), got {name!r}",
+                              path=None if path is None else str(path), field=field,
+                              value=name)
+    return name
+
+
+def path_inside(folder: str | os.PathLike[str], relative: Any, *, field: str,
+                path: str | os.PathLike[str] | None = None) -> Path:
+    """Resolve ``relative`` against ``folder`` and return it if it stays inside ``folder``.
+
+    For paths read from files we write (a partition config's ``part-i`` entries): an
+    absolute path, a ``..`` that climbs out, or a symbolic link that leads out is refused
+    with a FormatError naming the file and field.
+
+    Example:
+        >>> import tempfile
+        >>> d = tempfile.mkdtemp()
+        >>> path_inside(d, "part0/graph.safetensors", field="part-0").name
+        'graph.safetensors'
+        >>> path_inside(d, "../etc/passwd", field="part-0", path="g.json")
+        Traceback (most recent call last):
+        ...
+        graphshard.errors.FormatError: g.json: part-0 is '../etc/passwd', which leads outside \
+the folder of the file
+    """
+    from .errors import FormatError
+
+    where = f"{path}: " if path is not None else ""
+    if not isinstance(relative, str) or not relative or "\x00" in relative:
+        raise FormatError(f"{where}{field} must be a relative path string, got {relative!r}",
+                          path=None if path is None else str(path), field=field,
+                          value=relative)
+    base = Path(folder).resolve()
+    target = (base / relative).resolve()
+    if Path(relative).is_absolute() or not target.is_relative_to(base):
+        raise FormatError(f"{where}{field} is {relative!r}, which leads outside the folder "
+                          "of the file", path=None if path is None else str(path),
+                          field=field, value=relative)
+    return target
 
 
 def write_json_atomic(path: str | os.PathLike[str], obj: Any) -> None:

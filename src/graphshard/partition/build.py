@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from .._arrays import as_ids
+from .._files import check_path_name
 from .._progress import progress
 from ..errors import ConfigError, ValidationError
 from ..graph import Graph
@@ -223,10 +224,7 @@ def _check_arguments(g: Graph, graph_name: str, num_parts: int, out_path: Any, n
     if not isinstance(g, Graph):
         raise ValidationError(f"g must be a graphshard Graph, got {type(g).__name__} "
                               "(convert with graphshard.io.from_dgl / from_pyg)", field="g")
-    if not isinstance(graph_name, str) or not graph_name or "/" in graph_name \
-            or graph_name.startswith("."):
-        raise ValidationError(f"graph_name must be a plain file name, got {graph_name!r}",
-                              field="graph_name", value=graph_name)
+    check_path_name(graph_name, field="graph_name")
     n = g.num_nodes()
     if not isinstance(num_parts, (int, np.integer)) or num_parts < 1 or (n and num_parts > n):
         raise ValidationError(f"num_parts must be an integer in [1, {max(n, 1)}] (the number "
