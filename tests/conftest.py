@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,9 @@ from hypothesis import settings
 settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+# test helpers shared by several folders (fuzzing.py) import by module name
+sys.path.insert(0, str(Path(__file__).parent))
 
 _DEFAULT = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
