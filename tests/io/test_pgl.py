@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from io_helpers import FAST
 
+import graphshard as gs
 from graphshard.errors import FormatError
 from graphshard.io import read_pgl
 
@@ -21,11 +22,13 @@ def test_graph4rec_toy(shared_file) -> None:
                  f"u:{d}/node_types_with_features.txt,i:{d}/node_types_with_features.txt",
                  symmetry=True)
     assert g.ntypes == ["u", "i"] and (g.num_nodes("u"), g.num_nodes("i")) == (144, 155)
-    assert g.num_edges(("u", "buy", "i")) == 790 and g.num_edges(("i", "click", "u")) == 888
-    assert g.edges[("u", "buy", "i")].data["weight"][0] == np.float32(0.34)
-    assert "weight" not in g.edges[("u", "click", "i")].data
-    s, d_ = g.edges(etype=("u", "buy", "i"))
-    rs, rd = g.edges(etype=("i", "buy", "u"))
+    assert g.canonical_etypes == [("u", "u2buy2i", "i"), ("i", "i2buy2u", "u"),
+                                  ("u", "u2click2i", "i"), ("i", "i2click2u", "u")]
+    assert g.num_edges("u2buy2i") == 790 and g.num_edges("i2click2u") == 888
+    assert g.edges["u2buy2i"].data["weight"][0] == np.float32(0.34)
+    assert "weight" not in g.edges["u2click2i"].data
+    s, d_ = g.edges(etype="u2buy2i")
+    rs, rd = g.edges(etype="i2buy2u")
     assert (s == rd).all() and (d_ == rs).all()
     u = g.nodes["u"].data
     row = u["node_id"].tolist().index(1127)
@@ -37,7 +40,7 @@ def test_without_node_files(shared_file) -> None:
     g = read_pgl({"u2click2i": d / "u2click2i.txt"})
     ids = g.nodes["u"].data["node_id"]
     assert (np.diff(ids) > 0).all()
-    src = g.edges(etype="click")[0]
+    src = g.edges(etype="u2click2i")[0]
     first = (d / "u2click2i.txt").read_text().split("\n")[0].split("\t")
     assert ids[src[0]] == int(first[0])
 
@@ -46,11 +49,23 @@ def test_gpu_engine_features_and_homogeneous_symmetry(tmp_path: Path) -> None:
     (tmp_path / "e.txt").write_text("37\t111\n")
     (tmp_path / "n.txt").write_text("u\t37\ta 0.34\tb 13 14\tc hello\nu\t111\ta 0.21\n")
     g = read_pgl({"u2f2u": tmp_path / "e.txt"}, tmp_path / "n.txt", symmetry=True)
-    assert g.edges(etype="f")[0].tolist() == [0, 1]
+    assert g.canonical_etypes == [("u", "u2f2u", "u")]  # its own inverse: one type
+    assert g.edges(etype="u2f2u")[0].tolist() == [0, 1]
     data = g.nodes["u"].data
     assert data["a"].tolist() == [[np.float32(0.34)], [np.float32(0.21)]]
     assert data["b"][0].tolist() == [13, 14] and len(data["b"][1]) == 0
     assert bytes(data["c"][0]) == b"hello"
+
+
+@pytest.mark.parametrize("name", ["u2i", "u2buy2i"])
+def test_symmetry_names_reverse_types_as_pgl(tmp_path: Path, name: str) -> None:
+    # the README's metapath="u2i-i2u" on a graph read with symmetry=True (issue 24)
+    (tmp_path / "e.txt").write_text("1\t7\n2\t7\n2\t8\n")
+    g = read_pgl({name: tmp_path / "e.txt"}, symmetry=True)
+    inverse = "i2u" if name == "u2i" else "i2buy2u"
+    assert g.canonical_etypes == [("u", name, "i"), ("i", inverse, "u")]
+    walk = gs.sampling.random_walk(g, [0, 1], 5, metapath=f"{name}-{inverse}", seed=0)
+    assert walk.node_types() == ["u", "i", "u", "i", "u"] and (walk.traces >= 0).all()
 
 
 def test_error_endpoint_not_a_node(tmp_path: Path) -> None:

@@ -1,12 +1,13 @@
 """PaddlePaddle PGL / Graph4Rec tab-separated graphs.
 
 Edge files, one set per edge type (Graph4Rec's ``etype2files: "u2buy2i:a.txt,..."``), hold
-``src \\t dst [\\t weight]`` lines.  The edge type name ``u2buy2i`` means source type ``u``,
-relation ``buy`` and destination type ``i``.  Node files (``ntype2files: "u:nodes.txt,..."``)
-hold ``type \\t id [\\t feature ...]`` lines, where a feature is ``name v1 v2 ...`` (PGL's
-GPU engine) or ``name slot:value,slot:value`` (Graph4Rec's slot features).  Node IDs are
-global in PGL; here each node type gets dense IDs in sorted order of its original IDs,
-which are kept as node feature ``"node_id"``.
+``src \\t dst [\\t weight]`` lines.  The edge type name ``u2buy2i`` means source type ``u``
+and destination type ``i``; the relation keeps the whole name (``("u", "u2buy2i", "i")``),
+so PGL metapaths such as ``"u2buy2i-i2buy2u"`` work unchanged.  Node files
+(``ntype2files: "u:nodes.txt,..."``) hold ``type \\t id [\\t feature ...]`` lines, where a
+feature is ``name v1 v2 ...`` (PGL's GPU engine) or ``name slot:value,slot:value``
+(Graph4Rec's slot features).  Node IDs are global in PGL; here each node type gets dense IDs
+in sorted order of its original IDs, which are kept as node feature ``"node_id"``.
 """
 
 from __future__ import annotations
@@ -31,21 +32,38 @@ FileMap = str | Mapping[str, PathLike | Sequence[PathLike]]
 
 
 def parse_pgl_etype(name: str) -> EdgeType:
-    """Canonical type of a PGL edge type name: ``"u2buy2i"`` -> ``("u", "buy", "i")``.
+    """Canonical type of a PGL edge type name: ``"u2buy2i"`` -> ``("u", "u2buy2i", "i")``.
 
-    Names with one ``2`` (``"u2i"``) keep the whole name as relation; names without one
-    are relations of the default node type.
+    The relation keeps PGL's whole name, so PGL's metapath strings (``"u2buy2i-i2buy2u"``,
+    ``"u2i-i2u"``) name the edge types as they are.  ``"u2i"`` and ``"u2buy2i"`` give the node
+    types around the ``2``s; names without one are relations of the default node type.
 
     Example:
         >>> parse_pgl_etype("u2click2i"), parse_pgl_etype("u2i"), parse_pgl_etype("cites")
-        (('u', 'click', 'i'), ('u', 'u2i', 'i'), ('_N', 'cites', '_N'))
+        (('u', 'u2click2i', 'i'), ('u', 'u2i', 'i'), ('_N', 'cites', '_N'))
     """
     parts = name.split("2")
-    if len(parts) == 3 and all(parts):
-        return parts[0], parts[1], parts[2]
-    if len(parts) == 2 and all(parts):
-        return parts[0], name, parts[1]
+    if len(parts) in (2, 3) and all(parts):
+        return parts[0], name, parts[-1]
     return DEFAULT_NTYPE, name, DEFAULT_NTYPE
+
+
+def _inverse_etype(et: EdgeType) -> EdgeType:
+    """The reversed type that PGL's ``symmetry: True`` adds, named as PGL names it.
+
+    ``"u2buy2i"`` -> ``"i2buy2u"``, ``"u2i"`` -> ``"i2u"``; a name that reads the same both
+    ways (``"u2u"``, ``"u2f2u"``) or has no ``2`` is its own inverse (the reversed edges join
+    the type).
+
+    Example:
+        >>> _inverse_etype(("u", "u2buy2i", "i")), _inverse_etype(("u", "u2i", "i"))
+        (('i', 'i2buy2u', 'u'), ('i', 'i2u', 'u'))
+    """
+    s, name, d = et
+    parts = name.split("2")
+    if len(parts) in (2, 3) and all(parts):
+        return d, "2".join(parts[::-1]), s
+    return d, name, s
 
 
 def _file_map(spec: FileMap | PathLike | Sequence[PathLike], what: str) -> dict[str, list[Path]]:
@@ -175,8 +193,9 @@ def read_pgl(edge_files: FileMap, node_files: FileMap | PathLike | None = None,
             a folder stands for all files in it.
         node_files: ``{ntype: path(s)}``, ``"u:nodes.txt,i:nodes.txt"``, or path(s) holding
             all types.  Without node files, each type's nodes are the IDs its edges use.
-        symmetry: Also add every edge reversed (type ``(d, rel, s)``; for ``s == d`` the
-            reversed edges join the same type), as Graph4Rec's ``symmetry: True``.
+        symmetry: Also add every edge reversed, as Graph4Rec's ``symmetry: True``: the
+            edges of ``u2buy2i`` reversed are type ``("i", "i2buy2u", "u")`` (PGL's inverse
+            name); for a name that is its own inverse (``u2u``) they join the same type.
 
     Returns:
         The graph with node feature ``"node_id"`` (original IDs), edge feature ``"weight"``
@@ -192,7 +211,7 @@ def read_pgl(edge_files: FileMap, node_files: FileMap | PathLike | None = None,
         >>> _ = (d / "e.txt").write_text("10\\t7\\n11\\t7\\n")
         >>> g = read_pgl({"u2buy2i": d / "e.txt"}, symmetry=True)
         >>> g.canonical_etypes, g.nodes["u"].data["node_id"].tolist()
-        ([('u', 'buy', 'i'), ('i', 'buy', 'u')], [10, 11])
+        ([('u', 'u2buy2i', 'i'), ('i', 'i2buy2u', 'u')], [10, 11])
     """
     emap = _file_map(edge_files, "edge_files")
     raw: dict[EdgeType, list[tuple[Path, pa.Array, pa.Array, np.ndarray | None]]] = {}
@@ -221,7 +240,7 @@ def read_pgl(edge_files: FileMap, node_files: FileMap | PathLike | None = None,
         for file, s, d, w in parts:
             ends = [_map(file, s, uniq, et[0], "src"), _map(file, d, uniq, et[2], "dst")]
             fw = w if w is not None else np.ones(len(ends[0]), np.float32)
-            for e, (a, b) in ((et, ends), ((et[2], et[1], et[0]), ends[::-1])):
+            for e, (a, b) in ((et, ends), (_inverse_etype(et), ends[::-1])):
                 if e != et and not symmetry:
                     continue
                 data.setdefault(e, [[], []])
