@@ -2,16 +2,23 @@
 
 Columns are chosen by name (or by position for headerless text and NumPy input): ``src``,
 ``dst`` and optionally an edge type, a weight and other edge features.  Integer IDs are
-used as they are unless ``relabel=True``; any other IDs (strings, floats) are mapped to
-dense per-type IDs in sorted order, and the original IDs are kept as node feature
-``"node_id"`` (integers as an array, strings as a Ragged of UTF-8 bytes; decode them with
-:func:`node_id_strings`).
+used as they are unless ``relabel=True``; string IDs (a text column with no number in it,
+a string column, or every ID with ``ids="str"``) are mapped to dense per-type IDs in sorted
+order, and the original IDs are kept as node feature ``"node_id"`` (integers as an array,
+strings as a Ragged of UTF-8 bytes; decode them with :func:`node_id_strings`).  A token
+that is not an integer in an integer column, an ID that does not fit, and an ID space far
+larger than the edges are errors naming the row (see :mod:`._edge_ids`).
 """
 
 from __future__ import annotations
 
+import bz2
+import gzip
 import tokenize
+import zipfile
+import zlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +31,8 @@ import pyarrow.parquet as pq
 from ..errors import ValidationError
 from ..graph import DEFAULT_ETYPE, DEFAULT_NTYPE, Graph, heterograph
 from ..ragged import Ragged
-from ._common import PathLike, column_to_numpy, fail, id_column, ragged_to_strings
+from ._common import PathLike, column_to_numpy, fail, id_column, ragged_to_strings, scan_lines
+from ._edge_ids import ID_MODES, IdColumn, LineOf, check_id_space, parse_ids
 
 __all__ = ["node_id_strings", "read_edgelist"]
 
@@ -46,11 +54,18 @@ def _format(path: Path, fmt: str | None) -> str:
     return "csv"
 
 
+def _open_text(path: Path, mode: str = "rb") -> Any:
+    if path.suffix.lower() == ".gz":
+        return gzip.open(path, mode)
+    if path.suffix.lower() == ".bz2":
+        return bz2.open(path, mode)
+    return open(path, mode)
+
+
 def _sniff_delimiter(path: Path) -> str:
-    import gzip
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8", errors="replace") as handle:
-        for line in handle:
+    with _open_text(path) as handle:
+        for raw in handle:
+            line = raw.decode("utf-8", errors="replace")
             if line.strip() and not line.startswith(("#", "%")):
                 for d in ("\t", ",", ";", " "):
                     if d in line.strip():
@@ -59,42 +74,102 @@ def _sniff_delimiter(path: Path) -> str:
     return ","
 
 
-def _load_table(path: Path, fmt: str, delimiter: str | None, header: bool,
-                comment: str | None) -> pa.Table:
+@dataclass
+class _Text:
+    """How a text edge list was read: rows skipped at the top and whether a header follows;
+    ``line_of(row)`` finds the file line of a data row (only on error paths)."""
+
+    path: Path
+    skip: int
+    header: bool
+
+    def line_of(self, row: int) -> int:
+        with _open_text(self.path) as handle:
+            numbers = scan_lines(handle.read())[0]
+        numbers = numbers[numbers > self.skip]
+        k = row + int(self.header)
+        return int(numbers[k]) if k < len(numbers) else row + 1 + int(self.header) + self.skip
+
+
+def _skip_comments(path: Path, comment: str | None) -> int:
+    """Leading lines starting with ``comment`` (pyarrow has no comment option)."""
+    skip = 0
+    if comment:
+        with _open_text(path) as handle:
+            for raw in handle:
+                if not raw.startswith(comment.encode()):
+                    break
+                skip += 1
+    return skip
+
+
+def _read_text(path: Path, delim: str, header: bool, skip: int,
+               as_string: Sequence[str | int] = ()) -> pa.Table:
+    """Read a CSV; ``as_string`` columns (names or positions) are read as plain text."""
+    read = pacsv.ReadOptions(autogenerate_column_names=not header, skip_rows=skip)
+    parse = pacsv.ParseOptions(delimiter=delim, ignore_empty_lines=True)
+    types = {}
+    if as_string:
+        names = pacsv.open_csv(path, read_options=read, parse_options=parse).schema.names
+        for key in as_string:
+            if isinstance(key, int) and 0 <= key < len(names):
+                types[names[key]] = pa.string()
+            elif isinstance(key, str):
+                types[key] = pa.string()
+    return pacsv.read_csv(path, read_options=read, parse_options=parse,
+                          convert_options=pacsv.ConvertOptions(column_types=types))
+
+
+def _load_table(path: Path, fmt: str, delimiter: str | None, text: _Text | None,
+                id_keys: Sequence[str | int], ids: str) -> pa.Table:
     try:
         if fmt == "parquet":
             return pq.read_table(path)
         if fmt in ("npy", "npz"):
             return _numpy_table(path, fmt)
+        text = text or _Text(path, 0, True)
         delim = delimiter or _TEXT.get(path.suffix.lower()) or _sniff_delimiter(path)
-        if comment:
-            # pyarrow has no comment option: skip leading comment lines only
-            skip = 0
-            with open(path, "rb") as handle:
-                for raw in handle:
-                    if not raw.startswith(comment.encode()):
-                        break
-                    skip += 1
-        else:
-            skip = 0
-        read = pacsv.ReadOptions(autogenerate_column_names=not header, skip_rows=skip)
-        parse = pacsv.ParseOptions(delimiter=delim)
-        if delim == " ":
-            parse = pacsv.ParseOptions(delimiter=" ", ignore_empty_lines=True)
-        return pacsv.read_csv(path, read_options=read, parse_options=parse)
+        if ids == "str":
+            return _read_text(path, delim, text.header, text.skip, id_keys)
+        try:
+            tab = _read_text(path, delim, text.header, text.skip)
+        except pa.ArrowInvalid:  # e.g. a later block of an int64 column holds 'abc'
+            return _read_text(path, delim, text.header, text.skip, id_keys)
+        keys = [tab.column_names.index(k) if isinstance(k, str) and k in tab.column_names
+                else k for k in id_keys]
+        if all(isinstance(k, int) and 0 <= k < tab.num_columns and
+               (pa.types.is_integer(tab.column(k).type) or pa.types.is_string(tab.column(k).type))
+               for k in keys):
+            return tab
+        return _read_text(path, delim, text.header, text.skip, id_keys)  # keep the tokens
     except (pa.ArrowException, OSError, ValueError, EOFError, KeyError, SyntaxError,
-            tokenize.TokenError) as exc:
-        raise fail(path, f"unreadable {fmt} edge list ({exc})".replace("\n", " ")) from exc
+            tokenize.TokenError, zipfile.BadZipFile, zlib.error, UnicodeDecodeError,
+            NotImplementedError) as exc:
+        raise fail(path, f"unreadable {fmt} edge list ({type(exc).__name__}: {exc})"
+                   .replace("\n", " ")) from exc
 
 
 def _numpy_table(path: Path, fmt: str) -> pa.Table:
     if fmt == "npz":
-        with np.load(path, allow_pickle=False) as z:
-            return pa.table({k: z[k] for k in z.files if z[k].ndim == 1})
+        z = np.load(path, allow_pickle=False)
+        if not isinstance(z, np.lib.npyio.NpzFile):
+            raise ValueError("not an .npz archive (a single array: use .npy)")
+        with z:
+            arrays = {k: np.asarray(z[k]) for k in z.files}
+        return pa.table({k: _numpy_column(a, k) for k, a in arrays.items() if a.ndim == 1})
     arr = np.load(path, mmap_mode="r", allow_pickle=False)
-    if arr.ndim != 2:
-        raise ValueError(f"expected a 2-D array (rows = edges), got shape {arr.shape}")
-    return pa.table({f"f{k}": np.ascontiguousarray(arr[:, k]) for k in range(arr.shape[1])})
+    if not isinstance(arr, np.ndarray) or arr.ndim != 2:
+        raise ValueError(f"expected a 2-D array (rows = edges), got shape "
+                         f"{getattr(arr, 'shape', None)}")
+    return pa.table({f"f{k}": _numpy_column(np.ascontiguousarray(arr[:, k]), f"column {k}")
+                     for k in range(arr.shape[1])})
+
+
+def _numpy_column(a: np.ndarray, name: str) -> pa.Array:
+    if a.dtype.kind not in "iufUSb":
+        raise ValueError(f"array {name!r} has dtype {a.dtype}; expected integers, floats or "
+                         "strings")
+    return pa.array(a)
 
 
 def _column(tab: pa.Table, key: str | int, path: Path, what: str) -> pa.ChunkedArray:
@@ -109,11 +184,10 @@ def _column(tab: pa.Table, key: str | int, path: Path, what: str) -> pa.ChunkedA
     return tab.column(key)
 
 
-def _no_nulls(col: pa.ChunkedArray, path: Path, what: str, header: bool) -> None:
+def _no_nulls(col: pa.ChunkedArray, path: Path, what: str, line_of: LineOf) -> None:
     if col.null_count:
         row = int(np.flatnonzero(column_to_numpy(col.is_null()))[0])
-        raise fail(path, f"missing value in row {row + 1}", line=row + 1 + int(header),
-                   field=what)
+        raise fail(path, f"missing value in row {row + 1}", line=line_of(row), field=what)
 
 
 def read_edgelist(path: PathLike, *, src: str | int = "src", dst: str | int = "dst",
@@ -121,7 +195,7 @@ def read_edgelist(path: PathLike, *, src: str | int = "src", dst: str | int = "d
                   features: Sequence[str | int] = (), fmt: str | None = None,
                   delimiter: str | None = None, header: bool = True,
                   comment: str | None = "#", relabel: bool = False,
-                  num_nodes: int | dict[str, int] | None = None) -> Graph:
+                  num_nodes: int | dict[str, int] | None = None, ids: str = "auto") -> Graph:
     """Read an edge list (CSV/TSV/Parquet/NPY/NPZ) into a :class:`Graph`.
 
     Args:
@@ -137,14 +211,23 @@ def read_edgelist(path: PathLike, *, src: str | int = "src", dst: str | int = "d
         header: Whether text files have a header row; without one, columns are 0, 1, ...
         comment: Leading lines starting with this are skipped (text files).
         relabel: Map integer IDs to dense IDs too (strings are always mapped).
-        num_nodes: Node count (or per-type counts) for unrelabelled integer IDs.
+        num_nodes: Node count (or per-type counts) for unrelabelled integer IDs.  Without
+            it, the count is the largest ID + 1, and an ID space of more than
+            ``max(2**20, 64 x edges)`` nodes is refused (pass ``relabel=True``, or the count).
+        ids: ``"auto"``: integer columns give integer IDs, and a text column in which no
+            token is a number gives string IDs (logged at INFO); a column mixing the two
+            is an error naming its first bad row.  ``"int"``: integers only.  ``"str"``:
+            every ID is read as a string (and mapped).  Typed files keep their types:
+            floats must be exact integers, and uint64 IDs >= 2**63 need ``relabel=True``.
 
     Returns:
         The graph; after mapping, node feature ``"node_id"`` holds the original IDs.
 
     Raises:
-        FormatError: an unreadable file, a missing column or a missing value (naming file,
-            row and column).
+        FormatError: an unreadable file, a missing column or value, an ID that is not an
+            integer in an integer column or does not fit in 64 bits, or an ID space far
+            larger than the edges (naming file, line or row, and column).
+        ValidationError: a bad ``fmt`` or ``ids`` choice.
 
     Example:
         >>> import tempfile, pathlib
@@ -157,11 +240,16 @@ def read_edgelist(path: PathLike, *, src: str | int = "src", dst: str | int = "d
     path = Path(path)
     if not path.is_file():
         raise fail(path, "edge list file does not exist")
+    if ids not in ID_MODES:
+        raise ValidationError(f"ids {ids!r} is not one of {list(ID_MODES)}", field="ids",
+                              value=ids)
     fmt = _format(path, fmt)
     if fmt == "npy" or not header:
         src = 0 if src == "src" else src
         dst = 1 if dst == "dst" else dst
-    tab = _load_table(path, fmt, delimiter, header and fmt == "csv", comment)
+    text = _Text(path, _skip_comments(path, comment), header) if fmt == "csv" else None
+    tab = _load_table(path, fmt, delimiter, text, (src, dst), ids)
+    line_of: LineOf = text.line_of if text is not None else (lambda row: None)
     wanted = {"src": src, "dst": dst}
     if etype is not None:
         wanted["etype"] = etype
@@ -170,32 +258,59 @@ def read_edgelist(path: PathLike, *, src: str | int = "src", dst: str | int = "d
     wanted.update({str(k): k for k in features})
     found = {name: _column(tab, key, path, name) for name, key in wanted.items()}
     for name, col in found.items():
-        _no_nulls(col, path, name, header and fmt == "csv")
-    cols = {"src": found.pop("src"), "dst": found.pop("dst")}
+        _no_nulls(col, path, name, line_of)
+    cols = {k: parse_ids(found.pop(k), path=path, field=k, line_of=line_of,
+                         text=text is not None, mode=ids, relabel=relabel)
+            for k in ("src", "dst")}
     types = None
     if etype is not None:
-        types = pc.cast(found.pop("etype"), pa.string()).combine_chunks().dictionary_encode()
+        try:
+            types = pc.cast(found.pop("etype"), pa.string()).combine_chunks()
+        except pa.ArrowException as exc:
+            raise fail(path, f"edge types are not text ({exc})", field="etype") from exc
+        types = types.dictionary_encode()
     feats: dict[str, Any] = {k: column_to_numpy(c) for k, c in found.items()}
     try:
-        return _build(path, cols, types, feats, relabel, num_nodes)
+        return _build(path, cols, types, feats, relabel, num_nodes, line_of)
     except pa.ArrowException as exc:  # e.g. IDs that are not UTF-8 text
         raise fail(path, f"bad node IDs ({exc})", field="src/dst") from exc
 
 
-def _build(path: Path, cols: dict[str, pa.ChunkedArray], types: pa.DictionaryArray | None,
-           feats: dict[str, Any], relabel: bool, num_nodes: int | dict[str, int] | None
-           ) -> Graph:
-    ints = all(pa.types.is_integer(cols[k].type) for k in ("src", "dst")) and not relabel
+def _int_bounds(path: Path, cols: dict[str, IdColumn], line_of: LineOf) -> int:
+    """Largest ID + 1 over both integer columns; refuses negative IDs naming the row."""
+    top = 0
+    for k in ("src", "dst"):
+        v = cols[k].values
+        if len(v):
+            lo = int(v.argmin())
+            if v[lo] < 0:
+                raise fail(path, f"row {lo + 1}: negative node ID {int(v[lo])}; pass "
+                           "relabel=True to map IDs", line=line_of(lo), field=k,
+                           value=int(v[lo]))
+            top = max(top, int(v.max()) + 1)
+    return top
+
+
+def _check_space(path: Path, cols: dict[str, IdColumn], top: int, num_edges: int,
+                 line_of: LineOf, ntype: str | None = None) -> None:
+    for k in ("src", "dst"):
+        v = cols[k].values
+        if len(v) and int(v.max()) + 1 == top:
+            return check_id_space(path, k, top, num_edges, int(v.argmax()), line_of, ntype)
+    check_id_space(path, "src/dst", top, num_edges, None, line_of, ntype)
+
+
+def _build(path: Path, cols: dict[str, IdColumn], types: pa.DictionaryArray | None,
+           feats: dict[str, Any], relabel: bool, num_nodes: int | dict[str, int] | None,
+           line_of: LineOf) -> Graph:
+    ints = all(cols[k].kind == "int" for k in ("src", "dst")) and not relabel
     s = d = np.zeros(0, np.int64)
     if ints:
-        s, d = (column_to_numpy(cols[k]).astype(np.int64, copy=False) for k in ("src", "dst"))
-        bounds = [pc.min_max(cols[k]).as_py() for k in ("src", "dst")]  # one pass each
-        lo = min((b["min"] for b in bounds if b["min"] is not None), default=0)
-        hi = max((b["max"] for b in bounds if b["max"] is not None), default=-1)
-        if lo < 0:
-            raise fail(path, "negative node ID; pass relabel=True to map IDs", field="src/dst")
+        s, d = cols["src"].values, cols["dst"].values
+        top = _int_bounds(path, cols, line_of)
         if types is None and not isinstance(num_nodes, dict):  # fast path: one pass each
-            top = int(hi) + 1
+            if num_nodes is None:
+                _check_space(path, cols, top, len(s), line_of)
             n = top if num_nodes is None else int(num_nodes)
             if top > n:
                 raise fail(path, f"node ID {top - 1} >= num_nodes={n}", field="src/dst")
@@ -216,9 +331,7 @@ def _build(path: Path, cols: dict[str, pa.ChunkedArray], types: pa.DictionaryArr
             groups[et] = i
     ntypes = list(dict.fromkeys(t for et in groups for t in (et[0], et[2])))
     sel = {et: (None if i is None else np.flatnonzero(codes == i)) for et, i in groups.items()}
-    arrs = {} if ints else {k: cols[k].combine_chunks() for k in ("src", "dst")}
-    if not ints and arrs["src"].type != arrs["dst"].type:
-        arrs = {k: a.cast(pa.large_string()) for k, a in arrs.items()}
+    arrs = {} if ints else _common_ids(path, cols)
 
     def pick(k: str, rows: np.ndarray | None) -> pa.Array:
         return arrs[k] if rows is None else arrs[k].take(pa.array(rows))
@@ -242,6 +355,12 @@ def _build(path: Path, cols: dict[str, pa.ChunkedArray], types: pa.DictionaryArr
         nn = {nt: len(u) for nt, u in uniq.items()}
     elif num_nodes is not None:
         nn = num_nodes if isinstance(num_nodes, dict) else {DEFAULT_NTYPE: int(num_nodes)}
+    if ints:  # types whose count comes from the largest ID: bound it by the edges
+        for nt in ntypes:
+            if nn is None or nt not in nn:
+                ends = [e[k] for et, e in data.items() for k in (0, 1) if et[2 * k] == nt]
+                top = max((int(e.max()) + 1 for e in ends if len(e)), default=0)
+                check_id_space(path, "src/dst", top, len(s), None, line_of, nt)
     g = heterograph(data, num_nodes_dict=nn)
     for nt, u in uniq.items():
         g.nodes[nt].data["node_id"] = id_column(u)
@@ -249,6 +368,21 @@ def _build(path: Path, cols: dict[str, pa.ChunkedArray], types: pa.DictionaryArr
         for et, rows in sel.items():
             g.edges[et].data[name] = col if rows is None else col[rows]
     return g
+
+
+def _common_ids(path: Path, cols: dict[str, IdColumn]) -> dict[str, pa.Array]:
+    """Both ID columns as Arrow arrays of one type (strings if either holds strings)."""
+    kinds = {cols[k].kind for k in ("src", "dst")}
+    if "str" in kinds:
+        return {k: pc.cast(c.values, pa.large_string()) if c.kind == "str"
+                else pa.array(c.values).cast(pa.large_string()) for k, c in cols.items()}
+    if kinds == {"int", "u64"}:
+        for k, c in cols.items():
+            if c.kind == "int" and len(c.values) and c.values.min() < 0:
+                raise fail(path, "node IDs span more than 64 bits (negative ones and ones "
+                           ">= 2**63); pass ids='str'", field=k)
+        return {k: pa.array(c.values.astype(np.uint64, copy=False)) for k, c in cols.items()}
+    return {k: pa.array(c.values) for k, c in cols.items()}
 
 
 def node_id_strings(col: np.ndarray | Ragged) -> list:
