@@ -94,3 +94,54 @@ def test_fuzz(tmp_path: Path, blob: bytes) -> None:
     for nodes in (None, tmp_path / "n.txt"):
         with contextlib.suppress(FormatError):
             read_pgl({"u2buy2i": tmp_path / "e.txt"}, nodes)
+
+
+# ----- issue 24: exact IDs and values, no raw exceptions ----------------------------------------
+
+def test_uint64_slot_values_stay_exact(tmp_path: Path) -> None:
+    # 18446744073709551615 used to become float32 1.8446744e19
+    (tmp_path / "e.txt").write_text("1\t2\n3\t2\n")
+    (tmp_path / "n.txt").write_text("u\t1\ts 1:18446744073709551615\nu\t3\ts 1:5\ni\t2\n")
+    g = read_pgl({"u2buy2i": tmp_path / "e.txt"}, tmp_path / "n.txt")
+    col = g.nodes["u"].data["s_1"]
+    assert col.dtype == np.uint64 and col[:, 0].tolist() == [2**64 - 1, 5]
+
+
+def test_uint64_node_ids_stay_exact(tmp_path: Path) -> None:
+    (tmp_path / "e.txt").write_text("18446744073709551615\t2\n5\t2\n")
+    g = read_pgl({"u2buy2i": tmp_path / "e.txt"})
+    ids = g.nodes["u"].data["node_id"]
+    assert ids.dtype == np.uint64 and ids.tolist() == [5, 2**64 - 1]
+    assert g.edges(etype="u2buy2i")[0].tolist() == [1, 0]
+
+
+@pytest.mark.parametrize(("edges", "nodes", "match"), [
+    # a float ID in an edge file: was a raw ArrowInvalid
+    (b"1.5\t2\n3\t4\n", None, r"e\.txt:1: field 'src': row 1: '1\.5' is not an integer node ID"),
+    (b"1\t2\n\n3\tx\n", None, r"e\.txt:3: field 'dst': row 2: 'x' is not an integer node ID"),
+    (b"1\t2\n", b"u\t1\ni\t2\nu\t1.5\n", r"n\.txt:3: field 'id'.*'1\.5' is not an integer"),
+    # undecodable node file: was a raw UnicodeDecodeError
+    (b"1\t2\n", b"u\t1\ni\t\xff\n", r"n\.txt:2: line is not UTF-8 text"),
+    (b"\xff\t2\n", None, r"e\.txt: unreadable edge file"),
+    # one word among numbers used to turn the whole feature into text
+    (b"1\t2\n", b"u\t1\ts 1:abc\nu\t3\ts 1:4\ni\t2\n", r"n\.txt:1: field 's_1': feature "
+     r"value 'abc' is not a number"),
+    (b"1\t2\n", b"u\t1\ts 1:99999999999999999999\ni\t2\n", r"n\.txt:1: field 's_1': feature "
+     r"value 99999999999999999999 does not fit in 64 bits"),
+])
+def test_bad_ids_and_values_name_file_and_line(tmp_path: Path, edges: bytes,
+                                               nodes: bytes | None, match: str) -> None:
+    (tmp_path / "e.txt").write_bytes(edges)
+    if nodes is not None:
+        (tmp_path / "n.txt").write_bytes(nodes)
+    with pytest.raises(FormatError, match=match):
+        read_pgl({"u2buy2i": tmp_path / "e.txt"}, None if nodes is None else tmp_path / "n.txt")
+
+
+def test_text_ids_and_text_features(tmp_path: Path) -> None:
+    (tmp_path / "e.txt").write_text("1\tabc\n3\tdef\n")
+    (tmp_path / "n.txt").write_text("u\t1\tc hello\nu\t3\tc world\ni\tabc\ni\tdef\n")
+    g = read_pgl({"u2buy2i": tmp_path / "e.txt"}, tmp_path / "n.txt")
+    assert g.nodes["u"].data["node_id"].tolist() == [1, 3]
+    assert bytes(g.nodes["u"].data["c"][1]) == b"world"
+    assert g.edges(etype="u2buy2i")[1].tolist() == [0, 1]

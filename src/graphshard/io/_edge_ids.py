@@ -11,16 +11,19 @@ edges that use it, before anything is allocated per node.
 
 from __future__ import annotations
 
+import bz2
+import gzip
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ._common import column_to_numpy, fail
+from ._common import column_to_numpy, fail, scan_lines
 
 log = logging.getLogger(__name__)
 
@@ -31,8 +34,8 @@ ID_MODES = ("auto", "int", "str")
 MIN_ID_SPACE = 1 << 20
 #: ... and beyond it at most this many nodes per edge (SNAP's sparsest graphs need < 4).
 NODES_PER_EDGE = 64
-_INT = r"^\s*[+-]?[0-9]+\s*$"
-_NUMBER = r"^\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\s*$"
+INT_TOKEN = r"^\s*[+-]?[0-9]+\s*$"
+NUMBER_TOKEN = r"^\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\s*$"
 _EXACT_FLOAT = float(1 << 53)  # floats above this are not exact integers
 
 #: ``line_of(row)`` -> the file's 1-based line of a data row (text files; None otherwise).
@@ -58,8 +61,9 @@ def _bad(path: Path, line_of: LineOf, field: str, row: int, message: str,
 
 
 def parse_ids(col: pa.ChunkedArray | pa.Array, *, path: Path, field: str, line_of: LineOf,
-              text: bool, mode: str, relabel: bool) -> IdColumn:
-    """Parse one non-null ID column (``field`` names it in errors).
+              text: bool, mode: str, relabel: bool, has_ids_option: bool = True) -> IdColumn:
+    """Parse one non-null ID column (``field`` names it in errors; ``has_ids_option``: the
+    reader takes ``ids=``, so errors may suggest ``ids='str'``).
 
     Raises:
         FormatError: a token that is not an integer in an integer column, a float that is not
@@ -81,7 +85,7 @@ def parse_ids(col: pa.ChunkedArray | pa.Array, *, path: Path, field: str, line_o
             pa.types.is_binary(t) or pa.types.is_large_binary(t):
         strings = _utf8(col, path, field, line_of)
         if text:
-            return _tokens(strings, path, field, line_of, mode, relabel)
+            return _tokens(strings, path, field, line_of, mode, relabel, has_ids_option)
         if mode == "int":
             raise _bad(path, line_of, field, 0, f"column holds strings ({strings[0].as_py()!r}) "
                        "but ids='int' asks for integer node IDs", strings[0].as_py())
@@ -136,12 +140,13 @@ def _integers(col: pa.Array, path: Path, field: str, line_of: LineOf, relabel: b
 
 
 def _tokens(strings: pa.Array, path: Path, field: str, line_of: LineOf, mode: str,
-            relabel: bool) -> IdColumn:
+            relabel: bool, has_ids_option: bool) -> IdColumn:
     """Text tokens: integers, or (in "auto" mode) strings when no token is a number."""
-    is_int = pc.match_substring_regex(strings, _INT)
+    is_int = pc.match_substring_regex(strings, INT_TOKEN)
     if pc.all(is_int).as_py() or len(strings) == 0:
-        return _big_tokens(pc.utf8_trim_whitespace(strings), path, field, line_of, relabel)
-    numeric = pc.match_substring_regex(strings, _NUMBER)
+        return _big_tokens(pc.utf8_trim_whitespace(strings), path, field, line_of, relabel,
+                           has_ids_option)
+    numeric = pc.match_substring_regex(strings, NUMBER_TOKEN)
     if mode == "auto" and not pc.any(numeric).as_py() and not pc.any(is_int).as_py():
         log.info("%s: column %r holds no numbers: node IDs are read as strings and mapped to "
                  "0..n-1 in sorted order (the originals kept as node feature 'node_id')",
@@ -149,13 +154,13 @@ def _tokens(strings: pa.Array, path: Path, field: str, line_of: LineOf, mode: st
         return IdColumn("str", strings)
     row = _first(pc.invert(is_int))
     token = strings[row].as_py()
+    hint = ", or pass ids='str' to read every ID as a string" if has_ids_option else ""
     raise _bad(path, line_of, field, row, f"{token!r} is not an integer node ID (the column "
-               "holds integers); fix the row, or pass ids='str' to read every ID as a string",
-               token)
+               f"holds integers); fix the row{hint}", token)
 
 
-def _big_tokens(strings: pa.Array, path: Path, field: str, line_of: LineOf, relabel: bool
-                ) -> IdColumn:
+def _big_tokens(strings: pa.Array, path: Path, field: str, line_of: LineOf, relabel: bool,
+                has_ids_option: bool = True) -> IdColumn:
     try:
         return IdColumn("int", column_to_numpy(pc.cast(strings, pa.int64())))
     except pa.ArrowInvalid:
@@ -164,7 +169,9 @@ def _big_tokens(strings: pa.Array, path: Path, field: str, line_of: LineOf, rela
     for row in np.flatnonzero(np.abs(approx) >= 9.0e18).tolist():  # exact check, few rows
         value = int(strings[row].as_py())
         if not -(1 << 63) <= value < (1 << 63) and (not relabel or not 0 <= value < (1 << 64)):
-            hint = "pass ids='str' to read the IDs as strings" if relabel or value < 0 or \
+            as_str = "pass ids='str' to read the IDs as strings" if has_ids_option else \
+                "IDs must fit in 64 bits"
+            hint = as_str if relabel or value < 0 or \
                 value >= (1 << 64) else "pass relabel=True (CLI: -O relabel=true) to map " \
                 "IDs to 0..n-1, keeping the originals exactly (uint64) in node feature 'node_id'"
             raise _bad(path, line_of, field, row, f"node ID {value} does not fit in int64; "
@@ -204,3 +211,38 @@ def _size(num_bytes: int) -> str:
             return f"{num_bytes:.1f} {unit}" if unit != "B" else f"{num_bytes} B"
         num_bytes /= 1000
     return f"{num_bytes:.1f} PB"  # pragma: no cover
+
+
+def unify(columns: list[IdColumn], path: Path, field: str) -> list[pa.Array]:
+    """ID columns that share a node type as Arrow arrays of one type: strings if any holds
+    strings, else uint64 if any needs it (refusing negative IDs then), else int64."""
+    kinds = {c.kind for c in columns}
+    if "str" in kinds:
+        return [pc.cast(c.values, pa.large_string()) if c.kind == "str"
+                else pa.array(c.values).cast(pa.large_string()) for c in columns]
+    if "u64" in kinds:
+        for c in columns:
+            if c.kind == "int" and len(c.values) and c.values.min() < 0:
+                raise fail(path, "node IDs span more than 64 bits (negative ones and ones "
+                           ">= 2**63); pass ids='str'", field=field)
+        return [pa.array(c.values.astype(np.uint64, copy=False)) for c in columns]
+    return [pa.array(c.values, pa.int64()) for c in columns]
+
+
+def open_text(path: Path, mode: str = "rb") -> Any:
+    """Open a text file, decompressing ``.gz`` and ``.bz2``."""
+    if path.suffix.lower() == ".gz":
+        return gzip.open(path, mode)
+    if path.suffix.lower() == ".bz2":
+        return bz2.open(path, mode)
+    return open(path, mode)
+
+
+def text_line(path: Path, row: int, skip: int = 0, header: bool = False) -> int:
+    """1-based line of data row ``row`` in a text file read with pyarrow: ``skip`` lines
+    skipped at the top, then an optional header, blank lines ignored."""
+    with open_text(path) as handle:
+        numbers = scan_lines(handle.read())[0]
+    numbers = numbers[numbers > skip]
+    k = row + int(header)
+    return int(numbers[k]) if k < len(numbers) else row + 1 + int(header) + skip

@@ -12,8 +12,6 @@ larger than the edges are errors naming the row (see :mod:`._edge_ids`).
 
 from __future__ import annotations
 
-import bz2
-import gzip
 import tokenize
 import zipfile
 import zlib
@@ -31,8 +29,17 @@ import pyarrow.parquet as pq
 from ..errors import ValidationError
 from ..graph import DEFAULT_ETYPE, DEFAULT_NTYPE, Graph, heterograph
 from ..ragged import Ragged
-from ._common import PathLike, column_to_numpy, fail, id_column, ragged_to_strings, scan_lines
-from ._edge_ids import ID_MODES, IdColumn, LineOf, check_id_space, parse_ids
+from ._common import PathLike, column_to_numpy, fail, id_column, ragged_to_strings
+from ._edge_ids import (
+    ID_MODES,
+    IdColumn,
+    LineOf,
+    check_id_space,
+    open_text,
+    parse_ids,
+    text_line,
+    unify,
+)
 
 __all__ = ["node_id_strings", "read_edgelist"]
 
@@ -54,16 +61,8 @@ def _format(path: Path, fmt: str | None) -> str:
     return "csv"
 
 
-def _open_text(path: Path, mode: str = "rb") -> Any:
-    if path.suffix.lower() == ".gz":
-        return gzip.open(path, mode)
-    if path.suffix.lower() == ".bz2":
-        return bz2.open(path, mode)
-    return open(path, mode)
-
-
 def _sniff_delimiter(path: Path) -> str:
-    with _open_text(path) as handle:
+    with open_text(path) as handle:
         for raw in handle:
             line = raw.decode("utf-8", errors="replace")
             if line.strip() and not line.startswith(("#", "%")):
@@ -76,26 +75,22 @@ def _sniff_delimiter(path: Path) -> str:
 
 @dataclass
 class _Text:
-    """How a text edge list was read: rows skipped at the top and whether a header follows;
-    ``line_of(row)`` finds the file line of a data row (only on error paths)."""
+    """How a text edge list was read: rows skipped at the top and whether a header follows."""
 
     path: Path
     skip: int
     header: bool
 
     def line_of(self, row: int) -> int:
-        with _open_text(self.path) as handle:
-            numbers = scan_lines(handle.read())[0]
-        numbers = numbers[numbers > self.skip]
-        k = row + int(self.header)
-        return int(numbers[k]) if k < len(numbers) else row + 1 + int(self.header) + self.skip
+        """File line of data row ``row`` (reads the file again: for error messages only)."""
+        return text_line(self.path, row, self.skip, self.header)
 
 
 def _skip_comments(path: Path, comment: str | None) -> int:
     """Leading lines starting with ``comment`` (pyarrow has no comment option)."""
     skip = 0
     if comment:
-        with _open_text(path) as handle:
+        with open_text(path) as handle:
             for raw in handle:
                 if not raw.startswith(comment.encode()):
                     break
@@ -331,7 +326,8 @@ def _build(path: Path, cols: dict[str, IdColumn], types: pa.DictionaryArray | No
             groups[et] = i
     ntypes = list(dict.fromkeys(t for et in groups for t in (et[0], et[2])))
     sel = {et: (None if i is None else np.flatnonzero(codes == i)) for et, i in groups.items()}
-    arrs = {} if ints else _common_ids(path, cols)
+    arrs = {} if ints else dict(zip(("src", "dst"), unify([cols["src"], cols["dst"]], path,
+                                                           "src/dst"), strict=True))
 
     def pick(k: str, rows: np.ndarray | None) -> pa.Array:
         return arrs[k] if rows is None else arrs[k].take(pa.array(rows))
@@ -368,21 +364,6 @@ def _build(path: Path, cols: dict[str, IdColumn], types: pa.DictionaryArray | No
         for et, rows in sel.items():
             g.edges[et].data[name] = col if rows is None else col[rows]
     return g
-
-
-def _common_ids(path: Path, cols: dict[str, IdColumn]) -> dict[str, pa.Array]:
-    """Both ID columns as Arrow arrays of one type (strings if either holds strings)."""
-    kinds = {cols[k].kind for k in ("src", "dst")}
-    if "str" in kinds:
-        return {k: pc.cast(c.values, pa.large_string()) if c.kind == "str"
-                else pa.array(c.values).cast(pa.large_string()) for k, c in cols.items()}
-    if kinds == {"int", "u64"}:
-        for k, c in cols.items():
-            if c.kind == "int" and len(c.values) and c.values.min() < 0:
-                raise fail(path, "node IDs span more than 64 bits (negative ones and ones "
-                           ">= 2**63); pass ids='str'", field=k)
-        return {k: pa.array(c.values.astype(np.uint64, copy=False)) for k, c in cols.items()}
-    return {k: pa.array(c.values) for k, c in cols.items()}
 
 
 def node_id_strings(col: np.ndarray | Ragged) -> list:

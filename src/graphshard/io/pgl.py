@@ -12,7 +12,9 @@ in sorted order of its original IDs, which are kept as node feature ``"node_id"`
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+import itertools
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,7 @@ from ..graph import DEFAULT_NTYPE, Graph, heterograph
 from ..ragged import Ragged
 from ..typing import EdgeType
 from ._common import PathLike, column_to_numpy, fail, id_column
+from ._edge_ids import INT_TOKEN, NUMBER_TOKEN, IdColumn, parse_ids, text_line, unify
 
 __all__ = ["parse_pgl_etype", "read_pgl"]
 
@@ -93,27 +96,36 @@ def _file_map(spec: FileMap | PathLike | Sequence[PathLike], what: str) -> dict[
     return out
 
 
-def _read_edges(file: Path) -> tuple[pa.Array, pa.Array, np.ndarray | None]:
+def _read_edges(file: Path) -> tuple[IdColumn, IdColumn, np.ndarray | None]:
+    """One edge file: both ID columns parsed (integers, or strings when a whole column is
+    non-numeric) and the weights (float32) if there is a third column."""
     if file.stat().st_size == 0:
-        empty = pa.array([], pa.int64())
+        empty = IdColumn("int", np.zeros(0, np.int64))
         return empty, empty, None
-    try:
-        tab = pacsv.read_csv(file, read_options=pacsv.ReadOptions(autogenerate_column_names=True),
-                             parse_options=pacsv.ParseOptions(delimiter="\t"))
-    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+    read = pacsv.ReadOptions(autogenerate_column_names=True)
+    parse = pacsv.ParseOptions(delimiter="\t")
+    try:  # IDs as text: parse_ids judges every token (and keeps uint64 exact)
+        tab = pacsv.read_csv(file, read_options=read, parse_options=parse,
+                             convert_options=pacsv.ConvertOptions(
+                                 column_types={"f0": pa.string(), "f1": pa.string()}))
+    except pa.ArrowException as exc:
         raise fail(file, f"unreadable edge file ({exc})".replace("\n", " ")) from exc
     if tab.num_columns not in (2, 3):
         raise fail(file, f"expected 'src\\tdst[\\tweight]', found {tab.num_columns} columns",
                    line=1)
     cols = [tab.column(k).combine_chunks() for k in range(tab.num_columns)]
+    line_of = functools.partial(text_line, file)
     for k, (c, name) in enumerate(zip(cols, ("src", "dst", "weight"), strict=False)):
         if c.null_count:
             row = int(np.flatnonzero(column_to_numpy(c.is_null()))[0])
-            raise fail(file, "missing value", line=row + 1, field=name)
+            raise fail(file, "missing value", line=line_of(row), field=name)
         if k == 2 and not (pa.types.is_floating(c.type) or pa.types.is_integer(c.type)):
             raise fail(file, f"weight column holds {c.type}, expected numbers", field="weight")
+    ends = tuple(parse_ids(c, path=file, field=name, line_of=line_of, text=True, mode="auto",
+                           relabel=True, has_ids_option=False)
+                 for c, name in zip(cols, ("src", "dst"), strict=False))
     weight = column_to_numpy(cols[2]).astype(np.float32) if len(cols) == 3 else None
-    return cols[0], cols[1], weight
+    return ends[0], ends[1], weight
 
 
 def _parse_feature(field: str, feats: dict[str, list], row: int, file: Path, line: int) -> None:
@@ -129,18 +141,46 @@ def _parse_feature(field: str, feats: dict[str, list], row: int, file: Path, lin
         feats.setdefault(fname, {}).setdefault(row, []).extend(vals.split())
 
 
-def _column(rows: dict[int, list[str]], n: int, name: str, file: Path) -> Any:
+def _values(flat: list[str], lengths: np.ndarray, name: str,
+            where: Callable[[int], tuple[Path, int]]) -> np.ndarray | None:
+    """Feature tokens as int64 (uint64 when some are >= 2**63), float32, or None for text
+    (no token a number); a feature mixing numbers and text, or integers beyond 64 bits, is a
+    FormatError naming the node's line."""
+    if not flat:
+        return np.zeros(0, np.int64)
+    tokens = pa.array(flat, pa.string())
+    is_int = pc.match_substring_regex(tokens, INT_TOKEN)
+    numeric = pc.match_substring_regex(tokens, NUMBER_TOKEN)
+    if not pc.any(numeric).as_py():
+        return None
+    row_of = np.repeat(np.arange(len(lengths)), lengths)
+    if not pc.all(numeric).as_py():
+        k = int(np.flatnonzero(~column_to_numpy(numeric))[0])
+        file, line = where(int(row_of[k]))
+        raise fail(file, f"feature value {flat[k]!r} is not a number, but the feature holds "
+                   "numbers", line=line, field=name, value=flat[k])
+    if not pc.all(is_int).as_py():
+        return column_to_numpy(pc.cast(tokens, pa.float64())).astype(np.float32)
+    for dtype in (pa.int64(), pa.uint64()):
+        try:
+            return column_to_numpy(pc.cast(pc.utf8_trim_whitespace(tokens), dtype))
+        except pa.ArrowInvalid:
+            continue
+    bad = [k for k, t in enumerate(flat) if not 0 <= int(t) < (1 << 64)]
+    k = bad[0] if bad else 0
+    file, line = where(int(row_of[k]))
+    raise fail(file, f"feature value {flat[k]} does not fit in 64 bits"
+               + (" (and others are negative)" if not bad else ""), line=line, field=name,
+               value=flat[k])
+
+
+def _column(rows: dict[int, list[str]], n: int, name: str,
+            where: Callable[[int], tuple[Path, int]]) -> Any:
     flat = [v for r in range(n) for v in rows.get(r, [])]
     lengths = np.array([len(rows.get(r, [])) for r in range(n)], np.int64)
     offsets = np.concatenate([[0], np.cumsum(lengths)])
-    values: np.ndarray
-    for dtype in (np.int64, np.float32):
-        try:
-            values = np.array(flat, dtype=dtype) if flat else np.zeros(0, dtype)
-            break
-        except (ValueError, OverflowError):
-            continue
-    else:  # text: one UTF-8 string per node, values joined by spaces
+    values = _values(flat, lengths, name, where)
+    if values is None:  # text: one UTF-8 string per node, values joined by spaces
         texts = [" ".join(rows.get(r, [])) for r in range(n)]
         return Ragged.from_rows(texts) if texts else Ragged(np.zeros(0, np.uint8), offsets)
     if n and lengths[0] > 0 and (lengths == lengths[0]).all():
@@ -149,13 +189,17 @@ def _column(rows: dict[int, list[str]], n: int, name: str, file: Path) -> Any:
 
 
 def _read_nodes(files: dict[str, list[Path]], ntypes: set[str]
-                ) -> dict[str, tuple[np.ndarray, dict[str, Any]]]:
-    """Per node type: sorted unique IDs (strings) and their features."""
+                ) -> dict[str, tuple[pa.Array, dict[str, Any]]]:
+    """Per node type: sorted unique IDs (integers, or strings) and their features."""
     raw: dict[str, tuple[list[str], list[tuple[Path, int, list[str]]]]] = {}
     for key, paths in files.items():
         for file in paths:
-            with open(file, encoding="utf-8") as handle:
-                for lineno, text in enumerate(handle, 1):
+            with open(file, "rb") as handle:
+                for lineno, blob in enumerate(handle, 1):
+                    try:
+                        text = blob.decode("utf-8")
+                    except UnicodeDecodeError as exc:
+                        raise fail(file, f"line is not UTF-8 text ({exc})", line=lineno) from exc
                     if not text.strip():
                         continue
                     fields = text.rstrip("\r\n").split("\t")
@@ -170,17 +214,26 @@ def _read_nodes(files: dict[str, list[Path]], ntypes: set[str]
                     extra.append((file, lineno, fields[2:]))
     out = {}
     for t, (ids, extra) in raw.items():
-        try:
-            arr = np.array(ids, dtype=np.int64)
-        except (ValueError, OverflowError):
-            arr = np.array(ids)
-        uniq, first = np.unique(arr, return_index=True)
+        files = [e[0] for e in extra]
+        cuts = [0] + [k for k in range(1, len(files)) if files[k] is not files[k - 1]] + \
+            [len(files)]
+        cols = [parse_ids(pa.array(ids[a:b], pa.string()), path=files[a], field="id",
+                          text=True, mode="auto", relabel=True, has_ids_option=False,
+                          line_of=lambda row, a=a, extra=extra: extra[a + row][1])
+                for a, b in itertools.pairwise(cuts)]
+        arr = pa.chunked_array(unify(cols, files[0], "id")).combine_chunks()
+        uniq, first = np.unique(arr.to_numpy(zero_copy_only=False), return_index=True)
         feats: dict[str, dict[int, list]] = {}
         for row, k in enumerate(first.tolist()):
             file, lineno, fields = extra[k]
             for f in fields:
                 _parse_feature(f, feats, row, file, lineno)
-        out[t] = (uniq, {n: _column(r, len(uniq), n, extra[0][0]) for n, r in feats.items()})
+
+        def where(row: int, first: np.ndarray = first, extra: list = extra) -> tuple[Path, int]:
+            return extra[int(first[row])][0], extra[int(first[row])][1]
+
+        out[t] = (pa.array(uniq, arr.type),
+                  {n: _column(r, len(uniq), n, where) for n, r in feats.items()})
     return out
 
 
@@ -214,26 +267,28 @@ def read_pgl(edge_files: FileMap, node_files: FileMap | PathLike | None = None,
         ([('u', 'u2buy2i', 'i'), ('i', 'i2buy2u', 'u')], [10, 11])
     """
     emap = _file_map(edge_files, "edge_files")
-    raw: dict[EdgeType, list[tuple[Path, pa.Array, pa.Array, np.ndarray | None]]] = {}
+    raw: dict[EdgeType, list[tuple[Path, Any, Any, np.ndarray | None]]] = {}
     for name, paths in emap.items():
         et = parse_pgl_etype(name)
         raw.setdefault(et, []).extend((f, *_read_edges(f)) for f in paths)
     ntypes = list(dict.fromkeys(t for et in raw for t in (et[0], et[2])))
     nodes = _read_nodes(_file_map(node_files, "node_files"), set(ntypes)) \
         if node_files is not None else {}
-    as_str = any(pa.types.is_string(c.type) or pa.types.is_large_string(c.type)
-                 for parts in raw.values() for p in parts for c in p[1:3])
     uniq: dict[str, pa.Array] = {}
     for t in ntypes:
         if t in nodes:
-            ids = pa.array(nodes[t][0])
-        else:
-            ends = [p[k] for et, parts in raw.items() for p in parts
-                    for k, tt in ((1, et[0]), (2, et[2])) if tt == t]
-            ids = pc.unique(pa.chunked_array(
-                [e.cast(pa.string()) if as_str else e.cast(pa.int64()) for e in ends]
-            ).combine_chunks())
+            uniq[t] = nodes[t][0]
+            continue
+        ends = [p[k] for et, parts in raw.items() for p in parts
+                for k, tt in ((1, et[0]), (2, et[2])) if tt == t]
+        files = [p[0] for et, parts in raw.items() for p in parts for tt in (et[0], et[2])
+                 if tt == t]
+        ids = pc.unique(pa.chunked_array(unify(ends, files[0], "src/dst")).combine_chunks())
         uniq[t] = ids.take(pc.sort_indices(ids))
+    for et, parts in raw.items():  # an edge file's IDs take its node types' ID type
+        for k, part in enumerate(parts):
+            file, s, d, w = part
+            parts[k] = (file, _as_arrow(s, uniq[et[0]].type), _as_arrow(d, uniq[et[2]].type), w)
     data: dict[EdgeType, list] = {}
     weights: dict[EdgeType, list] = {}
     for et, parts in raw.items():
@@ -257,6 +312,13 @@ def read_pgl(edge_files: FileMap, node_files: FileMap | PathLike | None = None,
         for name, col in (nodes[t][1].items() if t in nodes else ()):
             g.nodes[t].data[name] = col
     return g
+
+
+def _as_arrow(col: IdColumn, like: pa.DataType) -> pa.Array:
+    """Edge-file IDs as Arrow, as text when the node type's IDs are text."""
+    if col.kind == "str" or not (pa.types.is_string(like) or pa.types.is_large_string(like)):
+        return pa.array(col.values) if col.kind != "str" else col.values
+    return pa.array(col.values).cast(like)
 
 
 def _map(file: Path, ids: pa.Array, uniqs: dict[str, pa.Array], ntype: str, what: str
