@@ -56,5 +56,10 @@ def test_undecodable_and_corrupt_compressed(tmp_path: Path) -> None:
     (tmp_path / "b.graph.gz").write_bytes(gzip.compress(b"2 1\n2\n1\n")[:-6])
     with pytest.raises(FormatError, match=r"b\.graph\.gz: unreadable METIS file"):
         read_metis(tmp_path / "b.graph.gz")
+    blob = bytearray(gzip.compress(b"2 1\n2\n1\n" * 50, mtime=0))
+    blob[12:16] = b"\xff\xff\xff\xff"  # corrupt deflate data: zlib.error, not OSError
+    (tmp_path / "z.graph.gz").write_bytes(bytes(blob))
+    with pytest.raises(FormatError, match=r"z\.graph\.gz: unreadable METIS file"):
+        read_metis(tmp_path / "z.graph.gz")
     (tmp_path / "c.graph.gz").write_bytes(gzip.compress(b"2 1\n2\n1\n"))
     assert np.array_equal(read_metis(tmp_path / "c.graph.gz").edges()[1], [1, 0])

@@ -145,3 +145,13 @@ def test_text_ids_and_text_features(tmp_path: Path) -> None:
     assert g.nodes["u"].data["node_id"].tolist() == [1, 3]
     assert bytes(g.nodes["u"].data["c"][1]) == b"world"
     assert g.edges(etype="u2buy2i")[1].tolist() == [0, 1]
+
+
+def test_non_ascii_text_feature_and_unsafe_feature_name(tmp_path: Path) -> None:
+    (tmp_path / "e.txt").write_text("1\t2\n")
+    (tmp_path / "n.txt").write_text("u\t1\tc café\ni\t2\n", encoding="utf-8")
+    g = read_pgl({"u2buy2i": tmp_path / "e.txt"}, tmp_path / "n.txt")
+    assert bytes(g.nodes["u"].data["c"][0]).decode() == "café"  # was a raw Ragged error
+    (tmp_path / "n.txt").write_text("u\t1\n\ni\t2\t../../x 1\n")
+    with pytest.raises(FormatError, match=r"n\.txt:3: .*feature name must be a plain file name"):
+        read_pgl({"u2buy2i": tmp_path / "e.txt"}, tmp_path / "n.txt")

@@ -264,6 +264,11 @@ def read_edgelist(path: PathLike, *, src: str | int = "src", dst: str | int = "d
         except pa.ArrowException as exc:
             raise fail(path, f"edge types are not text ({exc})", field="etype") from exc
         types = types.dictionary_encode()
+    for k, c in found.items():
+        if not (pa.types.is_integer(c.type) or pa.types.is_floating(c.type) or
+                pa.types.is_boolean(c.type)):
+            raise fail(path, f"column holds {c.type}, expected numbers for an edge feature",
+                       field=k, value=str(c.type))
     feats: dict[str, Any] = {k: column_to_numpy(c) for k, c in found.items()}
     try:
         return _build(path, cols, types, feats, relabel, num_nodes, line_of)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import bz2
 import gzip
 import os
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -53,7 +54,7 @@ def read_metis(path: str | os.PathLike[str]) -> Graph:
     try:
         with _open_text(path) as handle:
             lines = handle.read().splitlines()
-    except (OSError, EOFError, UnicodeDecodeError) as exc:  # bad gzip/bz2 data, not UTF-8
+    except (OSError, EOFError, UnicodeDecodeError, zlib.error) as exc:  # bad .gz/.bz2, not UTF-8
         raise FormatError(f"{path}: unreadable METIS file ({type(exc).__name__}: {exc})",
                           path=str(path)) from exc
     body = [(i + 1, ln) for i, ln in enumerate(lines) if not ln.lstrip().startswith("%")]

@@ -23,6 +23,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from .._files import check_path_name
+from ..errors import ValidationError
 from ..graph import DEFAULT_NTYPE, Graph, heterograph
 from ..ragged import Ragged
 from ..typing import EdgeType
@@ -138,6 +140,10 @@ def _parse_feature(field: str, feats: dict[str, list], row: int, file: Path, lin
         fname = f"{name}_{key.strip()}" if sep else name
         if sep and not key.strip():
             raise fail(file, f"slot feature {item!r} has no slot name", line=line, field=name)
+        try:  # feature names become keys and file names
+            check_path_name(fname, field="feature name")
+        except ValidationError as exc:
+            raise fail(file, str(exc), line=line, field=fname, value=fname) from exc
         feats.setdefault(fname, {}).setdefault(row, []).extend(vals.split())
 
 
@@ -182,7 +188,9 @@ def _column(rows: dict[int, list[str]], n: int, name: str,
     values = _values(flat, lengths, name, where)
     if values is None:  # text: one UTF-8 string per node, values joined by spaces
         texts = [" ".join(rows.get(r, [])) for r in range(n)]
-        return Ragged.from_rows(texts) if texts else Ragged(np.zeros(0, np.uint8), offsets)
+        if not texts:
+            return Ragged(np.zeros(0, np.uint8), offsets)
+        return Ragged.from_rows([t.encode() for t in texts])  # bytes: str lengths are not UTF-8
     if n and lengths[0] > 0 and (lengths == lengths[0]).all():
         return values.reshape(n, int(lengths[0]))
     return Ragged(values, offsets)
