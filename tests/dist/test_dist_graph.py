@@ -82,6 +82,10 @@ def test_sampling_identical_to_local_engine(shop_parts, shop_dist, k):
     np.testing.assert_array_equal(
         gs.sampling.random_walk(dg, *walk_args, walk_times=2, seed=4).traces,
         gs.sampling.random_walk(whole, *walk_args, walk_times=2, seed=4).traces)
+    n2v = {"p": 0.5, "q": 2.0, "walk_times": 2, "etype": "follows", "seed": 4}
+    np.testing.assert_array_equal(
+        gs.sampling.node2vec_walk(dg, [0, 5, 9, 33, 71], 8, **n2v).traces,
+        gs.sampling.node2vec_walk(whole, [0, 5, 9, 33, 71], 8, **n2v).traces)
     np.testing.assert_array_equal(
         gs.sampling.negative_sample(dg, 40, ntype="i", distribution="degree", seed=2),
         gs.sampling.negative_sample(whole, 40, ntype="i", distribution="degree", seed=2))

@@ -38,7 +38,7 @@ def test_walk_config_dumps_and_warm_starts(tmp_path, caplog):
     cfg.write_text(WALK)
     res = train_from_config(cfg)
     assert isinstance(res, WalkEmbeddingResult) and res.embeddings["_N"].shape == (120, 4)
-    assert "ignoring keys ['etype2files']" in caplog.text
+    assert "ignoring keys ['etype2files', 'task_name']: task 'walk' reads only" in caplog.text
     assert len((tmp_path / "out" / "_N.txt").read_text().splitlines()) == 120
     first = np.load(tmp_path / "out" / "_N.npy")
     # continue from the checkpoint: a second run starts from the saved tables
@@ -93,3 +93,14 @@ def test_walk_config_sample_key(tmp_path):
     cfg.write_text(WALK + "sample: 2\n")
     with pytest.raises(gs.errors.ValidationError, match="word2vec's sample"):
         train_from_config(cfg)
+
+
+def test_config_warns_about_every_key_it_ignores(tmp_path, caplog):
+    cfg = tmp_path / "sage.yaml"
+    cfg.write_text("task: sage\ngraph: missing.json\ntask_name: x\noutput_path: out\n"
+                   "symmetry: true\nfanouts: [5, 5]\nmeta_path: u2i-i2u\n")
+    with pytest.raises(gs.GraphshardError):
+        train_from_config(cfg)  # the graph is missing: the warning comes first
+    assert ("ignoring keys ['meta_path', 'output_path', 'symmetry', 'task_name']: task "
+            "'sage' reads only ['batch_size', 'checkpoint_dir'") in caplog.text
+    assert not (tmp_path / "out").exists()

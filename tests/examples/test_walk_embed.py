@@ -49,6 +49,19 @@ def test_same_seed_same_tables(sbm_graph):
     np.testing.assert_array_equal(a.embeddings["_N"], b.embeddings["_N"])
 
 
+def test_curve_depends_on_the_ids(sbm_graph, tmp_path):
+    """The README's claim is about reshuffled IDs: a local run on the partitioned graph
+    (what a DistGraph's run equals, tests/examples/test_dist_train.py) repeats itself, the
+    original graph in its own IDs gives another curve."""
+    gs.partition_graph(sbm_graph, "sbm", 2, tmp_path, part_method="random")
+    whole = gs.dist.assemble_graph(tmp_path / "sbm.json")
+    kw = {**KW, "epochs": 1}
+    shuffled = train_walk_embedding(whole, **kw).step_losses
+    assert train_walk_embedding(gs.dist.assemble_graph(tmp_path / "sbm.json"),
+                                **kw).step_losses == shuffled
+    assert train_walk_embedding(sbm_graph, **kw).step_losses != shuffled
+
+
 def test_metapath_heterograph():
     rng = np.random.default_rng(0)
     u, i = rng.integers(0, 30, 200), rng.integers(0, 20, 200)

@@ -11,7 +11,15 @@ import pytest
 import scipy.sparse as sp
 
 import graphshard as gs
-from graphshard.io import from_networkx, from_pyg, from_scipy, to_dgl, to_pyg
+from graphshard.io import (
+    from_networkx,
+    from_pyg,
+    from_scipy,
+    to_dgl,
+    to_networkx,
+    to_pyg,
+    to_scipy,
+)
 
 
 def _with(package: str):
@@ -46,6 +54,76 @@ def test_from_scipy() -> None:
     assert np.allclose(g.edata["weight"], coo.data)
     with pytest.raises(gs.ValidationError, match="square"):
         from_scipy(sp.csr_matrix((2, 3)))
+
+
+def _multigraph() -> gs.Graph:
+    """Parallel edges, a self loop, an isolated node, edges not sorted by source."""
+    g = gs.graph(([3, 0, 1, 1, 0, 2], [0, 1, 2, 2, 0, 3]), num_nodes=5)
+    g.ndata["x"] = np.arange(10, dtype=np.float32).reshape(5, 2)
+    g.ndata["y"] = np.array([4, 3, 2, 1, 0])
+    g.edata["w"] = np.array([0.5, 1.5, 2.5, 3.5, 4.5, 5.5])
+    return g
+
+
+def test_networkx_round_trip() -> None:
+    g = _multigraph()
+    nxg = to_networkx(g, node_attrs=("x", "y"), edge_attrs=("w",))
+    assert isinstance(nxg, nx.MultiDiGraph) and nxg.number_of_nodes() == 5
+    assert nxg.number_of_edges() == 6 and nxg.number_of_edges(1, 2) == 2
+    back = from_networkx(nxg, node_attrs=("x", "y"), edge_attrs=("w",))
+    order = np.argsort(g.edges()[0], kind="stable")  # NetworkX groups edges by source
+    s, d = g.edges()
+    assert back.edges()[0].tolist() == s[order].tolist()
+    assert back.edges()[1].tolist() == d[order].tolist()
+    assert back.edata["w"].tolist() == g.edata["w"][order].tolist()
+    assert back.ndata["x"].tolist() == g.ndata["x"].tolist()
+    assert back.ndata["y"].tolist() == g.ndata["y"].tolist() and "node_id" not in back.ndata
+    # and from networkx first: a directed graph comes back edge for edge
+    G = nx.gnm_random_graph(30, 90, seed=1, directed=True)
+    again = to_networkx(from_networkx(G))
+    assert sorted(again.edges()) == sorted(G.edges()) and again.number_of_nodes() == 30
+
+
+def test_to_networkx_errors() -> None:
+    hetero = gs.heterograph({("u", "buys", "i"): ([0], [0])})
+    with pytest.raises(gs.ValidationError, match=r"to_networkx takes a homogeneous graph"):
+        to_networkx(hetero)
+    with pytest.raises(gs.ValidationError, match=r"edge_attrs: the edges has no feature 'z'"):
+        to_networkx(_multigraph(), edge_attrs=("z",))
+    g = _multigraph()
+    g.ndata["tags"] = gs.Ragged.from_rows([[1], [], [2], [], []], dtype="int64")
+    with pytest.raises(gs.ValidationError, match=r"'tags' of the nodes is Ragged"):
+        to_networkx(g, node_attrs=("tags",))
+
+
+def test_scipy_round_trip() -> None:
+    g = _multigraph()
+    back = from_scipy(to_scipy(g, weight="w", fmt="coo"), weight="w")
+    assert [a.tolist() for a in back.edges()] == [a.tolist() for a in g.edges()]
+    assert back.edata["w"].tolist() == g.edata["w"].tolist() and back.num_nodes() == 5
+    csr = to_scipy(g)  # parallel edges summed
+    assert isinstance(csr, sp.csr_array) and csr.shape == (5, 5)
+    assert csr[1, 2] == 2 and csr.nnz == 5 and csr.dtype == np.int64
+    assert to_scipy(g, fmt="csc", weight="w")[1, 2] == 6.0
+    a = sp.random(40, 40, density=0.1, format="csr", random_state=3)
+    assert (to_scipy(from_scipy(a), weight="weight") != a).nnz == 0
+
+
+def test_to_scipy_hetero_and_errors() -> None:
+    g = gs.heterograph({("u", "buys", "i"): ([0, 1], [2, 2]), ("i", "by", "u"): ([2], [0])},
+                       num_nodes_dict={"u": 2, "i": 3})
+    m = to_scipy(g, etype="buys")
+    assert m.shape == (2, 3) and m.toarray().tolist() == [[0, 0, 1], [0, 0, 1]]
+    with pytest.raises(gs.ValidationError, match=r"the graph has edge types .*: name one"):
+        to_scipy(g)
+    with pytest.raises(gs.ValidationError, match=r"fmt must be one of"):
+        to_scipy(_multigraph(), fmt="dense")
+    h = _multigraph()
+    h.edata["v"] = np.ones((6, 2))
+    with pytest.raises(gs.ValidationError, match=r"weight: feature 'v' .* must be 1-D numeric"):
+        to_scipy(h, weight="v")
+    with pytest.raises(gs.ValidationError, match=r"weight: .* no feature 'q'"):
+        to_scipy(h, weight="q")
 
 
 def test_missing_package_message() -> None:

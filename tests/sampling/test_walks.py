@@ -117,6 +117,22 @@ def test_node2vec_second_order_distribution(p, q):
     assert stats.chisquare(counts, prob * len(sel)).pvalue > ALPHA
 
 
+@pytest.mark.parametrize(("p", "q"), [(1.0, 1.0), (0.25, 4.0)])
+def test_node2vec_reference_store_equals_local(reference_store, p, q):
+    """A store without a local adjacency (as a DistGraph) walks step-wise, same traces."""
+    rng = np.random.default_rng(3)
+    src, dst = rng.integers(0, 60, 400), rng.integers(0, 60, 400)
+    g = gs.graph((np.concatenate([src, dst, [7]]), np.concatenate([dst, src, [7]])),
+                 num_nodes=64)  # parallel edges, a self loop, isolated nodes 60..63
+    starts = np.array([0, 5, 61, 7, 33])
+    local = node2vec_walk(g, starts, 9, p=p, q=q, walk_times=3, seed=11)
+    ref = node2vec_walk(reference_store(g), starts, 9, p=p, q=q, walk_times=3, seed=11)
+    np.testing.assert_array_equal(ref.traces, local.traces)
+    assert (local.traces[:, 1:] >= 0).sum() == 12 * 8 and (local.traces[[2, 7, 12]] == [
+        [61] + [-1] * 8] * 3).all()
+    check_steps_follow_edges(g, ref, [("_N", "_E", "_N")])
+
+
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"metapath": "u2click2i-u2buy2i"}, r"metapath 'u2click2i-u2buy2i' does not chain: "
      r"\('u', 'u2click2i', 'i'\) ends at node type 'i' but the next edge type "

@@ -8,7 +8,7 @@ Unstable API: the examples are a first pass and may change between releases.
 Example:
     >>> import graphshard.examples as ex
     >>> sorted(ex.__all__)[:3]
-    ['Checkpoint', 'SageTrainer', 'TrainResult']
+    ['CONFIG_KEYS', 'Checkpoint', 'SageTrainer']
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ _LAZY = {
     "plot_curves": ".curves",
     "trainer_share": ".sage",
     "read_config": ".config",
+    "CONFIG_KEYS": ".config",
 }
 
 __all__ = sorted(_LAZY)

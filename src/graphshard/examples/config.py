@@ -15,8 +15,12 @@ A walk config (``task: walk``, the default) reads PGL's keys ``meta_path``, ``wa
 ``num_trainers`` (trainer processes, DDP; needs ``graph:``), ``checkpoint_dir`` (a
 checkpoint after every epoch; a stopped run started again resumes from it) and ``resume``.
 The graph is ``graph:`` (a partition config JSON, served by a DistGraph) or ``generate:``
-(a :func:`graphshard.datasets.from_spec` spec).  PGL keys we do not use (``etype2files``,
-``shard_num``, ...) are logged and ignored; relative paths are read from the YAML's folder.
+(a :func:`graphshard.datasets.from_spec` spec).  :data:`CONFIG_KEYS` lists the keys of
+each task; every other key (PGL's ``etype2files``, ``ntype2files``, ``symmetry``,
+``shard_num``, ``task_name``, ...; ``output_path`` in a sage config) is ignored with one
+WARNING naming them all; relative paths are read from the YAML's folder.  PGL's
+``meta_path`` is read as edge-type names of the graph (``"u2click2i-i2click2u"``, several
+joined by ``;``): a name the graph does not have is refused with a ValidationError.
 
 Checkpoints: with ``checkpoint_dir`` (either task) a checkpoint with the model or tables,
 the optimizer state, the epoch and the metrics is written after every epoch, and the same
@@ -28,6 +32,11 @@ writes its tables to ``output_path`` (``<ntype>.npy`` and ``<ntype>.txt``);
 Unstable API (first pass of issue 7).
 
 Example:
+    >>> [k for k in ("meta_path", "walk_len", "etype2files", "task_name", "output_path")
+    ...  if k in CONFIG_KEYS["walk"]]
+    ['meta_path', 'walk_len', 'output_path']
+    >>> "output_path" in CONFIG_KEYS["sage"]
+    False
     >>> import tempfile, pathlib
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "walk.yaml"
     >>> _ = p.write_text("generate: sbm:nodes=50,edges=200\\nwalk_len: 4\\nepochs: 1\\n")
@@ -46,15 +55,14 @@ from typing import Any
 from .._optional import import_optional
 from ..errors import ConfigError
 
-__all__ = ["TASKS", "read_config", "train_from_config"]
+__all__ = ["CONFIG_KEYS", "TASKS", "read_config", "train_from_config"]
 
 logger = logging.getLogger(__name__)
 
 #: Tasks a config can name.
 TASKS = ("walk", "sage")
 
-_COMMON = {"task", "graph", "generate", "seed", "epochs", "batch_size", "lr", "task_name",
-           "output_path"}
+_COMMON = {"task", "graph", "generate", "seed", "epochs", "batch_size", "lr"}
 _WALK = {"meta_path": "metapath", "walk_len": "walk_len", "walk_times": "walk_times",
          "win_size": "win_size", "neg_num": "neg_num", "embed_size": "emb_size",
          "emb_size": "emb_size", "optimizer": "optimizer",
@@ -62,12 +70,16 @@ _WALK = {"meta_path": "metapath", "walk_len": "walk_len", "walk_times": "walk_ti
          "checkpoint_dir": "checkpoint_dir", "resume": "resume", "lr_decay": "lr_decay",
          "end_lr": "end_lr", "random_window": "random_window", "sample": "subsample",
          "subsample": "subsample"}
-_WALK_FLOW = {"need_train", "need_inference", "warm_start_from"}
+_WALK_FLOW = {"need_train", "need_inference", "warm_start_from", "output_path"}
 _SAGE = {"fanouts": "fanouts", "hidden_size": "hidden", "hidden": "hidden", "feat": "feat",
          "label": "label", "train_mask": "train_mask", "val_mask": "val_mask",
          "test_mask": "test_mask", "dropout": "dropout", "weight_decay": "weight_decay",
          "num_trainers": "num_trainers", "trainer_cpus": "trainer_cpus",
          "checkpoint_dir": "checkpoint_dir", "resume": "resume", "eval_every": "eval_every"}
+
+#: The keys each task reads; any other key is ignored with a WARNING naming it.
+CONFIG_KEYS = {"walk": tuple(sorted(_COMMON | set(_WALK) | _WALK_FLOW)),
+               "sage": tuple(sorted(_COMMON | set(_SAGE)))}
 
 
 def read_config(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -124,10 +136,10 @@ def train_from_config(path: str | os.PathLike[str], *, overrides: dict[str, Any]
     if task not in TASKS:
         raise ConfigError(f"{path}: task must be one of {TASKS}, got {task!r}", path=str(path),
                           field="task")
-    known = _COMMON | (set(_WALK) | _WALK_FLOW if task == "walk" else set(_SAGE))
-    ignored = sorted(set(cfg) - known)
+    ignored = sorted(set(cfg) - set(CONFIG_KEYS[task]))
     if ignored:
-        logger.warning("%s: ignoring keys %s", path, ignored)
+        logger.warning("%s: ignoring keys %s: task %r reads only %s", path, ignored, task,
+                       list(CONFIG_KEYS[task]))
     table = _WALK if task == "walk" else _SAGE
     kwargs = {table[k]: v for k, v in cfg.items() if k in table}
     kwargs.update({k: cfg[k] for k in ("seed", "epochs", "batch_size", "lr") if k in cfg})

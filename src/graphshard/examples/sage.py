@@ -5,8 +5,11 @@ Training samples blocks around each mini-batch of training nodes with
 the same code runs on a local :class:`~graphshard.graph.Graph` and on a
 :class:`~graphshard.dist.DistGraph`.  Evaluation is exact full-neighbour inference, layer by
 layer over all nodes (fanout -1, as DGL's ``SAGE.inference``), so it has no sampling noise.
-With the same IDs and seed, a local graph and a DistGraph give the same loss curve, because
-every sampling draw is keyed by node ID and batches come from a seeded permutation.
+With the same seed, a DistGraph gives the loss curve of a local run on the same partitioned
+graph in its reshuffled IDs (``gs.dist.assemble_graph(config)``; equal up to float
+rounding), because every sampling draw is keyed by node ID and batches come from a seeded
+permutation of IDs.  A run on the original graph, whose IDs differ, draws other samples and
+gives another curve (of the same kind, not the same numbers).
 
 With ``num_trainers > 1`` the trainers are Ray actors on the partitions' servers, each taking
 the training nodes of its own partitions, with gradients all-reduced by torch DDP on gloo

@@ -9,7 +9,11 @@ by centres and contexts, as PGL's walk-based model).  The tables are sparse: a s
 and updates only the rows of its batch.  On a DistGraph they are
 :class:`~graphshard.dist.DistEmbedding` tables updated on the servers by
 :class:`~graphshard.dist.SparseAdagrad` / :class:`~graphshard.dist.SparseSGD`; locally they
-are torch tensors updated in place, row by row, with the same Adagrad / SGD rule.
+are torch tensors updated in place, row by row, with the same Adagrad / SGD rule.  With the
+same seed, a DistGraph gives the loss curve of a local run on the partitioned graph in its
+reshuffled IDs (``gs.dist.assemble_graph(config)``; equal up to float rounding): walks,
+pairs and negatives are keyed by node ID, so the original graph, in other IDs, gives
+another curve.
 
 Unstable API (first pass of issue 7).
 

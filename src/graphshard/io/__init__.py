@@ -17,7 +17,16 @@ from .chunked import (
 from .convert import READERS, WRITERS, convert, read_graph, write_graph
 from .edgelist import node_id_strings, read_edgelist
 from .euler import read_euler, write_euler
-from .interop import from_dgl, from_networkx, from_pyg, from_scipy, to_dgl, to_pyg
+from .interop import (
+    from_dgl,
+    from_networkx,
+    from_pyg,
+    from_scipy,
+    to_dgl,
+    to_networkx,
+    to_pyg,
+    to_scipy,
+)
 from .metis import read_metis
 from .pgl import read_pgl
 
@@ -41,7 +50,9 @@ __all__ = [
     "read_metis",
     "read_pgl",
     "to_dgl",
+    "to_networkx",
     "to_pyg",
+    "to_scipy",
     "write_chunked",
     "write_euler",
     "write_graph",

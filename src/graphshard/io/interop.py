@@ -16,10 +16,12 @@ import scipy.sparse as sp
 
 from .._arrays import as_array
 from .._optional import import_optional
+from ..errors import ValidationError
 from ..graph import DEFAULT_ETYPE, DEFAULT_NTYPE, Graph, graph, heterograph
 from ..ragged import Ragged
 
-__all__ = ["from_dgl", "from_networkx", "from_pyg", "from_scipy", "to_dgl", "to_pyg"]
+__all__ = ["from_dgl", "from_networkx", "from_pyg", "from_scipy", "to_dgl", "to_networkx",
+           "to_pyg", "to_scipy"]
 
 log = logging.getLogger(__name__)
 
@@ -209,9 +211,131 @@ def from_scipy(mat: Any, *, weight: str | None = "weight") -> Graph:
     """
     coo = sp.coo_matrix(mat)
     if coo.shape[0] != coo.shape[1]:
-        from ..errors import ValidationError
         raise ValidationError(f"expected a square matrix, got shape {coo.shape}", field="mat")
     g = graph((coo.row.astype(np.int64), coo.col.astype(np.int64)), num_nodes=coo.shape[0])
     if weight is not None:
         g.edata[weight] = coo.data
     return g
+
+
+def _feature(frame: Any, name: str, owner: str, field: str) -> np.ndarray:
+    if name not in frame:
+        raise ValidationError(f"{field}: {owner} has no feature {name!r}; it has "
+                              f"{sorted(frame)}", field=field, value=name)
+    col = frame[name]
+    if isinstance(col, Ragged):
+        raise ValidationError(f"{field}: feature {name!r} of {owner} is Ragged; only dense "
+                              "features can be copied", field=field, value=name)
+    return np.asarray(col)
+
+
+def to_networkx(g: Graph, *, node_attrs: tuple[str, ...] = (),
+                edge_attrs: tuple[str, ...] = ()) -> Any:
+    """A ``networkx.MultiDiGraph`` of a homogeneous :class:`Graph` (the inverse of
+    :func:`from_networkx`).
+
+    Nodes are ``0..num_nodes-1`` (isolated ones included); every edge becomes one NetworkX
+    edge, added in edge-ID order, so parallel edges stay apart.  NetworkX lists edges
+    grouped by source, so ``from_networkx(to_networkx(g))`` holds the same edges and
+    features, in the order of a stable sort of ``g``'s edges by source.
+
+    Args:
+        g: A graph with one node type and at most one edge type.
+        node_attrs: Dense node features to copy as node attributes (a row per node:
+            a scalar for a 1-D feature, an array otherwise).
+        edge_attrs: Dense edge features to copy as edge attributes.
+
+    Returns:
+        A new ``networkx.MultiDiGraph``.
+
+    Raises:
+        ValidationError: ``g`` has several node or edge types, or a named feature is
+            missing or Ragged.
+        MissingDependencyError: networkx is not installed.
+
+    Example:
+        >>> import graphshard as gs
+        >>> g = gs.graph(([0, 1, 1], [1, 2, 2]), num_nodes=4)
+        >>> g.edata["w"] = np.array([0.5, 1.0, 2.0])
+        >>> nxg = to_networkx(g, edge_attrs=("w",))
+        >>> nxg.number_of_nodes(), [(u, v, a["w"]) for u, v, a in nxg.edges(data=True)]
+        (4, [(0, 1, 0.5), (1, 2, 1.0), (1, 2, 2.0)])
+        >>> from_networkx(nxg, edge_attrs=("w",)).edges()[1].tolist()
+        [1, 2, 2]
+    """
+    nx = import_optional("networkx", "to_networkx")
+    if len(g.ntypes) != 1 or len(g.canonical_etypes) > 1:
+        raise ValidationError(f"to_networkx takes a homogeneous graph; this one has node types "
+                              f"{g.ntypes} and edge types {g.canonical_etypes} (convert it "
+                              "with g.to_homogeneous() first)", field="g")
+    n = g.num_nodes()
+    out = nx.MultiDiGraph()
+    nodes = {name: _feature(g.node_frame(), name, "the nodes", "node_attrs")
+             for name in node_attrs}
+    out.add_nodes_from(range(n))
+    for name, col in nodes.items():
+        nx.set_node_attributes(out, dict(zip(range(n), col.tolist() if col.ndim == 1
+                                             else list(col), strict=True)), name)
+    if not g.canonical_etypes:
+        if edge_attrs:
+            raise ValidationError("edge_attrs: the graph has no edge type", field="edge_attrs")
+        return out
+    src, dst = g.edges()
+    cols = {name: _feature(g.edge_frame(), name, "the edges", "edge_attrs")
+            for name in edge_attrs}
+    rows = {name: (c.tolist() if c.ndim == 1 else list(c)) for name, c in cols.items()}
+    out.add_edges_from((u, v, {name: r[e] for name, r in rows.items()})
+                       for e, (u, v) in enumerate(zip(src.tolist(), dst.tolist(), strict=True)))
+    return out
+
+
+_SCIPY_FORMATS = ("csr", "csc", "coo")
+
+
+def to_scipy(g: Graph, *, etype: Any = None, weight: str | None = None,
+             fmt: str = "csr") -> Any:
+    """The adjacency of one edge type as a SciPy sparse array (``A[u, v]``: edges u -> v;
+    the inverse of :func:`from_scipy`).
+
+    Args:
+        g: A graph.
+        etype: The edge type (None: the graph's only one).  The shape is
+            ``(num_nodes(src type), num_nodes(dst type))``.
+        weight: A dense 1-D numeric edge feature as the values; None: 1 per edge (int64).
+        fmt: ``"coo"`` keeps every edge as one entry in edge-ID order, parallel edges
+            included, so ``from_scipy(to_scipy(g, fmt="coo"))`` gives ``g``'s edges back in
+            order; ``"csr"`` / ``"csc"`` sum parallel edges into one entry (SciPy's rule).
+
+    Returns:
+        ``scipy.sparse.csr_array``, ``csc_array`` or ``coo_array``.
+
+    Raises:
+        ValidationError: an unknown ``fmt`` or edge type, several edge types and no
+            ``etype``, or a ``weight`` that is missing, Ragged or not 1-D numeric.
+
+    Example:
+        >>> import graphshard as gs
+        >>> g = gs.graph(([0, 1, 1], [1, 2, 2]))
+        >>> to_scipy(g).toarray().tolist()
+        [[0, 1, 0], [0, 0, 2], [0, 0, 0]]
+        >>> from_scipy(to_scipy(g, fmt="coo"), weight=None).edges()[1].tolist()
+        [1, 2, 2]
+    """
+    if fmt not in _SCIPY_FORMATS:
+        raise ValidationError(f"fmt must be one of {_SCIPY_FORMATS}, got {fmt!r}", field="fmt",
+                              value=fmt)
+    if etype is None and not g.canonical_etypes:
+        raise ValidationError("the graph has no edge type", field="etype")
+    et = g.to_canonical_etype(etype)
+    src, dst = g.edges(etype=et)
+    if weight is None:
+        data = np.ones(len(src), dtype=np.int64)
+    else:
+        data = _feature(g.edges[et].data, weight, f"edge type {et}", "weight")
+        if data.ndim != 1 or not (np.issubdtype(data.dtype, np.number)
+                                  or data.dtype == np.bool_):
+            raise ValidationError(f"weight: feature {weight!r} of edge type {et} must be 1-D "
+                                  f"numeric, got dtype {data.dtype} and shape {data.shape}",
+                                  field="weight", value=weight)
+    mat = sp.coo_array((data, (src, dst)), shape=(g.num_nodes(et[0]), g.num_nodes(et[2])))
+    return mat if fmt == "coo" else mat.asformat(fmt)

@@ -16,7 +16,7 @@ from .files import (
     read_config,
 )
 from .methods import METHODS, MethodOptions, register_method, run_method
-from .report import PartitionReport, edge_cut
+from .report import PartitionReport, edge_cut, undirected_edge_cut
 
 __all__ = [
     "DEFAULT_METHOD",
@@ -35,4 +35,5 @@ __all__ = [
     "read_config",
     "register_method",
     "run_method",
+    "undirected_edge_cut",
 ]

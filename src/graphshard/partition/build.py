@@ -30,7 +30,7 @@ from .features import part_edge_features, part_node_features, per_type_orig_ids
 from .files import make_config, write_config, write_part
 from .local_graphs import build_local_graph, in_edge_index
 from .methods import METHODS, MethodOptions, run_method
-from .report import PartitionReport, edge_cut
+from .report import PartitionReport, edge_cut, undirected_edge_cut
 from .reshuffle import Reshuffle, reshuffle
 
 __all__ = ["DEFAULT_METHOD", "PartitionResult", "build_partitions", "partition_graph"]
@@ -389,7 +389,8 @@ def _report(g: Graph, method: str, num_parts: int, parts: IdArray, src: IdArray,
         edge_cut=edge_cut(parts, src, dst), comm_volume=int(sum(halo1)),
         part_nodes=sizes.sum(axis=0).tolist(), part_edges=np.diff(eb).tolist(),
         part_nodes_per_type={t: sizes[i].tolist() for i, t in enumerate(g.ntypes)},
-        halo_nodes=list(halo), seconds=seconds)
+        halo_nodes=list(halo), seconds=seconds,
+        undirected_edge_cut=undirected_edge_cut(parts, src, dst))
 
 
 def _mappings(g: Graph, shuffle: Reshuffle) -> tuple[Any, Any]:

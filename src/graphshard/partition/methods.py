@@ -108,8 +108,22 @@ def _random(adj: Adjacency, num_parts: int, options: MethodOptions) -> IdArray:
     return parts
 
 
-@register_method("hash", "Euler's rule: part = node ID % num_parts", uses_structure=False)
+@register_method("hash", "part = homogeneous node ID % num_parts (the graph's dense IDs, "
+                 "not a file's own IDs)", uses_structure=False)
 def _hash(adj: Adjacency, num_parts: int, options: MethodOptions) -> IdArray:
+    """Euler's modulo rule applied to the graph's homogeneous IDs: per-type IDs offset by
+    the node types before them, in declared order.  Those are the dense IDs a reader gave
+    the nodes, not the IDs of the input file (Euler's ``node_id``, an edge list's labels):
+    for Euler's own split, pass ``assignment=g.ndata["node_id"] % num_parts``.
+
+    Example:
+        >>> import graphshard as gs
+        >>> from graphshard.partition.adjacency import symmetric_adjacency
+        >>> g = gs.heterograph({("u", "buys", "i"): ([0, 1], [2, 0])}, {"u": 2, "i": 3})
+        >>> s, d, _ = g.homogeneous_edges()
+        >>> _hash(symmetric_adjacency(s, d, g.num_nodes()), 2, MethodOptions()).tolist()
+        [0, 1, 0, 1, 0]
+    """
     return np.arange(adj.num_nodes, dtype=np.int64) % num_parts
 
 

@@ -28,7 +28,7 @@ from .._prefetch import prefetch
 from ._kernels_weighted import _TMASK, alias_draw
 from ._rng import draw, item_state, randint, uniform
 
-__all__ = ["node2vec_walk", "sort_rows", "walk", "walk_step"]
+__all__ = ["node2vec_step", "node2vec_walk", "sort_rows", "walk", "walk_step"]
 
 _CHUNK = 256
 _RESTART = 1 << 40  # draw numbers of the restart decisions
@@ -156,6 +156,32 @@ def _has_edge(indptr, sorted_indices, a, b):
     return lo < indptr[a + 1] and sorted_indices[lo] == b
 
 
+@kernel(inline=True)
+def _n2v_next(indptr, sorted_indices, r, pindptr, psorted, prow, prev, st, t, p, q, wmax):
+    """Step ``t`` of a node2vec walk at CSR row ``r`` (sorted rows), whose previous node
+    ``prev`` has its out-neighbours in row ``prow`` of ``(pindptr, psorted)``; -1 at a dead
+    end.  The draws depend on (walk state, t) and the sorted rows only, so a local walk and a
+    step-wise one on fetched rows pick the same nodes."""
+    s0 = indptr[r]
+    d = indptr[r + 1] - s0
+    if d == 0:
+        return -1
+    if t == 1:
+        return sorted_indices[s0 + randint(st, 4096 * t, d)]
+    x = -1
+    for a in range(2000):
+        x = sorted_indices[s0 + randint(st, 4096 * t + 2 * a, d)]
+        if x == prev:
+            wx = 1.0 / p
+        elif _has_edge(pindptr, psorted, prow, x):
+            wx = 1.0
+        else:
+            wx = 1.0 / q
+        if uniform(st, 4096 * t + 2 * a + 1) * wmax < wx:
+            break
+    return x
+
+
 @kernel(parallel=True)
 def node2vec_walk(indptr, sorted_indices, starts, keys, p, q, walk_len, seed, salt, out):
     """Second-order (node2vec) walks by rejection: propose a uniform neighbour x of the
@@ -170,24 +196,23 @@ def node2vec_walk(indptr, sorted_indices, starts, keys, p, q, walk_len, seed, sa
             if cur < 0:
                 out[w, t] = -1
                 continue
-            s0 = indptr[cur]
-            d = indptr[cur + 1] - s0
-            if d == 0:
-                out[w, t] = -1
-                continue
-            if t == 1:
-                out[w, t] = sorted_indices[s0 + randint(st, 4096 * t, d)]
-                continue
-            prev = out[w, t - 2]
-            x = -1
-            for a in range(2000):
-                x = sorted_indices[s0 + randint(st, 4096 * t + 2 * a, d)]
-                if x == prev:
-                    wx = 1.0 / p
-                elif _has_edge(indptr, sorted_indices, prev, x):
-                    wx = 1.0
-                else:
-                    wx = 1.0 / q
-                if uniform(st, 4096 * t + 2 * a + 1) * wmax < wx:
-                    break
-            out[w, t] = x
+            prev = out[w, t - 2] if t >= 2 else -1
+            out[w, t] = _n2v_next(indptr, sorted_indices, cur, indptr, sorted_indices, prev,
+                                  prev, st, t, p, q, wmax)
+
+
+@kernel(parallel=True)
+def node2vec_step(indptr, sorted_indices, rows, pindptr, psorted, prows, prevs, keys, p, q, t,
+                  seed, salt, out):
+    """One step ``t`` of node2vec walks on fetched rows: walk ``w``'s current node is row
+    ``rows[w]`` of ``(indptr, sorted_indices)`` (-1: stopped), its previous node
+    ``prevs[w]`` is row ``prows[w]`` of ``(pindptr, psorted)`` (used from t = 2); rows
+    sorted.  Draws as :func:`node2vec_walk`, so a step-wise remote walk equals a local one."""
+    wmax = max(1.0 / p, 1.0, 1.0 / q)
+    for w in prange(rows.shape[0]):
+        if rows[w] < 0:
+            out[w] = -1
+            continue
+        st = item_state(seed, salt, keys[w])
+        out[w] = _n2v_next(indptr, sorted_indices, rows[w], pindptr, psorted, prows[w],
+                           prevs[w], st, t, p, q, wmax)

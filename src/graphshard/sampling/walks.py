@@ -233,8 +233,9 @@ def node2vec_walk(g: Any, starts: Any, walk_len: int, *, p: float = 1.0, q: floa
     """Second-order node2vec walks (return parameter ``p``, in-out parameter ``q``).
 
     Args:
-        g: A Graph (or a store with a local adjacency) whose ``etype`` joins a node type to
-            itself.
+        g: A Graph or any GraphStore (a DistGraph: one batched neighbours call per step,
+            the same traces as on the local graph for the same seed) whose ``etype`` joins
+            a node type to itself.
         starts: Start node IDs.
         walk_len: Nodes per trace, the start included.
         p: Larger ``p``: less likely to step back to the previous node.
@@ -259,17 +260,42 @@ def node2vec_walk(g: Any, starts: Any, walk_len: int, *, p: float = 1.0, q: floa
         if not float(v) > 0:
             raise ValidationError(f"node2vec {name} must be > 0, got {v!r}", field=name, value=v)
     path = parse_metapath(store, None if etype is None else [etype], walk_len)
-    if not isinstance(store, LocalAdjacency):
-        raise ValidationError("node2vec walks need a store with a local adjacency",
-                              field="g")
     et = path[0]
     first = _starts(store, starts, et[0], walk_times)
+    keys = np.arange(len(first), dtype=np.int64)
     bk = get_backend(backend)
-    csr = store.adjacency(et, "out")
-    sorted_idx = store.cached(("sorted-out", et), lambda: bk.sort_rows(csr.indptr, csr.indices))
     out = np.empty((len(first), walk_len), dtype=np.int64)
-    bk.node2vec_walk(csr.indptr, sorted_idx, first, np.arange(len(first), dtype=np.int64),
-                     float(p), float(q), walk_len, resolve_seed(seed), _SALT_N2V, out)
+    if isinstance(store, LocalAdjacency):
+        csr = store.adjacency(et, "out")
+        build = lambda: bk.sort_rows(csr.indptr, csr.indices)  # noqa: E731
+        sorted_idx = (store.cached(("sorted-out", et), build) if hasattr(store, "cached")
+                      else build())
+        bk.node2vec_walk(csr.indptr, sorted_idx, first, keys, float(p), float(q), walk_len,
+                         resolve_seed(seed), _SALT_N2V, out)
+    else:
+        _node2vec_stepwise(store, bk, et, first, keys, float(p), float(q), resolve_seed(seed),
+                           out)
     return WalkResult(out, _column_types(store, path, walk_len), store.ntypes)
 
 
+def _node2vec_stepwise(store: GraphStore, bk: Any, et: EdgeType, first: IdArray,
+                       keys: IdArray, p: float, q: float, s: int, out: IdArray) -> None:
+    """node2vec walks on a store without a local adjacency: one batched neighbours call per
+    step; the previous node's rows are those fetched one step earlier."""
+    out[:, 0] = first
+    prev_csr = (np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64))
+    prows = np.zeros(len(out), dtype=np.int64)  # read from t = 2 only
+    for t in range(1, out.shape[1]):
+        alive = np.flatnonzero(out[:, t - 1] >= 0)
+        sub = checked_csr(store.neighbors(out[alive, t - 1], et, edge_dir="out"), len(alive),
+                          f"neighbors of {et}")
+        rows = np.full(len(out), -1, dtype=np.int64)
+        rows[alive] = np.arange(len(alive))
+        srt = bk.sort_rows(sub.indptr, sub.indices)
+        prevs = (np.ascontiguousarray(out[:, t - 2]) if t >= 2
+                 else np.full(len(out), -1, dtype=np.int64))
+        col = np.empty(len(out), dtype=np.int64)
+        bk.node2vec_step(sub.indptr, srt, rows, *prev_csr, prows, prevs, keys, p, q, t, s,
+                         _SALT_N2V, col)
+        out[:, t] = col
+        prev_csr, prows = (sub.indptr, srt), rows
