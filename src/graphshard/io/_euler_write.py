@@ -9,12 +9,44 @@ from typing import Any
 
 import numpy as np
 
-from .._files import atomic_write, write_json_atomic
+from .._files import (
+    atomic_write,
+    check_out_dir,
+    check_path_name,
+    claim_out_dir,
+    json_object_with,
+    mark_complete,
+    write_json_atomic,
+)
 from .._progress import progress
 from ..errors import ValidationError
 from ..graph import Graph
 from ..ragged import Ragged
 from ._common import PathLike
+
+#: Meta file names :func:`~graphshard.io.read_euler` looks for next to the data.
+META_NAMES = ("meta.json", "meta", "meta.txt")
+
+
+def _is_ours(folder: Path) -> bool:
+    """Euler files written by :func:`write_euler` (Euler's meta keys and ours)."""
+    return json_object_with(folder / "meta.json", "graphshard", "node_type_num")
+
+
+def check_euler_out(out_dir: PathLike) -> Path:
+    """Refuse an ``out_dir`` that :func:`write_euler` must not write into (before any work)."""
+    return check_out_dir(out_dir, _is_ours, "Euler graph written by graphshard")
+
+
+def _clear_previous(out: Path) -> None:
+    """Remove a previous output of ours: meta first, then every data file that
+    ``read_euler(out)`` would read with the new ones (``name_<idx>.json`` of any name
+    and count), so no old partition is read with the new ones."""
+    (out / "meta.json").unlink(missing_ok=True)
+    for f in out.iterdir():
+        if f.is_file() and not f.is_symlink() and not f.name.startswith(".") \
+                and f.name not in META_NAMES:
+            f.unlink()
 
 
 def _kind(owner: str, name: str, col: Any) -> dict:
@@ -130,10 +162,16 @@ def write_euler(g: Graph, out_dir: PathLike, num_partitions: int = 1, *,
     :func:`~graphshard.io.read_euler` restores the graph exactly (edges of each type come
     back sorted by source, stably).
 
+    ``out_dir`` is new, empty, or a folder written by ``write_euler`` before, whose files
+    are replaced (all of them: its meta first, so a failed write never leaves files that
+    look complete); anything else is refused.
+
     Raises:
         ValidationError: a feature Euler cannot hold (negative integers in a uint64 slot,
-            NaN, non-UTF-8 binary rows, other dtypes), or repeated node IDs.  Nothing is
-            written then.
+            NaN, non-UTF-8 binary rows, other dtypes), repeated node IDs, a ``name`` that
+            cannot be a file name, or an ``out_dir`` named like a file (``x.json``).
+            Nothing is written then.
+        ConfigError: ``out_dir`` is a file, or a folder holding something else.
 
     Example:
         >>> import tempfile, graphshard as gs
@@ -145,7 +183,8 @@ def write_euler(g: Graph, out_dir: PathLike, num_partitions: int = 1, *,
     if not isinstance(num_partitions, int) or num_partitions < 1:
         raise ValidationError(f"num_partitions must be an integer >= 1, got {num_partitions!r}",
                               field="num_partitions", value=num_partitions)
-    out = Path(out_dir)
+    check_path_name(name, field="name")
+    out = check_euler_out(out_dir)
     gids = _global_ids(g)
     rels = list(dict.fromkeys(g.etypes))
     nspecs, nweights, ncounts = _plan({t: g.nodes[t].data for t in g.ntypes}, {"node_id"},
@@ -190,7 +229,10 @@ def write_euler(g: Graph, out_dir: PathLike, num_partitions: int = 1, *,
         "node_weight": nweights, "edge_weight": eweights,
         "node_features": nspecs, "edge_features": especs,
     }
+    claim_out_dir(out, _is_ours, "Euler graph written by graphshard")
+    _clear_previous(out)
     for idx, part in enumerate(lines):
         with atomic_write(out / f"{name}_{idx}.json", "w") as handle:
             handle.write("\n".join(part) + ("\n" if part else ""))
     write_json_atomic(out / "meta.json", meta)
+    mark_complete(out)
