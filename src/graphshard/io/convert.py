@@ -100,10 +100,13 @@ WRITERS: dict[str, Format] = {f.name: f for f in [
             "fmt": "numpy (default), csv or parquet",
             "graph_name": "graph_name in the metadata", "delimiter": "CSV delimiter"},
            check_chunked_out),
-    Format("euler", "Euler 1.x JSON block lines name_<idx>.json + meta.json",
+    Format("euler", "Euler JSON + meta.json: 1.x block lines name_<idx>.json, or 2.x one "
+           "name.json document (-O version=2)",
            lambda g, out, o: write_euler(g, out, o.pop("num_partitions", 1), **o),
-           {"num_partitions": "files, node_id % num_partitions (default 1)",
-            "name": "file name prefix (default 'graph')"}, check_euler_out),
+           {"num_partitions": "Euler 1 files, node_id % num_partitions (default 1)",
+            "name": "file name prefix (default 'graph')",
+            "version": "1 (block lines, default) or 2 (one graph.json document)"},
+           check_euler_out),
 ]}
 
 
