@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -131,3 +134,122 @@ def test_serve_for_a_moment(tmp_path, ray_cluster):
     assert result.exit_code == 0, result.output
     assert "serving" in result.output and "ring" in result.output
     assert main(["serve", str(tmp_path / "ring.json"), "--detach"]) == 2
+
+
+# ----- failures: one line naming the path, exit 1, nothing that looks complete ----------
+def _edges(tmp_path):
+    np.save(tmp_path / "e.npy", np.array([[0, 1], [1, 2], [2, 0]]))
+    return str(tmp_path / "e.npy")
+
+
+def _one_error_line(err: str) -> str:
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert lines[0].startswith("graphshard: error: "), err
+    return lines[0]
+
+
+def test_disk_full_is_one_line_naming_the_file(tmp_path, capsys, monkeypatch):
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")  # as a write(2) reports it
+
+    edges = _edges(tmp_path)
+    monkeypatch.setattr(np, "save", full)
+    assert main(["chunk", edges, "--chunks", "1", "--out", str(tmp_path / "c")]) == 1
+    line = _one_error_line(capsys.readouterr().err)
+    assert line.endswith("0-_N__E__N-0.npy: No space left on device"), line
+    assert not list((tmp_path / "c").rglob("metadata.json"))
+
+
+def test_a_read_only_folder_is_one_line_naming_it(tmp_path, capsys, monkeypatch):
+    """As root chmod does not stop writes: the refusal is simulated where it would come."""
+    real = Path.touch
+
+    def refuse(self, *args, **kwargs):
+        if self.parent.name == "ro":
+            raise PermissionError(errno.EACCES, "Permission denied", str(self))
+        return real(self, *args, **kwargs)
+
+    (tmp_path / "ro").mkdir()
+    monkeypatch.setattr(Path, "touch", refuse)
+    assert main(["assign", _chunked(tmp_path), "-k", "2", "-m", "hash", "--engine", "local",
+                 "--out", str(tmp_path / "ro")]) == 1
+    line = _one_error_line(capsys.readouterr().err)
+    assert line.endswith("ro/.graphshard-incomplete: Permission denied"), line
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0,
+                    reason="root writes into a read-only folder anyway")
+def test_a_really_read_only_folder(tmp_path, capsys):
+    (tmp_path / "ro").mkdir()
+    (tmp_path / "ro").chmod(0o500)
+    try:
+        assert main(["chunk", _edges(tmp_path), "--out", str(tmp_path / "ro")]) == 1
+    finally:
+        (tmp_path / "ro").chmod(0o700)
+    assert "Permission denied" in _one_error_line(capsys.readouterr().err)
+
+
+def _chunked(tmp_path):
+    gs.io.write_chunked(gs.graph(([0, 1, 2, 3], [1, 2, 3, 0])), tmp_path / "g", 2)
+    return str(tmp_path / "g")
+
+
+@pytest.mark.parametrize("case", ["chunk-out-file", "import-missing", "metis-dir",
+                                  "chunk-foreign", "euler-out-json"])
+def test_bad_paths_are_one_line(tmp_path, capsys, case):
+    edges = _edges(tmp_path)
+    args, expect = {
+        "chunk-out-file": (["chunk", edges, "--out", edges],
+                           "e.npy exists and is not a directory"),
+        "import-missing": (["assign", _chunked(tmp_path), "-k", "2", "--import",
+                            str(tmp_path / "missing"), "--out", str(tmp_path / "a")],
+                           "missing: the assignment to import does not exist"),
+        "metis-dir": (["partition", _chunked(tmp_path), "--format", "metis", "-k", "2",
+                       "--out", str(tmp_path / "p")], "g: Is a directory"),
+        "chunk-foreign": (["chunk", edges, "--out", str(tmp_path)],
+                          "is not empty and holds no chunked graph written by graphshard"),
+        "euler-out-json": (["convert", "--from", "edgelist", edges, "--to", "euler",
+                            "--out", str(tmp_path / "x.json")],
+                           "x.json: the output is a folder, but this name looks like a file"),
+    }[case]
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    assert main(args) == 1
+    assert expect in _one_error_line(capsys.readouterr().err)
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before  # nothing written
+
+
+def test_verbose_or_debug_adds_the_traceback(tmp_path, capsys, monkeypatch):
+    edges = _edges(tmp_path)
+    assert main(["-v", "chunk", edges, "--out", edges]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" in err and err.rstrip().endswith("exists and is not a directory")
+    assert main(["chunk", edges, "--out", edges]) == 1  # -v does not stick
+    assert "Traceback" not in capsys.readouterr().err
+    monkeypatch.setenv("GRAPHSHARD_DEBUG", "1")
+    assert main(["chunk", edges, "--out", edges]) == 1
+    assert "Traceback" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("budget", ["-5G", "0", "nan", "inf", "lots", "0.1"])
+@pytest.mark.parametrize("command", ["dispatch", "pipeline"])
+def test_a_bad_memory_budget_is_refused_before_any_file(tmp_path, capsys, budget, command):
+    chunked = _chunked(tmp_path)
+    if command == "dispatch":
+        from graphshard.pipeline import assign as run_assign
+
+        run_assign(chunked, 2, tmp_path / "a", method="hash")
+        args = ["dispatch", chunked, str(tmp_path / "a")]
+    else:
+        args = ["pipeline", chunked, "-k", "2", "-m", "hash"]
+    assert main([*args, "--out", str(tmp_path / "p"), "--engine", "local",
+                 "--memory-budget", budget]) == 2
+    assert "is not a size like 1.5G or 800M (more than 0 bytes)" in capsys.readouterr().err
+    assert not (tmp_path / "p").exists()
+
+
+def test_a_budget_too_small_for_the_graph_is_refused_before_any_file(tmp_path, capsys):
+    assert main(["pipeline", _chunked(tmp_path), "-k", "2", "-m", "hash", "--engine",
+                 "local", "--out", str(tmp_path / "p"), "--memory-budget", "1"]) == 1
+    assert "--memory-budget 0 MiB is too small" in _one_error_line(capsys.readouterr().err)
+    assert not (tmp_path / "p").exists()

@@ -12,14 +12,15 @@ import shutil
 import tempfile
 import threading
 import tokenize
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
 from ._scratch import REUSE_MIN_BYTES, claim_scratch
 
-__all__ = ["atomic_path", "atomic_write", "check_path_name", "file_sha256", "load_npy",
-           "path_inside", "warn_if_short_of_space", "write_json_atomic"]
+__all__ = ["INCOMPLETE_MARKER", "atomic_path", "atomic_write", "check_out_dir",
+           "check_path_name", "claim_out_dir", "file_sha256", "json_object_with", "load_npy",
+           "mark_complete", "path_inside", "warn_if_short_of_space", "write_json_atomic"]
 
 _log = logging.getLogger(__name__)
 
@@ -128,6 +129,101 @@ the folder of the file
     return target
 
 
+#: Present in an output folder while a writer is filling it: the folder is ours (a rerun
+#: may write into it) and does not hold a complete output.
+INCOMPLETE_MARKER = ".graphshard-incomplete"
+
+#: Suffixes of files, not folders: a new output folder named like this is refused.
+_FILE_SUFFIXES = (".json", ".csv", ".tsv", ".txt", ".parquet", ".npy", ".npz", ".graph",
+                  ".safetensors")
+
+
+def json_object_with(path: str | os.PathLike[str], *keys: str) -> bool:
+    """Whether ``path`` is a JSON object holding every one of ``keys`` (False for a missing,
+    unreadable or malformed file): how a writer recognises a previous output of its own.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "m.json"
+        >>> _ = p.write_text('{"graphshard": {}, "edge_type": []}')
+        >>> json_object_with(p, "graphshard", "edge_type"), json_object_with(p, "node_map")
+        (True, False)
+    """
+    try:
+        with open(path, encoding="utf-8") as handle:
+            obj = json.load(handle)
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return False
+    return isinstance(obj, dict) and all(k in obj for k in keys)
+
+
+def check_out_dir(out_dir: str | os.PathLike[str], ours: Callable[[Path], bool],
+                  what: str) -> Path:
+    """The rule of every writer's output folder: new, empty, being written by us (it holds
+    :data:`INCOMPLETE_MARKER` or a ``.graphshard-work`` folder) or holding a previous
+    output of ours (``ours(folder)`` is true); never anything else, so no writer replaces
+    files it did not write.
+
+    Args:
+        out_dir: The output folder.
+        ours: Whether a folder holds a previous output of this writer.
+        what: That output, for the message (``"graphshard partition config"``).
+
+    Raises:
+        ConfigError: ``out_dir`` is a file, or a folder holding other things.
+        ValidationError: ``out_dir`` does not exist and is named like a file (``x.json``).
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> d = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (d / "keep.txt").write_text("mine")
+        >>> check_out_dir(d, lambda f: False, "chunked graph")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        graphshard.errors.ConfigError: ... is not empty and holds no chunked graph; refusing \
+to write into it (choose a new or empty directory)
+    """
+    from .errors import ConfigError, ValidationError
+
+    out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ConfigError(f"{out_dir} exists and is not a directory", path=str(out_dir))
+    if not out_dir.exists() and out_dir.suffix.lower() in _FILE_SUFFIXES:
+        raise ValidationError(f"{out_dir}: the output is a folder, but this name looks like "
+                              f"a file ({out_dir.suffix}); name a folder", path=str(out_dir),
+                              field="out_dir", value=str(out_dir))
+    if out_dir.is_dir() and any(out_dir.iterdir()) \
+            and not (out_dir / INCOMPLETE_MARKER).exists() \
+            and not (out_dir / ".graphshard-work").is_dir() and not ours(out_dir):
+        raise ConfigError(f"{out_dir} is not empty and holds no {what}; refusing to write "
+                          "into it (choose a new or empty directory)", path=str(out_dir))
+    return out_dir
+
+
+def claim_out_dir(out_dir: str | os.PathLike[str], ours: Callable[[Path], bool],
+                  what: str) -> Path:
+    """:func:`check_out_dir`, then create the folder and put :data:`INCOMPLETE_MARKER` in
+    it: until :func:`mark_complete`, the folder is ours and known to be unfinished.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> d = pathlib.Path(tempfile.mkdtemp()) / "out"
+        >>> [p.name for p in claim_out_dir(d, lambda f: False, "output").iterdir()]
+        ['.graphshard-incomplete']
+        >>> mark_complete(d); list(d.iterdir())
+        []
+    """
+    out_dir = check_out_dir(out_dir, ours, what)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / INCOMPLETE_MARKER).touch()
+    return out_dir
+
+
+def mark_complete(out_dir: str | os.PathLike[str]) -> None:
+    """Remove :data:`INCOMPLETE_MARKER` (once the output's last file is in place)."""
+    (Path(out_dir) / INCOMPLETE_MARKER).unlink(missing_ok=True)
+
+
 def write_json_atomic(path: str | os.PathLike[str], obj: Any) -> None:
     """Write ``obj`` as indented JSON (key order kept) atomically."""
     with atomic_write(path, "w") as handle:
@@ -178,9 +274,12 @@ def atomic_path(path: str | os.PathLike[str], *, durable: bool = True,
             with open(tmp, "rb+") as handle:
                 os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and exc.filename is None and exc.errno is not None:
+            # a failed write (disk full) names no file: name the one being written
+            raise type(exc)(exc.errno, exc.strerror, str(path)) from exc
         raise
 
 

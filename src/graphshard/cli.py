@@ -1,16 +1,19 @@
 """The ``graphshard`` command: parse, call one library function, render the result.
 
 Results go to stdout (a table, or JSON with ``--json``); logs and progress bars to stderr.
-Exit status: 0 ok, 1 for a graphshard error (one line naming the file/field; set
-GRAPHSHARD_DEBUG=1 for the traceback), 2 for bad usage.
+Exit status: 0 ok, 1 for a graphshard error, a file-system error (disk full, no
+permission, a missing file) or too little memory: one line naming the file/field, the
+traceback too with ``-v`` or GRAPHSHARD_DEBUG=1; 2 for bad usage (a bad option value).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import sys
+import traceback
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -31,6 +34,9 @@ _SUFFIX_FORMATS = {".graph": "metis", ".gz": "metis", ".bz2": "metis", ".csv": "
                    ".npy": "edgelist", ".npz": "edgelist", ".json": "euler"}
 
 console = Console()
+
+#: Set by ``-v``: errors show their traceback too (as with GRAPHSHARD_DEBUG=1).
+_verbose = False
 
 
 def _input_format(path: Path, fmt: str | None) -> str:
@@ -59,6 +65,8 @@ def cli(quiet: bool, verbose: bool) -> None:
       graphshard partition --generate rmat:nodes=10000,edges=80000 --parts 4 --out parts/
       graphshard inspect parts/rmat.json
     """
+    global _verbose
+    _verbose = verbose
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
                         format="%(asctime)s %(name)s: %(message)s", stream=sys.stderr)
     disable_progress(quiet)
@@ -148,7 +156,9 @@ def inspect(config: Path, plot: Path | None, as_json: bool) -> None:
               type=click.Choice(["chunked", "euler", "pgl", "edgelist", "metis"]))
 @click.option("--to", "dst_format", required=True,
               type=click.Choice(["chunked", "euler", "graphshard"]))
-@click.option("--out", "-o", type=click.Path(path_type=Path), required=True)
+@click.option("--out", "-o", type=click.Path(path_type=Path), required=True,
+              help="Output folder (new, empty, or an earlier output of the same format, "
+                   "which is replaced).")
 @click.option("--option", "-O", "options", multiple=True, metavar="KEY=VALUE",
               help="Reader/writer option, repeatable (e.g. -O num_chunks=4); prefix read. or "
                    "write. when both take it (-O write.fmt=parquet).")
@@ -181,10 +191,13 @@ def convert(inputs: tuple[str, ...], src_format: str, dst_format: str, out: Path
               help="Input format (chunked, euler, pgl, edgelist, metis); default from the "
                    "suffix of the first input.")
 @click.option("--chunks", type=click.IntRange(min=1), default=4, show_default=True,
-              help="Chunks per node/edge type.")
+              help="Chunks per node/edge type (at most as many as the largest type has "
+                   "rows: more would be empty files).")
 @click.option("--chunk-format", type=click.Choice(["numpy", "csv", "parquet"]),
               default="numpy", show_default=True)
-@click.option("--out", "-o", type=click.Path(path_type=Path), required=True)
+@click.option("--out", "-o", type=click.Path(path_type=Path), required=True,
+              help="Output folder (new, empty, or an earlier chunked output of graphshard, "
+                   "which is replaced).")
 def chunk(inputs: tuple[str, ...], fmt_in: str | None, chunks: int, chunk_format: str,
           out: Path) -> None:
     """Write any supported input in DGL's chunked graph format (the pipeline's input).
@@ -211,17 +224,20 @@ def _engine_options(fn: Any) -> Any:
 
 
 def _bytes(text: str | None) -> int | None:
+    """``--memory-budget``: bytes from ``1.5G``, ``800M``, ``4096``; > 0 and finite."""
     if text is None:
         return None
     units = {"k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
     value = text.strip().lower().rstrip("ib")
+    scale = units.get(value[-1:], 1)
     try:
-        if value and value[-1] in units:
-            return int(float(value[:-1]) * units[value[-1]])
-        return int(float(value))
+        number = float(value[:-1] if scale > 1 else value)
     except ValueError:
-        raise click.BadParameter(f"{text!r} is not a size like 1.5G or 800M",
-                                 param_hint="--memory-budget") from None
+        number = math.nan
+    if not math.isfinite(number) or int(number * scale) < 1:
+        raise click.BadParameter(f"{text!r} is not a size like 1.5G or 800M (more than 0 "
+                                 "bytes)", param_hint="--memory-budget")
+    return int(number * scale)
 
 
 def _assign_options(fn: Any) -> Any:
@@ -260,8 +276,8 @@ def _dispatch_options(fn: Any) -> Any:
         click.option("--save-orig-eids", is_flag=True,
                      help="Write original edge IDs per part."),
         click.option("--memory-budget", metavar="SIZE",
-                     help="Memory one task may use (e.g. 1.5G); fails early if a chunk or "
-                          "part cannot fit.")]
+                     help="Memory one task may use (e.g. 1.5G, more than 0); fails early if "
+                          "a chunk or part cannot fit.")]
     for option in reversed(options):
         fn = option(fn)
     return fn
@@ -290,7 +306,9 @@ _ASSIGN_METHOD = click.option(  # the names of pipeline.ASSIGN_METHODS (a test c
 @click.option("--import", "import_from", type=click.Path(path_type=Path),
               help="Take the assignment from a ParMETIS file or a folder of <ntype>.txt "
                    "instead of computing one.")
-@click.option("--out", "-o", type=click.Path(path_type=Path), required=True)
+@click.option("--out", "-o", type=click.Path(path_type=Path), required=True,
+              help="Assignment folder (new, empty, or an earlier assignment, which is "
+                   "replaced).")
 @_assign_options
 @_engine_options
 def assign(chunked: Path, parts: int, method: str, import_from: Path | None, out: Path,
@@ -572,12 +590,32 @@ def main(argv: list[str] | None = None) -> int:
     except click.ClickException as exc:
         exc.show()
         return exc.exit_code
-    except GraphshardError as exc:
-        if os.environ.get("GRAPHSHARD_DEBUG"):
-            raise
-        click.echo(f"graphshard: error: {exc}", err=True)
+    except (GraphshardError, OSError, MemoryError) as exc:
+        # expected failures: bad input, a file system that refuses (disk full, read-only,
+        # missing), too little memory; anything else is a bug and keeps its traceback
+        if _verbose or os.environ.get("GRAPHSHARD_DEBUG"):
+            traceback.print_exc()
+        click.echo(f"graphshard: error: {_one_line(exc)}", err=True)
         return 1
+    finally:
+        _reset_verbose()
     return 0
+
+
+def _reset_verbose() -> None:
+    global _verbose
+    _verbose = False
+
+
+def _one_line(exc: BaseException) -> str:
+    """The message of an expected error on one line (an OSError names its file)."""
+    text = str(exc) or type(exc).__name__
+    if isinstance(exc, MemoryError):
+        text = f"out of memory: {text}"
+    elif isinstance(exc, OSError) and not isinstance(exc, GraphshardError) \
+            and exc.strerror and exc.filename is not None:
+        text = f"{exc.filename}: {exc.strerror}"  # not "[Errno 28] ...: 'path'"
+    return " ".join(text.split())
 
 
 if __name__ == "__main__":

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import json
+import logging
 import re
 from pathlib import Path
 from typing import Any
@@ -12,7 +15,16 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from .._files import atomic_write, write_json_atomic
+from .._files import (
+    atomic_write,
+    check_out_dir,
+    check_path_name,
+    claim_out_dir,
+    json_object_with,
+    mark_complete,
+    path_inside,
+    write_json_atomic,
+)
 from .._progress import progress
 from ..errors import ValidationError
 from ..graph import Graph
@@ -20,6 +32,8 @@ from ..ragged import Ragged
 from ._common import PathLike, ragged_to_arrow
 
 FMT_EXT = {"csv": "csv", "numpy": "npy", "parquet": "parquet"}
+
+log = logging.getLogger(__name__)
 
 
 def chunk_sizes(n: int, num_chunks: int) -> list[int]:
@@ -71,6 +85,54 @@ def _write_edges(path: Path, src: np.ndarray, dst: np.ndarray, fmt: str,
                                                              delimiter=delimiter))
 
 
+def _is_ours(folder: Path) -> bool:
+    """A chunked graph written by :func:`write_chunked` (DGL's keys and ours)."""
+    return json_object_with(folder / "metadata.json", "graphshard", "edge_type", "edges")
+
+
+def check_chunked_out(out_dir: PathLike) -> Path:
+    """Refuse an ``out_dir`` that :func:`write_chunked` must not write into (before any work)."""
+    return check_out_dir(out_dir, _is_ours, "chunked graph written by graphshard")
+
+
+def _listed_files(folder: Path) -> set[Path]:
+    """The chunk files a previous ``metadata.json`` of ours lists (inside ``folder`` only)."""
+    try:
+        meta = json.loads((folder / "metadata.json").read_text(encoding="utf-8"))
+        specs = [*meta["edges"].values(), *(spec for kind in ("node_data", "edge_data")
+                                             for feats in meta[kind].values()
+                                             for spec in feats.values())]
+        return {path_inside(folder, rel, field="data") for spec in specs
+                for rel in spec["data"]}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return set()  # not readable: its files stay (replaced where the names match)
+
+
+def _check_names(g: Graph, graph_name: str) -> None:
+    """Names that become file names (or, for ``graph_name``, a partition config's name)."""
+    check_path_name(graph_name, field="graph_name")
+    for i, nt in enumerate(g.ntypes):
+        check_path_name(nt, field=f"node_type[{i}]")
+        for name in g.nodes[nt].data:
+            check_path_name(name, field=f"node_data[{nt!r}]")
+    for i, et in enumerate(g.canonical_etypes):
+        check_path_name(et[1], field=f"edge_type[{i}]")
+        for name in g.edges[et].data:
+            check_path_name(name, field=f"edge_data[{':'.join(et)!r}]")
+
+
+def _capped_chunks(g: Graph, num_chunks: int) -> int:
+    """``num_chunks``, but no more than the largest type has rows: more chunks would only
+    add empty files (1,000 of them for ``--chunks 1000`` on 156 edges)."""
+    largest = max([1, *(g.num_nodes(nt) for nt in g.ntypes),
+                   *(g.num_edges(et) for et in g.canonical_etypes)])
+    if num_chunks > largest:
+        log.warning("num_chunks %d is more than the largest node or edge type has rows "
+                    "(%d): writing %d chunks per type instead", num_chunks, largest, largest)
+        return largest
+    return num_chunks
+
+
 def _slices(col: Any, sizes: list[int]) -> list[Any]:
     bounds = np.concatenate([[0], np.cumsum(sizes)])
     if isinstance(col, Ragged):
@@ -92,15 +154,19 @@ def write_chunked(g: Graph, out_dir: PathLike, num_chunks: int, *, fmt: str = "n
 
     Args:
         g: The graph.
-        out_dir: Output folder (created; existing chunk files of the same names are replaced
-            only after everything validated, metadata last).
-        num_chunks: Chunks per type, ``>= 1``.
+        out_dir: Output folder: new, empty, or a chunked graph written here before, which
+            is replaced (its ``metadata.json`` is removed first, so a failed write never
+            leaves an output that looks complete).  Anything else is refused.
+        num_chunks: Chunks per type, ``>= 1``; more than the largest node or edge type
+            has rows is lowered to that count (with a warning): no empty chunk files.
         fmt: ``"numpy"``, ``"csv"`` or ``"parquet"``.
         graph_name: Value of ``graph_name``.
         delimiter: CSV delimiter (DGL's examples use a space).
 
     Raises:
-        ValidationError: a bad ``fmt``/``num_chunks`` or a feature of unsupported dtype.
+        ValidationError: a bad ``fmt``/``num_chunks``, a feature of unsupported dtype, or
+            a graph, type or feature name that cannot be a file name.
+        ConfigError: ``out_dir`` is a file, or a folder holding something else.
 
     Example:
         >>> import tempfile, graphshard as gs
@@ -118,7 +184,8 @@ def write_chunked(g: Graph, out_dir: PathLike, num_chunks: int, *, fmt: str = "n
     if len(delimiter) != 1:
         raise ValidationError(f"delimiter must be one character, got {delimiter!r}",
                               field="delimiter")
-    out = Path(out_dir)
+    _check_names(g, graph_name)
+    num_chunks = _capped_chunks(g, num_chunks)
     feat_fmt = "parquet" if fmt == "parquet" else "numpy"
     plan: list[tuple[str, str, Any, str, list[int], str]] = []  # (kind, type, col, fmt, ..)
     for ti, nt in enumerate(g.ntypes):
@@ -142,6 +209,10 @@ def write_chunked(g: Graph, out_dir: PathLike, num_chunks: int, *, fmt: str = "n
         "edges": {}, "node_data": {}, "edge_data": {},
     }
     ext = FMT_EXT[fmt]
+    check_chunked_out(out_dir)
+    out = claim_out_dir(out_dir, _is_ours, "chunked graph written by graphshard")
+    old = _listed_files(out)
+    (out / "metadata.json").unlink(missing_ok=True)  # the old output is gone from here on
     for ei, et in enumerate(progress(g.canonical_etypes, desc="write edges", unit="etype")):
         src, dst = g.edges(etype=et)
         sizes = meta["num_edges_per_chunk"][ei]
@@ -164,3 +235,7 @@ def write_chunked(g: Graph, out_dir: PathLike, num_chunks: int, *, fmt: str = "n
         meta[kind].setdefault(tname, {})[name] = {"format": {"name": f}, "data": files}
     meta["graphshard"] = {"format_version": 1}
     write_json_atomic(out / "metadata.json", meta)
+    for stale in old - _listed_files(out):
+        with contextlib.suppress(OSError):
+            stale.unlink()
+    mark_complete(out)

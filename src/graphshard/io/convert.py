@@ -17,6 +17,8 @@ from typing import Any
 
 from ..errors import ValidationError
 from ..graph import Graph
+from ._chunked_write import check_chunked_out
+from ._euler_write import check_euler_out
 from .chunked import read_chunked, write_chunked
 from .edgelist import read_edgelist
 from .euler import read_euler, write_euler
@@ -31,12 +33,14 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Format:
-    """One registry entry: ``func`` is the adapter, ``options`` maps option -> help."""
+    """One registry entry: ``func`` is the adapter, ``options`` maps option -> help; a
+    writer's ``check_out(out)`` refuses an output it must not write (run before reading)."""
 
     name: str
     description: str
     func: Callable[..., Any]
     options: dict[str, str] = field(default_factory=dict)
+    check_out: Callable[[Path], Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -94,11 +98,15 @@ WRITERS: dict[str, Format] = {f.name: f for f in [
            lambda g, out, o: write_chunked(g, out, o.pop("num_chunks", 1), **o),
            {"num_chunks": "chunks per type (default 1)",
             "fmt": "numpy (default), csv or parquet",
-            "graph_name": "graph_name in the metadata", "delimiter": "CSV delimiter"}),
-    Format("euler", "Euler 1.x JSON block lines name_<idx>.json + meta.json",
+            "graph_name": "graph_name in the metadata", "delimiter": "CSV delimiter"},
+           check_chunked_out),
+    Format("euler", "Euler JSON + meta.json: 1.x block lines name_<idx>.json, or 2.x one "
+           "name.json document (-O version=2)",
            lambda g, out, o: write_euler(g, out, o.pop("num_partitions", 1), **o),
-           {"num_partitions": "files, node_id % num_partitions (default 1)",
-            "name": "file name prefix (default 'graph')"}),
+           {"num_partitions": "Euler 1 files, node_id % num_partitions (default 1)",
+            "name": "file name prefix (default 'graph')",
+            "version": "1 (block lines, default) or 2 (one graph.json document)"},
+           check_euler_out),
 ]}
 
 
@@ -164,14 +172,17 @@ def convert(src_format: str, inputs: str | Path | Sequence[str | Path], dst_form
             out: str | Path, **options: Any) -> ConvertReport:
     """Read ``inputs`` as ``src_format`` and write them to ``out`` as ``dst_format``.
 
-    The whole input is read and validated before anything is written; writers go through
-    atomic writes and put their metadata file last, so a failure leaves ``out`` as it was
-    (or without a metadata file).  ``options`` are split between reader and writer by the
+    ``out`` is checked first (new, empty, or an earlier output of the same writer: a folder
+    holding anything else is refused before the input is read).  The whole input is read
+    and validated before anything is written; writers go through atomic writes, remove an
+    earlier output's metadata file before writing and put theirs last, so a failure never
+    leaves an output that looks complete.  ``options`` are split between reader and writer by the
     names in ``READERS[src_format].options`` and ``WRITERS[dst_format].options``.
 
     Raises:
         ValidationError: an unknown format or option (listing the valid ones).
         FormatError: bad input, naming the file, line and field.
+        ConfigError: ``out`` is a file, or a folder holding something else.
 
     Example:
         >>> import tempfile, pathlib
@@ -185,6 +196,8 @@ def convert(src_format: str, inputs: str | Path | Sequence[str | Path], dst_form
     writer = _entry(WRITERS, dst_format, "dst_format")
     ropts, wopts = _split(options, reader, writer)
     paths = [inputs] if isinstance(inputs, (str, Path)) else list(inputs)
+    if writer.check_out is not None:
+        writer.check_out(Path(out))
     t0 = time.perf_counter()
     g = reader.func(paths, ropts)
     t1 = time.perf_counter()

@@ -6,7 +6,6 @@ Each step is a module-level function in its own module; this one validates the a
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import time
@@ -17,8 +16,9 @@ from typing import Any
 
 import numpy as np
 
+from .. import _files
 from .._arrays import as_ids
-from .._files import check_path_name
+from .._files import INCOMPLETE_MARKER, check_path_name
 from .._progress import progress
 from ..errors import ConfigError, ValidationError
 from ..graph import Graph
@@ -36,9 +36,6 @@ from .reshuffle import Reshuffle, reshuffle
 __all__ = ["DEFAULT_METHOD", "PartitionResult", "build_partitions", "partition_graph"]
 
 log = logging.getLogger(__name__)
-
-#: Present while a partition output is being written (see :func:`remove_previous_configs`).
-INCOMPLETE_MARKER = ".graphshard-incomplete"
 
 #: Method used when none is named (see graphshard.partition.methods for the choice).
 DEFAULT_METHOD = "auto"
@@ -250,16 +247,10 @@ def _check_arguments(g: Graph, graph_name: str, num_parts: int, out_path: Any, n
 
 
 def check_out_dir(out_dir: Path) -> Path:
-    """An output directory is new, empty or a previous graphshard output; never anything else."""
-    if out_dir.exists() and not out_dir.is_dir():
-        raise ConfigError(f"{out_dir} exists and is not a directory", path=str(out_dir))
-    ours = (out_dir / INCOMPLETE_MARKER).exists() or (out_dir / ".graphshard-work").is_dir()
-    if out_dir.is_dir() and any(out_dir.iterdir()) and not ours \
-            and not _previous_configs(out_dir):
-        raise ConfigError(f"{out_dir} is not empty and holds no graphshard partition config; "
-                          "refusing to write into it (choose a new or empty directory)",
-                          path=str(out_dir))
-    return out_dir
+    """An output directory is new, empty or a previous graphshard output; never anything else
+    (the rule of every writer: :func:`graphshard._files.check_out_dir`)."""
+    return _files.check_out_dir(out_dir, lambda d: bool(_previous_configs(d)),
+                                "graphshard partition config")
 
 
 def claim_out_dir(out_dir: Path) -> Path:
@@ -294,17 +285,14 @@ def remove_previous_configs(out_dir: Path) -> None:
 
 def mark_complete(out_dir: Path) -> None:
     """Remove the marker of :func:`remove_previous_configs` (after the config is written)."""
-    (out_dir / INCOMPLETE_MARKER).unlink(missing_ok=True)
+    _files.mark_complete(out_dir)
 
 
 def _previous_configs(out_dir: Path) -> list[Path]:
     found = []
-    for path in out_dir.glob("*.json"):
-        try:
-            if "graphshard" in json.loads(path.read_text(encoding="utf-8")):
-                found.append(path)
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-            continue
+    for path in out_dir.glob("*.json"):  # node_map: not a chunked or Euler meta of ours
+        if _files.json_object_with(path, "graphshard", "node_map"):
+            found.append(path)
     return found
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from .._files import check_out_dir, claim_out_dir, json_object_with, mark_complete
 from ..errors import FormatError, ValidationError
 from ..io.chunked import ChunkedMeta, load_chunked_meta
 from ..partition.assignment import assignment_num_parts, read_assignment, write_assignment
@@ -82,6 +83,31 @@ ASSIGN_METHODS: dict[str, tuple[Callable[..., dict[str, IdArray]], str]] = {
 }
 
 
+def _is_ours(folder: Path) -> bool:
+    """An assignment written by :func:`write_assignment` (its ``assignment.json``)."""
+    return json_object_with(folder / "assignment.json", "method", "num_parts", "num_nodes")
+
+
+def check_assign_out(out_dir: str | os.PathLike[str]) -> Path:
+    """Refuse an assignment folder that is a file, or a folder holding anything but an
+    earlier assignment of ours (the rule of every writer,
+    :func:`graphshard._files.check_out_dir`)."""
+    if Path(out_dir).exists() and not Path(out_dir).is_dir():
+        raise ValidationError(f"{out_dir}: exists and is not a folder; the assignment needs "
+                              "a folder", field="out_dir", value=str(out_dir))
+    return check_out_dir(out_dir, _is_ours, "assignment written by graphshard")
+
+
+def _write(out_dir: str | os.PathLike[str], parts: dict[str, IdArray], num_parts: int,
+           method: str) -> None:
+    """Replace an earlier assignment (its ``assignment.json`` first, so a failure never
+    leaves one that looks complete) and write this one, ``assignment.json`` last."""
+    out = claim_out_dir(out_dir, _is_ours, "assignment written by graphshard")
+    (out / "assignment.json").unlink(missing_ok=True)
+    write_assignment(out, parts, num_parts, method=method)
+    mark_complete(out)
+
+
 def assign(chunked_dir: str | os.PathLike[str], num_parts: int,
            out_dir: str | os.PathLike[str], *, method: str = "lp", seed: int = 0,
            imbalance: float = 0.03, use_ray: bool = False, workers: int | None = None,
@@ -133,7 +159,7 @@ def assign(chunked_dir: str | os.PathLike[str], num_parts: int,
     lp_options = {k: v for k, v in given.items() if v is not None}
     parts = fn(meta, num_parts, seed=seed, imbalance=imbalance, use_ray=use_ray,
                lp_options=lp_options)
-    write_assignment(out_dir, parts, num_parts, method=method)
+    _write(out_dir, parts, num_parts, method)
     sizes = np.zeros(num_parts, dtype=np.int64)
     for arr in parts.values():
         sizes += np.bincount(arr, minlength=num_parts)
@@ -150,6 +176,7 @@ def check_assign_args(chunked_dir: str | os.PathLike[str], num_parts: int, metho
     Raises:
         ValidationError: an unknown ``method``, a ``num_parts`` out of range, or an
             ``out_dir`` that exists and is not a folder.
+        ConfigError: an ``out_dir`` holding files that are not an assignment of ours.
 
     Example:
         >>> import tempfile, graphshard as gs
@@ -161,9 +188,7 @@ def check_assign_args(chunked_dir: str | os.PathLike[str], num_parts: int, metho
     if method not in ASSIGN_METHODS:
         raise ValidationError(f"unknown assignment method {method!r}; choose one of "
                               f"{sorted(ASSIGN_METHODS)}", field="method", value=method)
-    if Path(out_dir).exists() and not Path(out_dir).is_dir():
-        raise ValidationError(f"{out_dir}: exists and is not a folder; the assignment needs "
-                              "a folder", field="out_dir", value=str(out_dir))
+    check_assign_out(out_dir)
     meta = load_chunked_meta(chunked_dir)
     total = sum(meta.num_nodes.values())
     if not 1 <= num_parts <= max(total, 1):
@@ -180,9 +205,19 @@ def import_assignment(file: str | os.PathLike[str], chunked_dir: str | os.PathLi
     ``file`` is either a folder of ``<ntype>.txt`` files (DGL's ``random_partition.py``,
     ParMETIS after DGL's post-processing) or one text file with one part per line for every
     node in homogeneous order (ParMETIS's raw output), optionally ``node_id part`` pairs.
+    ``out_dir`` follows the rule of :func:`assign`.
+
+    Raises:
+        ValidationError: ``file`` does not exist, or ``out_dir`` is a file.
+        ConfigError: ``out_dir`` holds files that are not an assignment of ours.
+        FormatError: ``file`` does not fit the chunked graph (naming the line or type).
     """
-    meta = load_chunked_meta(chunked_dir)
     path = Path(file)
+    if not path.exists():
+        raise ValidationError(f"{path}: the assignment to import does not exist",
+                              path=str(path), field="file", value=str(path))
+    check_assign_out(out_dir)
+    meta = load_chunked_meta(chunked_dir)
     ntypes = list(meta.num_nodes)
     parts = read_assignment(path, ntypes) if path.is_dir() else _split_homogeneous(path, meta)
     declared = assignment_num_parts(path) if path.is_dir() else None
@@ -195,7 +230,7 @@ def import_assignment(file: str | os.PathLike[str], chunked_dir: str | os.PathLi
         if bad.size:
             raise FormatError(f"{path}: node {bad[0]} of type {ntype!r} has part {arr[bad[0]]}, "
                               f"outside [0, {k})", path=str(path), field=ntype)
-    write_assignment(out_dir, parts, k, method=f"imported:{path.name}")
+    _write(out_dir, parts, k, f"imported:{path.name}")
     sizes = sum(np.bincount(a, minlength=k) for a in parts.values())
     return AssignResult(Path(out_dir), "imported", k, np.asarray(sizes).tolist(), 0.0)
 
