@@ -206,7 +206,7 @@ def test_bad_paths_are_one_line(tmp_path, capsys, case):
                             str(tmp_path / "missing"), "--out", str(tmp_path / "a")],
                            "missing: the assignment to import does not exist"),
         "metis-dir": (["partition", _chunked(tmp_path), "--format", "metis", "-k", "2",
-                       "--out", str(tmp_path / "p")], "g: Is a directory"),
+                       "--out", str(tmp_path / "p")], "g: is a directory"),
         "chunk-foreign": (["chunk", edges, "--out", str(tmp_path)],
                           "is not empty and holds no chunked graph written by graphshard"),
         "euler-out-json": (["convert", "--from", "edgelist", edges, "--to", "euler",

@@ -50,7 +50,8 @@ def read_metis(path: str | os.PathLike[str]) -> Graph:
     """
     path = Path(path)
     if not path.is_file():
-        raise FormatError(f"{path}: no such file", path=str(path))
+        what = "is a directory, not a METIS file" if path.is_dir() else "no such file"
+        raise FormatError(f"{path}: {what}", path=str(path))
     try:
         with _open_text(path) as handle:
             lines = handle.read().splitlines()
