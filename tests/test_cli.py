@@ -253,3 +253,19 @@ def test_a_budget_too_small_for_the_graph_is_refused_before_any_file(tmp_path, c
                  "local", "--out", str(tmp_path / "p"), "--memory-budget", "1"]) == 1
     assert "--memory-budget 0 MiB is too small" in _one_error_line(capsys.readouterr().err)
     assert not (tmp_path / "p").exists()
+
+
+def test_partition_reader_options(tmp_path, capsys):
+    edges = tmp_path / "sparse.csv"
+    edges.write_text("src,dst\n0,999999999999\n999999999999,5\n")
+    out = tmp_path / "parts"
+    assert main(["partition", str(edges), "-k", "2", "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "sparse.csv" in err and "relabel=True" in err and len(err.strip().splitlines()) == 1
+    assert not out.exists() or not any(out.iterdir())
+    assert main(["partition", str(edges), "-k", "2", "-O", "relabel=true", "--out", str(out),
+                 "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["num_nodes"] == 3 and report["num_edges"] == 2
+    assert main(["partition", str(edges), "-k", "2", "-O", "nope=1", "--out", str(out)]) == 1
+    assert "reader 'edgelist' takes" in capsys.readouterr().err

@@ -97,11 +97,14 @@ def cli(quiet: bool, verbose: bool) -> None:
               help="Trainers per machine.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--save-orig-ids", is_flag=True, help="Write original per-type IDs per part.")
+@click.option("--option", "-O", "options", multiple=True, metavar="KEY=VALUE",
+              help="Reader option, repeatable (e.g. -O relabel=true for an edge list with a "
+                   "sparse ID space); an unknown key lists the reader's options.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def partition(input: Path | None, generate: str | None, fmt: str | None, parts: int,
               method: str, halo: int, out: Path, name: str | None, imbalance: float,
               objtype: str, balance_edges: bool, trainers: int, seed: int,
-              save_orig_ids: bool, as_json: bool) -> None:
+              save_orig_ids: bool, options: tuple[str, ...], as_json: bool) -> None:
     """Partition a graph file (or a generated graph) and print the report.
 
     \b
@@ -112,12 +115,15 @@ def partition(input: Path | None, generate: str | None, fmt: str | None, parts: 
     if (input is None) == (generate is None):
         raise click.UsageError("give either INPUT or --generate (one of them)")
     if generate is not None:
+        if options:
+            raise click.UsageError("--option is for reading INPUT, not for --generate")
         g = datasets.from_spec(generate)
         name = name or generate.partition(":")[0]
     else:
         from .io.convert import read_graph
 
-        g = read_graph(_input_format(input, fmt), [input])
+        g = read_graph(_input_format(input, fmt), [input],
+                       **dict(_parse_option(o) for o in options))
         name = name or input.name.split(".")[0]
     result = build_partitions(g, name, parts, out, num_hops=halo, part_method=method,
                               balance_edges=balance_edges, num_trainers_per_machine=trainers,
@@ -561,7 +567,11 @@ def _render(report: PartitionReport, config_path: Path, as_json: bool) -> None:
     summary = Table(title=f"{config_path}", show_header=False, box=None)
     summary.add_row("method", report.method)
     summary.add_row("nodes / edges", f"{report.num_nodes:,} / {report.num_edges:,}")
-    summary.add_row("edge cut", f"{report.edge_cut:,} ({report.cut_ratio:.2%} of edges)")
+    summary.add_row("edge cut (directed edges)",
+                    f"{report.edge_cut:,} ({report.cut_ratio:.2%} of edges)")
+    if report.undirected_edge_cut is not None:
+        summary.add_row("edge cut (undirected, as METIS counts)",
+                        f"{report.undirected_edge_cut:,}")
     summary.add_row("communication volume", f"{report.comm_volume:,}")
     summary.add_row("balance nodes / edges", f"{report.node_balance:.3f} / "
                     f"{report.edge_balance:.3f}")

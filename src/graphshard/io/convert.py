@@ -88,6 +88,7 @@ READERS: dict[str, Format] = {f.name: f for f in [
             "fmt": "csv, parquet, npy or npz (default: from the suffix)",
             "delimiter": "CSV delimiter", "header": "text files have a header row (bool)",
             "relabel": "map integer IDs to dense IDs too (bool)",
+            "ids": "auto (integers unless a whole column is text), int or str",
             "num_nodes": "node count for unrelabelled integer IDs"}),
     Format("metis", "METIS/Walshaw .graph adjacency file (plain, .gz, .bz2)",
            lambda inputs, o: read_metis(_one(inputs, "metis"), **o)),
