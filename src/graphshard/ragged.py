@@ -45,13 +45,21 @@ class Ragged:
 
     @classmethod
     def from_rows(cls, rows: list, dtype: npt.DTypeLike = None) -> Ragged:
-        """Build from a list of sequences (or bytes/str for binary rows)."""
+        """Build from a list of sequences (or bytes/str for binary rows: str rows are
+        stored as their UTF-8 bytes, and each row's length counts those bytes).
+
+        Example:
+            >>> r = Ragged.from_rows(["né", "a"])
+            >>> r.offsets.tolist(), bytes(r[0]).decode()
+            ([0, 3, 4], 'né')
+        """
+        if rows and isinstance(rows[0], (bytes, str)):
+            rows = [r.encode() if isinstance(r, str) else r for r in rows]
         lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=len(rows))
         offsets = np.zeros(len(rows) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
-        if rows and isinstance(rows[0], (bytes, str)):
-            blob = b"".join(r.encode() if isinstance(r, str) else r for r in rows)
-            values = np.frombuffer(blob, dtype=np.uint8).copy()
+        if rows and isinstance(rows[0], bytes):
+            values = np.frombuffer(b"".join(rows), dtype=np.uint8).copy()
         else:
             flat = [x for r in rows for x in r]
             values = np.asarray(flat, dtype=dtype)
