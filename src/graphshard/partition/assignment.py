@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from .._files import atomic_path, load_npy, write_json_atomic
+from .._files import atomic_path, check_path_name, load_npy, write_json_atomic
 from ..errors import FormatError, PartitionNotFoundError
 from ..typing import IdArray
 
@@ -36,6 +36,8 @@ def write_assignment(out_dir: str | os.PathLike[str], parts: Mapping[str, IdArra
         [0, 1, 1]
     """
     out = Path(out_dir)
+    for ntype in parts:
+        check_path_name(ntype, field="node type name")
     out.mkdir(parents=True, exist_ok=True)
     for ntype, arr in parts.items():
         arr = np.asarray(arr, dtype=np.int64)
@@ -54,12 +56,14 @@ def read_assignment(path: str | os.PathLike[str], ntypes: Sequence[str]) -> dict
     """Read the part of every node, per type, from an assignment folder.
 
     Raises:
+        ValidationError: a type name that is not a plain file name.
         PartitionNotFoundError: a type has neither ``<ntype>.npy`` nor ``<ntype>.txt``.
         FormatError: a file holds something other than one integer per line.
     """
     folder = Path(path)
     out: dict[str, IdArray] = {}
     for ntype in ntypes:
+        check_path_name(ntype, field="node type name")
         npy, txt = folder / f"{ntype}.npy", folder / f"{ntype}.txt"
         if npy.exists():
             arr = load_npy(npy)
