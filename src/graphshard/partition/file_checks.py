@@ -84,18 +84,18 @@ def check_part_arrays(file: Path, tensors: dict[str, np.ndarray], book: RangePar
         if bad.size:
             raise fail(key, f"[{bad[0]}] = {tensors[key][bad[0]]} is not a local node ID in "
                        f"[0, {num_nodes})")
-    for kind, owned, per_type in (("node", book.partid2nids(part_id), book.map_to_per_ntype),
-                                  ("edge", book.partid2eids(part_id), book.map_to_per_etype)):
-        total = sum(m[f"num_{kind}s"] for m in book.metadata())
+    for kind, per_type in (("node", book.map_to_per_ntype), ("edge", book.map_to_per_etype)):
+        counts = [m[f"num_{kind}s"] for m in book.metadata()]  # no arrays of declared size
+        total, first, owned = sum(counts), sum(counts[:part_id]), counts[part_id]
         inner = tensors[f"{kind}/inner_{kind}"].astype(bool)
         ids = tensors[f"{kind}/_ID"]
-        if np.count_nonzero(inner) != len(owned) or not inner[:len(owned)].all():
-            raise fail(f"{kind}/inner_{kind}", f"must mark the first {len(owned)} {kind}s "
+        if np.count_nonzero(inner) != owned or not inner[:owned].all():
+            raise fail(f"{kind}/inner_{kind}", f"must mark the first {owned} {kind}s "
                        f"(the part's {kind}s in the partition book), got "
                        f"{np.count_nonzero(inner)} marked")
-        if not np.array_equal(ids[:len(owned)], owned):
-            raise fail(f"{kind}/_ID", f"of the inner {kind}s must be {owned[:1].tolist()}... "
-                       f"(the book's range of part {part_id})")
+        if not np.array_equal(ids[:owned], np.arange(first, first + owned)):
+            raise fail(f"{kind}/_ID", f"of the inner {kind}s must be {first}, "
+                       f"{first + 1}, ... (the book's range of part {part_id})")
         for key in (f"{kind}/_ID", f"{kind}/orig_id"):
             bad = np.flatnonzero((tensors[key] < 0) | (tensors[key] >= total))
             if bad.size:
@@ -113,22 +113,22 @@ def check_part_arrays(file: Path, tensors: dict[str, np.ndarray], book: RangePar
                    f"partition book gives part {owner[bad[0]]}")
 
 
-def check_features(file: Path, feats: dict[str, Any], book: RangePartitionBook,
+def check_features(file: Path, feats: dict[str, Any], type_map: dict[str, list[list[int]]],
                    part_id: int, kind: str) -> None:
-    """Feature columns ``"<type>/<name>"`` of known types, one row per inner node (edge)
-    of that type in the part.
+    """Feature columns ``"<type>/<name>"`` of the types of ``type_map`` (the config's
+    ``node_map`` or ``edge_map``), one row per inner node (edge) of that type in the part.
 
     Raises:
         FormatError: naming ``file`` and the first bad column.
     """
-    types = book.ntypes if kind == "node" else [":".join(et) for et in book.canonical_etypes]
+    types = list(type_map)
     for key, col in feats.items():
         type_name = next((t for t in types if key.startswith(f"{t}/")), None)
         if type_name is None:
             raise FormatError(f"{file}: feature {key!r} is not '<type>/<name>' for a {kind} "
                               f"type of the config {types}", path=str(file), field=key)
-        rows = len(book.partid2nids(part_id, type_name) if kind == "node"
-                   else book.partid2eids(part_id, type_name))
+        start, end = type_map[type_name][part_id]
+        rows = end - start
         have = len(col) if isinstance(col, Ragged) or col.ndim else None
         if have != rows:
             raise FormatError(f"{file}: feature {key!r} has {have} rows, but part {part_id} "

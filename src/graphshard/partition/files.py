@@ -341,7 +341,7 @@ def _load_feats(path: Path, cfg: dict[str, Any], part_id: int, book: RangePartit
     for kind in ("node", "edge"):
         file = _part_file(path, cfg, part_id, f"{kind}_feats", verify)
         feats = _read_features(file)
-        check_features(file, feats, book, part_id, kind)
+        check_features(file, feats, cfg[f"{kind}_map"], part_id, kind)
         out.append(feats)
     return out[0], out[1]
 
