@@ -160,3 +160,17 @@ def test_a_huge_declared_range_is_refused_without_allocating_it(parts):
     with pytest.raises(FormatError, match=r"part1.graph.safetensors: node/inner_node must "
                                           r"mark the first 4611686018427387900 nodes"):
         gs.load_partition(parts, 1)
+
+
+@pytest.mark.parametrize("etype", ["_E", "x:_E:_N", "_N:_E"])
+def test_edge_types_must_be_canonical_to_load_a_part(parts, etype):
+    """A relation name alone (older DGL configs) still gives a book, but a part loaded with
+    it had canonical_etypes [('_E',)] before."""
+    def rename(cfg):
+        cfg["edge_map"] = {etype: cfg["edge_map"].pop("_N:_E:_N")}
+        cfg["etypes"] = {etype: 0}
+    edit(parts, rename)
+    with pytest.raises(FormatError, match=r"ring.json: etypes must be 'src:rel:dst' over the "
+                                          r"node types \['_N'\], got '" + etype):
+        gs.load_partition(parts, 0)
+    assert gs.load_partition_book(parts).num_partitions() == 2

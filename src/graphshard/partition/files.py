@@ -44,6 +44,7 @@ from .local_graphs import LocalGraph
 __all__ = [
     "FORMAT_VERSION",
     "Partition",
+    "config_types",
     "load_partition",
     "load_partition_book",
     "load_partition_feats",
@@ -308,8 +309,23 @@ class Partition:
                 self.ntypes, self.canonical_etypes)
 
 
-def _types(cfg: dict[str, Any], key: str) -> list[str]:
-    return [name for name, _ in sorted(cfg[key].items(), key=lambda kv: kv[1])]
+def config_types(path: Path, cfg: dict[str, Any]) -> tuple[list[str], list[EdgeType]]:
+    """Node types and canonical edge types of a config read by :func:`read_config`, in ID
+    order.
+
+    Raises:
+        FormatError: an edge type is not ``"src:rel:dst"`` over the config's node types
+            (DGL's older configs name relations only: their book loads, their parts not).
+    """
+    ntypes = list(cfg["ntypes"])
+    etypes = []
+    for key in cfg["etypes"]:
+        parts = key.split(":")
+        if len(parts) != 3 or parts[0] not in ntypes or parts[2] not in ntypes:
+            raise bad_value(path, "etypes", f"must be 'src:rel:dst' over the node types "
+                            f"{ntypes}", key)
+        etypes.append((parts[0], parts[1], parts[2]))
+    return ntypes, etypes
 
 
 def load_partition_book(config: str | os.PathLike[str], part_id: int = -1
@@ -356,6 +372,7 @@ def load_partition_data(config: str | os.PathLike[str], part_id: int, *, verify:
         verify: Check every file's SHA-256 against the config (sizes are always checked).
     """
     path, cfg = read_config(config)
+    ntypes, etypes = config_types(path, cfg)
     graph_file = _part_file(path, cfg, part_id, "part_graph", verify)
     tensors, _ = load_tensors(graph_file)
     missing = [k for k in ("src", "dst", *(f"node/{k}" for k in NODE_KEYS),
@@ -378,9 +395,7 @@ def load_partition_data(config: str | os.PathLike[str], part_id: int, *, verify:
         raise FormatError(f"{graph_file}: inconsistent partition structure: {exc}",
                           path=str(graph_file)) from exc
     node_feats, edge_feats = _load_feats(path, cfg, part_id, book, verify)
-    return Partition(local, node_feats, edge_feats, book, cfg["graph_name"],
-                     _types(cfg, "ntypes"),
-                     [tuple(e.split(":")) for e in _types(cfg, "etypes")],  # type: ignore[misc]
+    return Partition(local, node_feats, edge_feats, book, cfg["graph_name"], ntypes, etypes,
                      part_id)
 
 
