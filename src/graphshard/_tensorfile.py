@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 from pathlib import Path
 from typing import IO
@@ -123,6 +124,9 @@ def load_tensors(path: str | os.PathLike[str], *, mmap: bool = True
     if not isinstance(header, dict):
         raise FormatError(f"{path}: header is not a JSON object", path=str(path))
     metadata = header.pop("__metadata__", None) or {}
+    if not isinstance(metadata, dict):
+        raise FormatError(f"{path}: header __metadata__ must be an object, got "
+                          f"{type(metadata).__name__}", path=str(path), field="__metadata__")
     base = 8 + header_len
     data_len = size - base
     tensors: dict[str, np.ndarray] = {}
@@ -145,7 +149,7 @@ def _tensor(path: Path, name: str, info: object, whole: np.ndarray | None,
     except (KeyError, TypeError, ValueError) as exc:
         raise FormatError(f"{path}: tensor {name!r} has a malformed header entry {info!r}",
                           path=str(path), field=name) from exc
-    count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    count = math.prod(shape)  # Python integers: a huge shape cannot wrap around
     if min(shape, default=0) < 0 or not 0 <= start <= end <= data_len \
             or end - start != count * dtype.itemsize:
         raise FormatError(f"{path}: tensor {name!r} ({info}) does not fit the data section "

@@ -116,8 +116,10 @@ def test_shard_errors_name_the_problem(tmp_path):
         shard.create("w", (3, 2), "float32")
     with pytest.raises(ValidationError, match=r"local row 5 at position 1 is out of range"):
         shard.read("w", [0, 5])
-    with pytest.raises(ValidationError, match="must be letters"):
+    with pytest.raises(ValidationError, match="must be a plain file name"):
         shard.create("../x", (1,), "float32")
+    with pytest.raises(ValidationError, match="must be letters"):
+        shard.create("x y", (1,), "float32")
     with pytest.raises(ValidationError, match="unknown sparse optimizer 'adam'"):
         shard.update("w", [0], np.ones((1, 2)), "adam", 0.1)
     shard.delete("w")

@@ -66,3 +66,13 @@ def test_embedding_updates_equal_dense_reference(shop_dist, tmp_path, opt_cls):
         emb.load(tmp_path / "bad.npy")
     for t in [emb.weight, *opt.state.values()]:
         t.delete()
+
+
+@pytest.mark.parametrize("name", ["..", ".", ".hidden", "a/b", ""])
+def test_tensor_names_take_the_shared_path_name_check(tmp_path, name):
+    from graphshard.dist._tensors import TensorShard
+
+    shard = TensorShard(tmp_path / "shard")
+    with pytest.raises(ValidationError, match="name must be a plain file name"):
+        shard.create(name, (2,), "float32")
+    assert list((tmp_path / "shard").iterdir()) == []

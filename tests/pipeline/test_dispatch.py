@@ -404,3 +404,69 @@ def test_each_step_logs_its_tasks_and_seconds(tmp_path, caplog):
     assert [line.split(":")[0] for line in lines] == [
         "mapping node IDs", "routing edges", "building parts"]
     assert lines[1].startswith("routing edges: 3 tasks in ")
+
+
+def _rename_in_metadata(chunked: Path, *, graph_name: str | None = None,
+                        ntype: str | None = None) -> None:
+    """Put a hostile graph name or node type name into a chunked ``metadata.json``."""
+    path = chunked / "metadata.json"
+    meta = json.loads(path.read_text())
+    if graph_name is not None:
+        meta["graph_name"] = graph_name
+    if ntype is not None:
+        meta["node_type"] = [ntype]
+        meta["edge_type"] = [f"{ntype}:_E:{ntype}"]
+        meta["edges"] = {f"{ntype}:_E:{ntype}": meta["edges"]["_N:_E:_N"]}
+    path.write_text(json.dumps(meta))
+
+
+@pytest.mark.parametrize("bad", ["../../../x", "ABSOLUTE", ".hidden", "a\x00b"])
+def test_a_graph_name_from_metadata_never_leads_outside_out(tmp_path, bad):
+    bad = str(tmp_path / "x") if bad == "ABSOLUTE" else bad
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    chunked, out = tmp_path / "a" / "b" / "chunked", tmp_path / "a" / "b" / "out"
+    gs.io.write_chunked(gs.graph(([0, 1, 2, 3], [1, 2, 3, 0])), chunked, 2)
+    _rename_in_metadata(chunked, graph_name=bad)
+    write_assignment(tmp_path / "assign", {"_N": np.array([0, 0, 1, 1])}, 2)
+    message = r"metadata.json: graph_name must be a plain file name"
+    with pytest.raises(ValidationError, match=message):
+        dispatch(chunked, tmp_path / "assign", out)
+    with pytest.raises(ValidationError, match=message):
+        run_pipeline(chunked, 2, out, method="hash")
+    assert not out.exists() and not (tmp_path / "x.json").exists()
+    with pytest.raises(ValidationError, match=r"graph_name must be a plain file name.*'/x'"):
+        dispatch(chunked, tmp_path / "assign", out, graph_name="/x")  # --name
+    assert not out.exists()
+    res = dispatch(chunked, tmp_path / "assign", out, graph_name="ok")  # --name wins
+    assert res.config_path == out / "ok.json"
+
+
+def test_a_node_type_name_from_metadata_never_leads_outside_out(tmp_path):
+    bad = "../../../x"
+    deep = tmp_path / "a" / "b" / "c"
+    chunked, out = tmp_path / "chunked", tmp_path / "out"
+    gs.io.write_chunked(gs.graph(([0, 1, 2, 3], [1, 2, 3, 0])), chunked, 2)
+    _rename_in_metadata(chunked, ntype=bad)
+    write_assignment(deep / "assign", {"_N": np.array([0, 0, 1, 1])}, 2)
+    (deep / "assign" / "_N.txt").rename(deep / "assign" / f"{bad}.txt")  # tmp_path/a/x.txt
+    with pytest.raises(ValidationError, match=r"metadata.json: node_type must be a plain file"):
+        dispatch(chunked, deep / "assign", out)
+    with pytest.raises(ValidationError, match=r"metadata.json: node_type must be a plain file"):
+        run_pipeline(chunked, 2, out, method="hash")
+    assert not out.exists() and not (tmp_path / "x.npy").exists()
+
+
+@pytest.mark.parametrize("command", ["dispatch", "pipeline", "partition"])
+def test_cli_name_reaches_the_library_check(tmp_path, capsys, command):
+    from graphshard.cli import main
+
+    chunked, out = tmp_path / "chunked", tmp_path / "out"
+    gs.io.write_chunked(gs.graph(([0, 1, 2, 3], [1, 2, 3, 0])), chunked, 2)
+    write_assignment(tmp_path / "assign", {"_N": np.array([0, 0, 1, 1])}, 2)
+    args = {"dispatch": ["dispatch", str(chunked), str(tmp_path / "assign")],
+            "pipeline": ["pipeline", str(chunked), "-k", "2", "-m", "hash"],
+            "partition": ["partition", "--generate", "sbm:nodes=20,edges=60,blocks=2",
+                          "-k", "2"]}[command]
+    assert main(["-q", *args, "--out", str(out), "--name", "../../x"]) == 1
+    assert "graph_name must be a plain file name" in capsys.readouterr().err
+    assert not out.exists() and not (tmp_path / "x.json").exists()

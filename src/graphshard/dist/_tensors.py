@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from .._arrays import as_ids
+from .._files import check_path_name
 from ..errors import ValidationError
 
 __all__ = ["OPTIMIZERS", "TensorShard", "check_name"]
@@ -34,8 +35,23 @@ OPTIMIZERS = {"sgd": False, "adagrad": True}
 
 
 def check_name(name: str) -> str:
-    """``name`` if it is a valid tensor name (letters, digits, ``_ . -``), else raise."""
-    if not isinstance(name, str) or not _NAME.match(name):
+    """``name`` if it is a valid tensor name, else raise ValidationError.
+
+    A tensor name becomes the file ``<name>.npy``: it passes the one check of names that
+    become paths (:func:`graphshard._files.check_path_name`: no ``/``, no leading ``.``,
+    ...) and is made of letters, digits, ``_ . -`` only.
+
+    Example:
+        >>> check_name("emb-1")
+        'emb-1'
+        >>> check_name("..")
+        Traceback (most recent call last):
+        ...
+        graphshard.errors.ValidationError: name must be a plain file name (no '/', '\\', \
+control characters, leading '.'), got '..'
+    """
+    check_path_name(name, field="name")
+    if not _NAME.match(name):
         raise ValidationError(f"tensor name {name!r} must be letters, digits, '_', '.' or '-'",
                               field="name", value=name)
     return name

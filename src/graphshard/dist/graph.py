@@ -27,7 +27,7 @@ from .._arrays import as_ids, check_id_range
 from ..errors import ValidationError
 from ..graph import CSR
 from ..ids import RangePartitionBook
-from ..partition.files import read_config
+from ..partition.files import config_types, read_config
 from ..ragged import Ragged
 from ..store import Hop, check_edge_dir
 from ..typing import EdgeType, EdgeTypeLike, IdArray
@@ -61,10 +61,7 @@ class DistGraph:
         self.config = str(path.resolve())
         self.graph_name = str(cfg["graph_name"])
         self._book = RangePartitionBook.from_config(cfg)
-        self._ntypes = [t for t, _ in sorted(cfg["ntypes"].items(), key=lambda kv: kv[1])]
-        self._etypes: list[EdgeType] = [
-            tuple(e.split(":")) for e, _ in sorted(cfg["etypes"].items(),  # type: ignore[misc]
-                                                   key=lambda kv: kv[1])]
+        self._ntypes, self._etypes = config_types(path, cfg)
         self._num_nodes = {t: int(sum(e - s for s, e in cfg["node_map"][t]))
                            for t in self._ntypes}
         self._num_edges = {et: int(sum(e - s for s, e in cfg["edge_map"][":".join(et)]))

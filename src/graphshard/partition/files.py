@@ -17,24 +17,34 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .._files import file_sha256, write_json_atomic
+from .._files import file_sha256, path_inside, write_json_atomic
 from .._tensorfile import load_tensors, save_tensors
-from ..errors import FormatError, PartitionNotFoundError
+from ..errors import FormatError, GraphshardError, PartitionNotFoundError, ValidationError
 from ..graph import Graph, graph
 from ..ids import RangePartitionBook
 from ..ragged import Ragged
 from ..typing import EdgeType
+from .file_checks import (
+    bad_value,
+    check_features,
+    check_part_arrays,
+    check_ranges,
+    check_type_ids,
+    is_int,
+)
 from .local_graphs import LocalGraph
 
 __all__ = [
     "FORMAT_VERSION",
     "Partition",
+    "config_types",
     "load_partition",
     "load_partition_book",
     "load_partition_feats",
@@ -48,6 +58,7 @@ __all__ = [
 FORMAT_VERSION = 1
 NODE_KEYS = ("_ID", "inner_node", "part_id", "orig_id", "_TYPE")
 EDGE_KEYS = ("_ID", "inner_edge", "orig_id", "_TYPE")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 def write_part(out_dir: Path, part_id: int, local: LocalGraph, *, node_part: np.ndarray,
@@ -145,9 +156,12 @@ def _read_features(path: Path) -> dict[str, Any]:
     tensors, meta = load_tensors(path)
     try:
         ragged = json.loads(meta.get("ragged", "[]"))
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, RecursionError) as exc:
         raise FormatError(f"{path}: metadata 'ragged' is not JSON", path=str(path),
                           field="ragged") from exc
+    if not isinstance(ragged, list) or not all(isinstance(k, str) for k in ragged):
+        raise FormatError(f"{path}: metadata 'ragged' must be a list of feature names, got "
+                          f"{ragged!r}"[:200], path=str(path), field="ragged")
     out: dict[str, Any] = {}
     for key in ragged:
         try:
@@ -162,59 +176,105 @@ def _read_features(path: Path) -> dict[str, Any]:
 def read_config(config: str | os.PathLike[str]) -> tuple[Path, dict[str, Any]]:
     """Parse and check a partition config; returns ``(path, config dict)``.
 
+    Every key a loader uses is checked for its JSON type and consistency: ``num_parts``
+    a positive integer; ``node_map``/``edge_map`` one ``[start, end]`` pair of integers
+    per part for each type, contiguous part by part; ``ntypes``/``etypes`` the same types
+    numbered ``0, 1, ...`` in the same order; one ``part-<i>`` object per part whose file
+    paths are strings, each file named once; ``graphshard`` (ours) an object.  The files
+    themselves are checked when a partition is loaded (:func:`load_partition_data`).
+
     Raises:
         PartitionNotFoundError: the file does not exist.
-        FormatError: the JSON is malformed or its maps disagree with ``num_parts``.
+        FormatError: naming the config and the field, for malformed JSON, a missing key,
+            a value of the wrong type, or maps that disagree with ``num_parts``.
+
+    Example:
+        >>> import tempfile, graphshard as gs
+        >>> out = tempfile.mkdtemp()
+        >>> gs.partition_graph(gs.graph(([0, 1, 2, 3], [1, 2, 3, 0])), "ring", 2, out,
+        ...                    part_method="hash")
+        >>> path, cfg = read_config(f"{out}/ring.json")
+        >>> cfg["num_parts"], cfg["part-1"]["part_graph"]
+        (2, 'part1/graph.safetensors')
     """
     path = Path(config)
     if not path.is_file():
         raise PartitionNotFoundError(f"{path}: partition config not found", path=str(path))
     try:
         cfg = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise FormatError(f"{path}: not valid JSON ({exc})", path=str(path)) from exc
     if not isinstance(cfg, dict):
         raise FormatError(f"{path}: expected a JSON object", path=str(path))
     for key in ("graph_name", "num_parts", "node_map", "edge_map", "ntypes", "etypes"):
         if key not in cfg:
             raise FormatError(f"{path}: missing key {key!r}", path=str(path), field=key)
+    if not isinstance(cfg["graph_name"], str) or not cfg["graph_name"]:
+        raise bad_value(path, "graph_name", "must be a non-empty string", cfg["graph_name"])
     num_parts = cfg["num_parts"]
-    if not isinstance(num_parts, int) or num_parts < 1:
+    if not is_int(num_parts) or num_parts < 1:
         raise FormatError(f"{path}: num_parts must be a positive integer, got {num_parts!r}",
                           path=str(path), field="num_parts")
-    for key in ("node_map", "edge_map"):
-        for type_name, ranges in cfg[key].items():
-            if not isinstance(ranges, list) or len(ranges) != num_parts:
-                count = len(ranges) if isinstance(ranges, list) else type(ranges).__name__
-                raise FormatError(f"{path}: {key}[{type_name!r}] has {count} ranges, but "
-                                  f"num_parts is {num_parts}", path=str(path), field=key)
+    for key, types in (("node_map", "ntypes"), ("edge_map", "etypes")):
+        check_ranges(path, cfg[key], key, num_parts)
+        check_type_ids(path, cfg[types], types, list(cfg[key]), key)
+    used: dict[str, str] = {}
     for p in range(num_parts):
-        if f"part-{p}" not in cfg:
+        entry = cfg.get(f"part-{p}")
+        if entry is None:
             raise FormatError(f"{path}: missing key 'part-{p}'", path=str(path),
                               field=f"part-{p}")
+        if not isinstance(entry, dict):
+            raise bad_value(path, f"part-{p}", "must be an object of file paths", entry)
+        for key, rel in entry.items():
+            field = f"part-{p}.{key}"
+            if not isinstance(rel, str) or not rel:
+                raise bad_value(path, field, "must be a relative path string", rel)
+            if rel in used:
+                raise bad_value(path, field, f"names the same file as {used[rel]}", rel)
+            used[rel] = field
+    ours = cfg.get("graphshard", {})
+    if not isinstance(ours, dict) or not isinstance(ours.get("files", {}), dict):
+        raise bad_value(path, "graphshard", "must be an object with a 'files' object",
+                   ours if not isinstance(ours, dict) else ours.get("files"))
+    try:
+        RangePartitionBook.from_config(cfg)  # ranges contiguous, part by part
+    except GraphshardError as exc:
+        raise FormatError(f"{path}: {exc}", path=str(path), field=exc.field) from exc
     return path, cfg
 
 
 def _part_file(path: Path, cfg: dict[str, Any], part_id: int, key: str, verify: bool) -> Path:
+    """The file ``key`` of ``part-<part_id>``: inside the config's folder and listed under
+    ``graphshard.files`` with its size (checked) and SHA-256 (checked when ``verify``)."""
+    if not is_int(part_id) and not isinstance(part_id, np.integer):
+        raise ValidationError(f"part_id must be an integer, got {part_id!r}",
+                              field="part_id", value=part_id)
     if not 0 <= part_id < cfg["num_parts"]:
         raise PartitionNotFoundError(f"{path}: no partition {part_id}; num_parts is "
                                      f"{cfg['num_parts']}", path=str(path), field="part_id")
+    field = f"part-{part_id}.{key}"
     rel = cfg[f"part-{part_id}"].get(key)
     if rel is None:
         raise FormatError(f"{path}: part-{part_id} has no {key!r}", path=str(path), field=key)
-    file = (path.parent / rel) if not os.path.isabs(rel) else Path(rel)
+    file = path_inside(path.parent, rel, field=field, path=path)
+    record = cfg.get("graphshard", {}).get("files", {}).get(rel)
+    if not (isinstance(record, dict) and is_int(record.get("bytes"))
+            and record["bytes"] >= 0 and isinstance(record.get("sha256"), str)
+            and _SHA256.fullmatch(record["sha256"])):
+        raise FormatError(f"{path}: {field} is {rel!r}, which graphshard.files does not "
+                          "list with its size ('bytes') and SHA-256 ('sha256'); a config "
+                          "opens only the files it lists", path=str(path), field=field)
     if not file.is_file():
         raise PartitionNotFoundError(f"{path}: part-{part_id} {key} file {file} is missing",
                                      path=str(file), field=key)
-    record = cfg.get("graphshard", {}).get("files", {}).get(rel)
-    if record is not None:
-        size = file.stat().st_size
-        if size != record["bytes"]:
-            raise FormatError(f"{file}: {size} bytes, but the config records "
-                              f"{record['bytes']}", path=str(file), field="bytes")
-        if verify and file_sha256(file) != record["sha256"]:
-            raise FormatError(f"{file}: SHA-256 differs from the one in {path.name}",
-                              path=str(file), field="sha256")
+    size = file.stat().st_size
+    if size != record["bytes"]:
+        raise FormatError(f"{file}: {size} bytes, but the config records "
+                          f"{record['bytes']}", path=str(file), field="bytes")
+    if verify and file_sha256(file) != record["sha256"]:
+        raise FormatError(f"{file}: SHA-256 differs from the one in {path.name}",
+                          path=str(file), field="sha256")
     return file
 
 
@@ -249,8 +309,23 @@ class Partition:
                 self.ntypes, self.canonical_etypes)
 
 
-def _types(cfg: dict[str, Any], key: str) -> list[str]:
-    return [name for name, _ in sorted(cfg[key].items(), key=lambda kv: kv[1])]
+def config_types(path: Path, cfg: dict[str, Any]) -> tuple[list[str], list[EdgeType]]:
+    """Node types and canonical edge types of a config read by :func:`read_config`, in ID
+    order.
+
+    Raises:
+        FormatError: an edge type is not ``"src:rel:dst"`` over the config's node types
+            (DGL's older configs name relations only: their book loads, their parts not).
+    """
+    ntypes = list(cfg["ntypes"])
+    etypes = []
+    for key in cfg["etypes"]:
+        parts = key.split(":")
+        if len(parts) != 3 or parts[0] not in ntypes or parts[2] not in ntypes:
+            raise bad_value(path, "etypes", f"must be 'src:rel:dst' over the node types "
+                            f"{ntypes}", key)
+        etypes.append((parts[0], parts[1], parts[2]))
+    return ntypes, etypes
 
 
 def load_partition_book(config: str | os.PathLike[str], part_id: int = -1
@@ -273,9 +348,18 @@ def load_partition_feats(config: str | os.PathLike[str], part_id: int, *, verify
                          ) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(node_feats, edge_feats)`` of one partition (memory-mapped, read-only)."""
     path, cfg = read_config(config)
-    node_file = _part_file(path, cfg, part_id, "node_feats", verify)
-    edge_file = _part_file(path, cfg, part_id, "edge_feats", verify)
-    return _read_features(node_file), _read_features(edge_file)
+    return _load_feats(path, cfg, part_id, RangePartitionBook.from_config(cfg, part_id), verify)
+
+
+def _load_feats(path: Path, cfg: dict[str, Any], part_id: int, book: RangePartitionBook,
+                verify: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+    out = []
+    for kind in ("node", "edge"):
+        file = _part_file(path, cfg, part_id, f"{kind}_feats", verify)
+        feats = _read_features(file)
+        check_features(file, feats, cfg[f"{kind}_map"], part_id, kind)
+        out.append(feats)
+    return out[0], out[1]
 
 
 def load_partition_data(config: str | os.PathLike[str], part_id: int, *, verify: bool = True
@@ -288,6 +372,7 @@ def load_partition_data(config: str | os.PathLike[str], part_id: int, *, verify:
         verify: Check every file's SHA-256 against the config (sizes are always checked).
     """
     path, cfg = read_config(config)
+    ntypes, etypes = config_types(path, cfg)
     graph_file = _part_file(path, cfg, part_id, "part_graph", verify)
     tensors, _ = load_tensors(graph_file)
     missing = [k for k in ("src", "dst", *(f"node/{k}" for k in NODE_KEYS),
@@ -295,6 +380,8 @@ def load_partition_data(config: str | os.PathLike[str], part_id: int, *, verify:
     if missing:
         raise FormatError(f"{graph_file}: missing tensors {missing}", path=str(graph_file),
                           field=missing[0])
+    book = RangePartitionBook.from_config(cfg, part_id)
+    check_part_arrays(graph_file, tensors, book, part_id)
     num_local = len(tensors["node/_ID"])
     try:
         local = graph((tensors["src"], tensors["dst"]), num_nodes=num_local)
@@ -307,11 +394,8 @@ def load_partition_data(config: str | os.PathLike[str], part_id: int, *, verify:
     except ValueError as exc:
         raise FormatError(f"{graph_file}: inconsistent partition structure: {exc}",
                           path=str(graph_file)) from exc
-    node_feats, edge_feats = load_partition_feats(path, part_id, verify=verify)
-    book = RangePartitionBook.from_config(cfg, part_id)
-    return Partition(local, node_feats, edge_feats, book, cfg["graph_name"],
-                     _types(cfg, "ntypes"),
-                     [tuple(e.split(":")) for e in _types(cfg, "etypes")],  # type: ignore[misc]
+    node_feats, edge_feats = _load_feats(path, cfg, part_id, book, verify)
+    return Partition(local, node_feats, edge_feats, book, cfg["graph_name"], ntypes, etypes,
                      part_id)
 
 

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from .._arrays import group_order
-from .._files import atomic_path, load_npy, warn_if_short_of_space
+from .._files import atomic_path, check_path_name, load_npy, warn_if_short_of_space
 from .._scratch import ScratchPool
 from .._tensorfile import load_tensors, save_tensors
 from ..errors import FormatError, ValidationError
@@ -44,7 +44,7 @@ from .engine import make_executor
 from .parts import build_part
 from .pieces import finish_piece, finished_summary, remove_work
 
-__all__ = ["DispatchResult", "Plan", "dispatch"]
+__all__ = ["DispatchResult", "Plan", "checked_graph_name", "dispatch"]
 
 log = logging.getLogger(__name__)
 
@@ -249,6 +249,42 @@ def _prepare_assignment(assign_dir: Path, meta: ChunkedMeta, work: Path, num_par
     return int(k)
 
 
+def checked_graph_name(meta: ChunkedMeta, chunked_dir: str | os.PathLike[str],
+                       graph_name: str | None) -> str:
+    """The name of the config a dispatch writes, once it and every node type name are
+    known to be safe as file names (they become ``<graph_name>.json`` and
+    ``<ntype>.npy``/``.txt``): checked before any work, so that a name from the chunked
+    ``metadata.json`` can never lead a write outside the output folder.
+
+    The name is ``graph_name`` if given, else the metadata's ``graph_name``, else the
+    name of the chunked folder.
+
+    Raises:
+        ValidationError: naming the field, the file it came from and the value.
+
+    Example:
+        >>> import tempfile, graphshard as gs
+        >>> from graphshard.io.chunked import load_chunked_meta
+        >>> d = tempfile.mkdtemp()
+        >>> gs.io.write_chunked(gs.graph(([0, 1], [1, 2])), f"{d}/g", 1)
+        >>> checked_graph_name(load_chunked_meta(f"{d}/g"), f"{d}/g", None)
+        'graph'
+        >>> checked_graph_name(load_chunked_meta(f"{d}/g"), f"{d}/g", "../x")
+        Traceback (most recent call last):
+        ...
+        graphshard.errors.ValidationError: graph_name must be a plain file name (no '/', \
+'\\', control characters, leading '.'), got '../x'
+    """
+    for ntype in meta.num_nodes:
+        check_path_name(ntype, field="node_type", path=meta.path)
+    if graph_name:
+        return check_path_name(graph_name, field="graph_name")
+    if meta.graph_name:
+        return check_path_name(meta.graph_name, field="graph_name", path=meta.path)
+    return check_path_name(Path(chunked_dir).resolve().name,
+                           field="graph_name (the chunked folder's name)")
+
+
 def _empty_map(path: Path, size: int) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     np.lib.format.open_memmap(path, mode="w+", dtype=np.int64, shape=(size,)).flush()
@@ -284,6 +320,10 @@ def dispatch(chunked_dir: str | os.PathLike[str], assign_dir: str | os.PathLike[
     Running the same command again after a crash reuses every finished, checksum-verified
     piece and produces identical output.
 
+    Raises:
+        ValidationError: the graph name or a node type name (from the arguments or the
+            chunked metadata) is not a plain file name; nothing is written.
+
     Example:
         >>> import tempfile, numpy as np, graphshard as gs
         >>> from graphshard.partition.assignment import write_assignment
@@ -296,6 +336,7 @@ def dispatch(chunked_dir: str | os.PathLike[str], assign_dir: str | os.PathLike[
     """
     clock = time.perf_counter()
     meta = load_chunked_meta(chunked_dir)
+    name = checked_graph_name(meta, chunked_dir, graph_name)
     out = check_out_dir(Path(out_dir))
     if num_hops < 1:
         raise ValidationError(f"num_hops must be >= 1, got {num_hops}", field="num_hops")
@@ -321,7 +362,7 @@ def dispatch(chunked_dir: str | os.PathLike[str], assign_dir: str | os.PathLike[
         results = _build_parts(plan, executor, node_ranges, edge_ranges, prefix,
                                save_orig_ids, memory_budget)
         config_path, report = _write_config(
-            out, meta, chunked_dir, assign_dir, graph_name, ntypes, etypes, k,
+            out, meta, assign_dir, name, ntypes, etypes, k,
             node_ranges, edge_ranges, num_hops, results, clock)
         mark_complete(out)
         if not keep_work:  # while Ray shuts down
@@ -354,9 +395,8 @@ def _space_needed(meta: ChunkedMeta, save_orig_ids: bool) -> int:
     return need
 
 
-def _write_config(out: Path, meta: ChunkedMeta, chunked_dir: str | os.PathLike[str],
-                  assign_dir: str | os.PathLike[str],
-                  graph_name: str | None, ntypes: list[str], etypes: list[str], k: int,
+def _write_config(out: Path, meta: ChunkedMeta, assign_dir: str | os.PathLike[str],
+                  name: str, ntypes: list[str], etypes: list[str], k: int,
                   node_ranges: np.ndarray, edge_ranges: np.ndarray, num_hops: int,
                   results: list[dict[str, Any]], clock: float
                   ) -> tuple[Path, PartitionReport]:
@@ -366,7 +406,6 @@ def _write_config(out: Path, meta: ChunkedMeta, chunked_dir: str | os.PathLike[s
     for p, res in enumerate(results):
         files.update(res["files"])
         parts_cfg[f"part-{p}"] = res["rel"]
-    name = graph_name or meta.graph_name or Path(chunked_dir).name
     config = make_config(name, ntypes, etypes, node_ranges, edge_ranges, num_hops, parts_cfg,
                          files, 1)
     config["part_method"] = _method_name(Path(assign_dir))

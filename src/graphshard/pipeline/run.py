@@ -21,7 +21,7 @@ from .._files import file_sha256
 from .._scratch import make_work_dir, scratch_folder
 from ..partition.build import claim_out_dir
 from .assign import AssignResult, assign, check_assign_args
-from .dispatch import DispatchResult, check_memory_budget, dispatch
+from .dispatch import DispatchResult, check_memory_budget, checked_graph_name, dispatch
 from .engine import ray_session
 from .pieces import finish_piece, finished_summary
 
@@ -82,6 +82,7 @@ def run_pipeline(chunked_dir: str | os.PathLike[str], num_parts: int,
     clock = time.perf_counter()
     where = Path(out_dir) / "assignment" if assign_dir is None else Path(assign_dir)
     meta = check_assign_args(chunked_dir, num_parts, method, where)  # before any writing
+    checked_graph_name(meta, chunked_dir, (dispatch_options or {}).get("graph_name"))
     check_memory_budget(meta, num_parts, (dispatch_options or {}).get("memory_budget"))
     work_dir = (assign_options or {}).get("work_dir")
     if work_dir is not None:
