@@ -106,6 +106,11 @@ def test_bad_assignment_and_budget(cora, tmp_path):
     write_assignment(tmp_path / "ok", {"_N": np.zeros(2708, dtype=np.int64)}, 2)
     with pytest.raises(ValidationError, match="largest edge chunk has 2,715 edges"):
         dispatch(tmp_path / "chunked", tmp_path / "ok", tmp_path / "o2", memory_budget=10_000)
+    assert not (tmp_path / "o2").exists() or not any((tmp_path / "o2").rglob("*"))
+    for budget in (0, -5 << 30):
+        with pytest.raises(ValidationError, match="memory_budget must be a positive number"):
+            dispatch(tmp_path / "chunked", tmp_path / "ok", tmp_path / "o3", memory_budget=budget)
+        assert not (tmp_path / "o3").exists() or not any((tmp_path / "o3").rglob("*"))
 
 
 def test_budget_checked_against_the_routed_parts(cora, tmp_path):

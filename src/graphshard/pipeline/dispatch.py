@@ -340,6 +340,13 @@ def dispatch(chunked_dir: str | os.PathLike[str], assign_dir: str | os.PathLike[
     out = check_out_dir(Path(out_dir))
     if num_hops < 1:
         raise ValidationError(f"num_hops must be >= 1, got {num_hops}", field="num_hops")
+    if memory_budget is not None and memory_budget <= 0:
+        raise ValidationError(f"memory_budget must be a positive number of bytes, got "
+                              f"{memory_budget!r}", field="memory_budget", value=memory_budget)
+    # the chunks the metadata sizes, before the assignment is copied into the work folder
+    # (the parts are checked once the part count is known)
+    _check_budget([n for et in meta.num_edges for n in (meta.edge_chunks[et] or [])], 0, 1,
+                  memory_budget)
     work = out / ".graphshard-work"
     warn_if_short_of_space(out, _space_needed(meta, save_orig_ids), "dispatch's output",
                            "a rerun reuses the pieces already written")
