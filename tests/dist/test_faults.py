@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
-import time
 
 import numpy as np
 import pytest
@@ -42,18 +42,43 @@ def test_killed_server_restarts_and_the_request_is_answered(ray_cluster, make_pa
         assert not _alive(pid)
 
 
-def test_dead_server_gives_a_clear_error_not_a_hang(ray_cluster, make_parts, tmp_path):
+class _Counting:
+    """An actor handle that counts the calls submitted through it."""
+
+    def __init__(self, actor):
+        self.actor, self.calls = actor, 0
+
+    def __getattr__(self, name):
+        self.calls += 1
+        return getattr(self.actor, name)
+
+
+def test_server_gone_for_good_fails_at_once(ray_cluster, make_parts, tmp_path, caplog):
     p = make_parts(2, "fragile", 2, str(tmp_path / "parts"))
-    handle = gs.dist.serve(p.config, max_restarts=0)
+    handle = gs.dist.serve(p.config, max_restarts=1)
     try:
-        dg = gs.dist.DistGraph(p.config, colocate=(), timeout=5.0)
-        dg.nodes["u"].data["feat"][[0]]
-        ray_cluster.kill(handle.actors()[0], no_restart=True)
-        start = time.monotonic()
-        with pytest.raises(gs.dist.ServerError, match="graph server of partition 0"):
-            dg.nodes["u"].data["feat"][np.arange(90)]
-        # bounded by the 5 s timeout plus retries, with slack for a loaded 2-core machine
-        assert time.monotonic() - start < 30.0
+        dg = gs.dist.DistGraph(p.config, colocate=(), timeout=30.0)
+        ids = np.arange(90)
+        feat = dg.nodes["u"].data["feat"]
+        want = p.whole.nodes["u"].data["feat"]
+        os.kill(handle.pids[0], signal.SIGKILL)  # Ray's one restart
+        np.testing.assert_array_equal(feat[ids], want[ids])
+        os.kill(ray_cluster.get(handle.actors()[0].info.remote())["pid"], signal.SIGKILL)
+        gone = r"graph server of partition 0 \(fragile-\w+:part0\) is gone for good"
+        with pytest.raises(gs.dist.ServerError, match=gone):
+            feat[ids]
+        # known dead now: the next request fails without sending anything or retrying
+        dg.router.actors[0] = spy = _Counting(dg.router.actors[0])
+        with caplog.at_level(logging.INFO, logger="graphshard.dist._rpc"), \
+                pytest.raises(gs.dist.ServerError, match=gone) as err:
+            dg.degrees(ids, "follows")
+        assert spy.calls == 0
+        assert not [r for r in caplog.records if "retrying" in r.getMessage()]
+        assert (err.value.field, err.value.value) == ("part_id", 0)
+        on1 = ids[dg.get_partition_book().nid2partid(ids, "u") == 1]
+        np.testing.assert_array_equal(feat[on1], want[on1])  # partition 1 still answers
+        with pytest.raises(gs.dist.ServerError, match="partition 0 is not reachable"):
+            gs.dist.DistGraph(p.config, colocate=(), timeout=30.0)  # finds the dead server
     finally:
         handle.shutdown()
     assert gs.dist.find_servers(p.config) is None

@@ -4,7 +4,9 @@ A batch of calls (at most one per server per operation) is submitted to every re
 first; calls for co-located partitions run directly on a local :class:`GraphServer` while the
 remote ones are in flight; then the results are gathered in call order.  A server that dies
 is restarted by Ray; its calls are retried until a deadline, after which the caller gets a
-:class:`ServerTimeoutError` (never a hang).
+:class:`ServerTimeoutError` (never a hang).  A server that Ray will not restart (its restarts
+are used up, or it was killed for good) is known dead from then on: that call and every later
+one to it fail at once with a :class:`ServerError` naming the partition, without waiting.
 
 Example:
     >>> ServerTimeoutError("part 1 did not answer", field="part_id").field
@@ -105,14 +107,21 @@ class Router:
         local: Co-located partitions: ``{part_id: GraphServer}`` answered in-process.
         timeout: Seconds a batch may take, retries included.
         retry_delay: First pause before resubmitting to a failed server (doubles).
+        names: Ray actor name of each partition's server (for error messages).
+
+    Attributes:
+        dead: ``{part_id: cause}`` of the servers known to be gone for good: calls to them
+            raise :class:`ServerError` at once.
     """
 
     def __init__(self, actors: Sequence[Any], local: dict[int, Any], *, timeout: float,
-                 retry_delay: float = 0.2) -> None:
+                 retry_delay: float = 0.2, names: Sequence[str] | None = None) -> None:
         self.actors = list(actors)
         self.local = dict(local)
         self.timeout = float(timeout)
         self.retry_delay = float(retry_delay)
+        self.names = list(names) if names is not None else None
+        self.dead: dict[int, str] = {}
         self._ray = import_optional("ray", "distributed graphs")
 
     @property
@@ -140,6 +149,9 @@ class Router:
         """Send ``calls`` to their remote servers and answer the co-located ones in-process
         meanwhile; :meth:`gather` collects the results (the deadline starts now)."""
         ray = self._ray
+        for p, method, _ in calls:
+            if p in self.dead and p not in self.local:
+                raise self._gone(p, method)
         started = time.monotonic()
         deadline = started + (self.timeout if timeout is None else timeout)
         refs: dict[int, Any] = {}
@@ -182,26 +194,41 @@ class Router:
                 ready.update(ray.wait(todo, num_returns=len(todo), timeout=0)[0])
 
     def _get(self, call: Call, ref: Any, deadline: float) -> Any:
+        """The result of one remote call, resubmitting it while its server restarts.
+
+        Ray says a server is restarting with ``ActorUnavailableError`` (retried after a
+        pause that doubles) and gone for good with ``ActorDiedError``: the call is then
+        resubmitted at once, and a second ``ActorDiedError`` in a row (a dead actor fails
+        it without waiting) marks the partition dead for this and every later call.
+        """
         ray = self._ray
-        exc_types = (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError)
+        errors = ray.exceptions
         delay = self.retry_delay
+        died = 0  # ActorDiedErrors in a row
         p, method, args = call
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise ServerTimeoutError(f"graph server of partition {p} did not answer "
-                                         f"{method!r} within {self.timeout:g} s",
-                                         field="part_id", value=p)
+                raise ServerTimeoutError(f"{self._server(p)} did not answer {method!r} "
+                                         f"within {self.timeout:g} s", field="part_id",
+                                         value=p)
             try:
                 return ray.get(ref, timeout=remaining)
-            except ray.exceptions.GetTimeoutError as exc:
-                raise ServerTimeoutError(f"graph server of partition {p} did not answer "
-                                         f"{method!r} within {self.timeout:g} s",
-                                         field="part_id", value=p) from exc
-            except exc_types as exc:
+            except errors.GetTimeoutError as exc:
+                raise ServerTimeoutError(f"{self._server(p)} did not answer {method!r} "
+                                         f"within {self.timeout:g} s", field="part_id",
+                                         value=p) from exc
+            except errors.ActorDiedError as exc:
+                died += 1
+                if died >= 2:
+                    self.dead[p] = _cause(exc)
+                    raise self._gone(p, method) from exc
+                ref = getattr(self.actors[p], method).remote(*args)
+            except (errors.RayActorError, errors.ActorUnavailableError) as exc:
+                died = 0
                 if deadline - time.monotonic() <= delay:
-                    raise ServerError(f"graph server of partition {p} failed on {method!r} "
-                                      f"and did not come back within {self.timeout:g} s: "
+                    raise ServerError(f"{self._server(p)} failed on {method!r} and did not "
+                                      f"come back within {self.timeout:g} s: "
                                       f"{type(exc).__name__}", field="part_id",
                                       value=p) from exc
                 log.info("partition %d server failed on %s (%s); retrying", p, method,
@@ -209,6 +236,26 @@ class Router:
                 time.sleep(delay)
                 delay = min(delay * 2, 2.0)
                 ref = getattr(self.actors[p], method).remote(*args)
+
+    def _server(self, p: int) -> str:
+        """``graph server of partition p`` (and its actor name when known)."""
+        name = f" ({self.names[p]})" if self.names is not None else ""
+        return f"graph server of partition {p}{name}"
+
+    def _gone(self, p: int, method: str) -> ServerError:
+        return ServerError(f"{self._server(p)} is gone for good ({self.dead[p]}): Ray will "
+                           f"not restart it, so {method!r} and every later request to it "
+                           "fail at once; start the servers again (graphshard serve) and "
+                           "open a new DistGraph", field="part_id", value=p)
+
+
+def _cause(exc: BaseException) -> str:
+    """Exception type and the line of Ray's many-line message that says why the actor is
+    dead (else its first line)."""
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    why = [ln for ln in lines if ln.startswith("The actor is dead because")]
+    text = (why or lines or [""])[0]
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _resolve(ray: Any, args: tuple) -> tuple:

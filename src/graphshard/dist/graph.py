@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from .._arrays import as_ids, check_id_range
-from ..errors import ValidationError
+from ..errors import ServerError, ServerTimeoutError, ValidationError
 from ..graph import CSR
 from ..ids import RangePartitionBook
 from ..partition.files import config_types, read_config
@@ -35,7 +36,7 @@ from ._index import scatter_ragged
 from ._rpc import Router, group_by_owner
 from ._server import GraphServer
 from .cache import FeatureCache, build_feature_cache
-from .serve import ServeHandle, ensure_ray, find_servers, serve
+from .serve import ServeHandle, ensure_ray, find_servers, serve, server_names
 
 __all__ = ["DistGraph"]
 
@@ -75,7 +76,7 @@ class DistGraph:
                                       "them with graphshard.dist.serve", field="config")
             self.handle = serve(self.config, address=address)
             actors = self.handle.actors()
-        infos = ray.get([a.info.remote() for a in actors], timeout=timeout)
+        infos = _server_infos(ray, actors, self.config, timeout)
         self._schema = infos[0]["schema"]
         for info in infos[1:]:
             for kind in ("node", "edge"):
@@ -90,7 +91,7 @@ class DistGraph:
             parts = [int(p) for p in colocate]
         local = {p: GraphServer(self.config, p, infos[p]["tensor_dir"]) for p in parts}
         self.tensor_dir = infos[0]["tensor_dir"]
-        self.router = Router(actors, local, timeout=timeout)
+        self.router = Router(actors, local, timeout=timeout, names=server_names(self.config))
         self._cache: dict[Any, Any] = {}
         self._lock = threading.RLock()
 
@@ -395,6 +396,28 @@ class DistGraph:
     def __repr__(self) -> str:
         return (f"DistGraph({self.graph_name!r}, num_parts={self.num_partitions()}, "
                 f"num_nodes={self._num_nodes}, colocated={self.colocated})")
+
+
+def _server_infos(ray: Any, actors: Sequence[Any], config: str, timeout: float
+                  ) -> list[dict[str, Any]]:
+    """Every server's :meth:`GraphServer.info` (asked all at once); our errors naming the
+    partition whose server is gone or silent."""
+    deadline = time.monotonic() + timeout
+    refs = [a.info.remote() for a in actors]
+    infos = []
+    for p, ref in enumerate(refs):
+        try:
+            infos.append(ray.get(ref, timeout=max(0.0, deadline - time.monotonic())))
+        except ray.exceptions.GetTimeoutError as exc:
+            raise ServerTimeoutError(f"{config}: the graph server of partition {p} did not "
+                                     f"answer within {timeout:g} s", path=config,
+                                     field="part_id", value=p) from exc
+        except ray.exceptions.RayActorError as exc:
+            raise ServerError(f"{config}: the graph server of partition {p} is not "
+                              f"reachable ({type(exc).__name__}); stop the servers "
+                              "(graphshard.dist.shutdown) and serve again", path=config,
+                              field="part_id", value=p) from exc
+    return infos
 
 
 class _TypeViews:

@@ -31,6 +31,7 @@ from typing import Any
 
 from .._optional import import_optional
 from .._process import process_running
+from .._ray import init_ray
 from ..errors import ConfigError, ServerError, ServerTimeoutError
 from ..partition.files import read_config
 from ._server import GraphServer
@@ -46,10 +47,11 @@ _REMOTE: dict[str, Any] = {}
 
 
 def ensure_ray(address: str | None = None) -> Any:
-    """The ``ray`` module, initialised: joins ``address`` or starts a local Ray."""
+    """The ``ray`` module, initialised: joins ``address`` or starts a local Ray that listens
+    on 127.0.0.1 only (:func:`graphshard._ray.init_ray`)."""
     ray = import_optional("ray", "graph servers")
     if not ray.is_initialized():
-        ray.init(address=address, include_dashboard=False, log_to_driver=False)
+        init_ray(ray, address, include_dashboard=False, log_to_driver=False)
     return ray
 
 
@@ -130,8 +132,8 @@ def serve(config: str | os.PathLike[str], *, address: str | None = None,
 
     Args:
         config: Path of the partition config JSON.
-        address: Ray cluster to join (``"auto"``, ``"ray://head:10001"``); None starts or
-            reuses a local Ray.
+        address: Ray cluster to join (``"auto"``, ``"ray://head:10001"``); None reuses the
+            running Ray or starts a local one, listening on 127.0.0.1 only.
         max_restarts: Times Ray restarts a dead server (-1: forever).
         num_cpus: CPUs each server reserves.
         tensor_dir: Folder of distributed tensors (default: a folder under the temp dir,

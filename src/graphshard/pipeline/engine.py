@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from .._malloc import keep_heap
 from .._optional import import_optional
 from .._progress import progress
+from .._ray import init_ray
 
 __all__ = ["Executor", "LocalExecutor", "RayExecutor", "make_executor", "ray_session",
            "start_ray"]
@@ -29,8 +30,9 @@ _session_ray: Any = None  # the Ray a step started inside them: the outermost bl
 
 def start_ray(ray: Any, address: str | None = None, num_cpus: int | None = None) -> bool:
     """Join the running Ray, else ``ray.init`` (``address``, or a local Ray with
-    ``num_cpus``, default the CPUs Ray detects).  True when the caller started Ray and is
-    to shut it down; inside :func:`ray_session` the session owns it and this is False.
+    ``num_cpus``, default the CPUs Ray detects, listening on 127.0.0.1 only: see
+    :func:`graphshard._ray.init_ray`).  True when the caller started Ray and is to shut it
+    down; inside :func:`ray_session` the session owns it and this is False.
 
     Example:
         >>> class Running:  # stands in for the ray module when Ray is up already
@@ -44,7 +46,7 @@ def start_ray(ray: Any, address: str | None = None, num_cpus: int | None = None)
     kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
     if address is None and num_cpus:
         kwargs["num_cpus"] = num_cpus
-    ray.init(address=address, **kwargs)
+    init_ray(ray, address, **kwargs)
     if _session_depth:
         _session_ray = ray
         return False
@@ -101,8 +103,8 @@ class RayExecutor:
 
     Args:
         address: A Ray cluster to join (``"ray://head:10001"`` or ``"auto"``); None starts
-            a local Ray for this run and stops it at :meth:`shutdown` (or at the end
-            of an enclosing :func:`ray_session`).
+            a local Ray for this run (listening on 127.0.0.1 only) and stops it at
+            :meth:`shutdown` (or at the end of an enclosing :func:`ray_session`).
         num_cpus: CPUs of the local Ray (None: the CPUs Ray detects).
     """
 

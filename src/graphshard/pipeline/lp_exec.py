@@ -149,7 +149,8 @@ class RayExecutor(Executor):
 
     Args:
         workers: Actors (default: all CPUs of the cluster).
-        address: Ray cluster to join when Ray is not running yet (None: a local Ray).
+        address: Ray cluster to join when Ray is not running yet (None: a local Ray,
+            listening on 127.0.0.1 only).
         warm: Warm the kernels up in each actor as it starts.
     """
 

@@ -1,0 +1,103 @@
+"""Starting Ray: a local Ray listens on the loopback interface only; an address joins a cluster.
+
+``serve``, ``DistGraph`` and the pipeline start Ray through :func:`init_ray`.  With no
+address (and none that Ray finds by itself: ``RAY_ADDRESS``, or a cluster that ``ray start``
+left on this machine) they start a Ray for this machine alone, whose servers (GCS, raylet,
+workers, agents) listen on 127.0.0.1, so nothing of it is reachable from the network.  A Ray
+started with its defaults listens on every interface instead.  With an address, Ray's own
+rules apply: see the README's "Network" paragraph for what a cluster exposes.
+
+Example:
+    >>> class FakeRay:  # stands in for the ray module
+    ...     def init(self, **kwargs): self.kwargs = kwargs
+    >>> ray = FakeRay()
+    >>> init_ray(ray, "ray://head:10001", log_to_driver=False)
+    >>> ray.kwargs
+    {'address': 'ray://head:10001', 'log_to_driver': False}
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import logging
+import os
+from collections.abc import Iterator
+from typing import Any
+
+__all__ = ["LOOPBACK", "init_ray", "is_loopback"]
+
+log = logging.getLogger(__name__)
+
+#: The address a local Ray's servers listen on.
+LOOPBACK = "127.0.0.1"
+
+
+def init_ray(ray: Any, address: str | None = None, **kwargs: Any) -> None:
+    """``ray.init``: join ``address`` (or the cluster Ray finds without one), else start a
+    local Ray listening on :data:`LOOPBACK` only.
+
+    Args:
+        ray: The ``ray`` module.
+        address: Ray cluster to join (``"auto"``, ``"ray://head:10001"``, ``"host:port"``);
+            None: ``RAY_ADDRESS`` or a cluster ``ray start`` left on this machine if there
+            is one, else a new local Ray.
+        **kwargs: More ``ray.init`` options (``num_cpus``, ``include_dashboard``, ...).
+    """
+    if address is not None or _cluster_found():
+        ray.init(address=address, **kwargs)
+        return
+    with _local_node_address():
+        ray.init(address=None, _node_ip_address=LOOPBACK, **kwargs)
+    util = getattr(ray, "util", None)
+    ip = util.get_node_ip_address() if hasattr(util, "get_node_ip_address") else None
+    if ip is not None and not is_loopback(ip):
+        log.warning("the local Ray runs on %s, not on %s: its servers may be reachable from "
+                    "the network (Ray %s)", ip, LOOPBACK, getattr(ray, "__version__", "?"))
+
+
+def is_loopback(ip: str) -> bool:
+    """Whether ``ip`` (IPv4, IPv6, or IPv4 mapped into IPv6) is a loopback address.
+
+    Example:
+        >>> [is_loopback(a) for a in ("127.0.0.1", "::1", "::ffff:127.0.0.1", "0.0.0.0", "::")]
+        [True, True, True, False, False]
+    """
+    addr = ipaddress.ip_address(ip.split("%")[0])
+    mapped = getattr(addr, "ipv4_mapped", None)
+    return (mapped or addr).is_loopback
+
+
+def _cluster_found() -> bool:
+    """Whether ``ray.init(address=None)`` would join a running cluster (as Ray decides)."""
+    try:
+        from ray._private.services import canonicalize_bootstrap_address
+
+        return canonicalize_bootstrap_address(None) is not None
+    except Exception:  # a Ray without this helper, or a bad RAY_ADDRESS: ray.init decides
+        return bool(os.environ.get("RAY_ADDRESS"))
+
+
+@contextlib.contextmanager
+def _local_node_address() -> Iterator[None]:
+    """Let ``ray.init(_node_ip_address="127.0.0.1")`` keep that address.
+
+    On Linux, Ray (2.4x-2.6x) replaces a loopback node address by the machine's outward one
+    unless its ``ENABLE_RAY_CLUSTER`` is off (as it is on macOS and Windows, where a local
+    Ray is for this machine alone); it is off while ``ray.init`` runs.  Ray's servers then
+    listen on 127.0.0.1; with any other node address they listen on every interface.
+    """
+    try:
+        from ray._private import ray_constants
+    except ImportError:  # pragma: no cover - a Ray laid out otherwise: init_ray warns
+        yield
+        return
+    before = getattr(ray_constants, "ENABLE_RAY_CLUSTER", None)
+    if before is None:  # pragma: no cover
+        yield
+        return
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    try:
+        yield
+    finally:
+        ray_constants.ENABLE_RAY_CLUSTER = before
