@@ -94,7 +94,9 @@ def main() -> None:
 
     system = ({"max_direct_call_object_size": int(args.inline_mb * 2**20)}
               if args.inline_mb > 0 else {})
-    ray.init(include_dashboard=False, log_to_driver=False, _system_config=system)
+    from graphshard._ray import init_ray  # a local Ray on loopback only
+
+    init_ray(ray, include_dashboard=False, log_to_driver=False, _system_config=system)
     dg = gs.dist.DistGraph(cfg, colocate=[0], timeout=120.0)
     pids = [int(i["pid"]) for i in ray.get([a.info.remote() for a in dg.router.actors])]
     pids = [pid for p, pid in enumerate(pids) if p not in dg.router.local]

@@ -110,7 +110,9 @@ def ray_cluster():
     ray = pytest.importorskip("ray", reason="needs ray (pip install 'graphshard[ray]')")
     started = not ray.is_initialized()
     if started:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        from graphshard._ray import init_ray  # a local Ray on loopback only
+
+        init_ray(ray, num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield ray
     if started:
         ray.shutdown()

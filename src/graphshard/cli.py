@@ -226,7 +226,8 @@ def _engine_options(fn: Any) -> Any:
                       help="ray: tasks on a local Ray started for the run (or --address); "
                            "local: in this process.")(fn)
     return click.option("--address", metavar="ADDR",
-                        help="Join this Ray cluster (e.g. ray://head:10001 or auto).")(fn)
+                        help="Join this Ray cluster (e.g. ray://head:10001 or auto; default: "
+                             "a local Ray listening on 127.0.0.1 only).")(fn)
 
 
 def _bytes(text: str | None) -> int | None:
@@ -410,7 +411,8 @@ def pipeline(chunked: Path, parts: int, method: str, out: Path, assign_out: Path
 @cli.command()
 @click.argument("config", type=click.Path(path_type=Path))
 @click.option("--address", metavar="ADDR",
-              help="Ray cluster to run on (default: a local Ray started here).")
+              help="Ray cluster to run on (default: a local Ray started here, "
+                   "listening on 127.0.0.1 only).")
 @click.option("--detach", is_flag=True,
               help="Leave the servers running after this command exits (needs --address).")
 @click.option("--stop", is_flag=True, help="Stop the running servers of CONFIG instead.")

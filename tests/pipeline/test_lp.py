@@ -287,7 +287,9 @@ def test_ray_matches_in_process(tmp_path):
     local = lp_assign(meta, 4, **opts)["_N"]
     started = not ray.is_initialized()
     if started:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        from graphshard._ray import init_ray  # a local Ray on loopback only
+
+        init_ray(ray, num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         remote = lp_assign(meta, 4, use_ray=True, **opts)["_N"]
     finally:
