@@ -124,9 +124,9 @@ def load_tensors(path: str | os.PathLike[str], *, mmap: bool = True
     if not isinstance(header, dict):
         raise FormatError(f"{path}: header is not a JSON object", path=str(path))
     metadata = header.pop("__metadata__", None) or {}
-    if not isinstance(metadata, dict):
-        raise FormatError(f"{path}: header __metadata__ must be an object, got "
-                          f"{type(metadata).__name__}", path=str(path), field="__metadata__")
+    if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in metadata.values()):
+        raise FormatError(f"{path}: __metadata__ must be an object of strings, got "
+                          f"{metadata!r:.60}", path=str(path), field="__metadata__")
     base = 8 + header_len
     data_len = size - base
     tensors: dict[str, np.ndarray] = {}
@@ -144,16 +144,22 @@ def _tensor(path: Path, name: str, info: object, whole: np.ndarray | None,
             data_len: int) -> np.ndarray:
     try:
         dtype = np.dtype(_DTYPES[info["dtype"]])  # type: ignore[index]
-        shape = tuple(int(s) for s in info["shape"])  # type: ignore[index]
-        start, end = (int(x) for x in info["data_offsets"])  # type: ignore[index]
+        shape = tuple(info["shape"])  # type: ignore[index]
+        start, end = info["data_offsets"]  # type: ignore[index]
+        if not all(_is_int(x) for x in (*shape, start, end)):
+            raise TypeError("shape and data_offsets must hold integers")
     except (KeyError, TypeError, ValueError) as exc:
-        raise FormatError(f"{path}: tensor {name!r} has a malformed header entry {info!r}",
+        raise FormatError(f"{path}: tensor {name!r} has a malformed header entry {info!r:.200}",
                           path=str(path), field=name) from exc
-    count = math.prod(shape)  # Python integers: a huge shape cannot wrap around
+    count = math.prod(shape)  # Python ints: a product past 2**63 must not wrap
     if min(shape, default=0) < 0 or not 0 <= start <= end <= data_len \
             or end - start != count * dtype.itemsize:
-        raise FormatError(f"{path}: tensor {name!r} ({info}) does not fit the data section "
+        raise FormatError(f"{path}: tensor {name!r} ({info!r:.200}) does not fit the data section "
                           f"of {data_len} bytes", path=str(path), field=name)
     if count == 0 or whole is None:
         return np.zeros(shape, dtype=dtype)
     return whole[start:end].view(dtype).reshape(shape)
+
+
+def _is_int(x: object) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)

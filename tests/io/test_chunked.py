@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 from io_helpers import FAST, assert_graphs_equal, random_graph
 
 import graphshard as gs
+from fuzzing import mutate_bytes, mutate_json, mutate_text, run_fuzz
 from graphshard.errors import FormatError
 from graphshard.io import (
     iter_edge_chunks,
@@ -116,10 +118,67 @@ def _edit(path: Path, fn) -> None:
 def test_error_count_disagrees(tmp_path: Path) -> None:
     d = _write(tmp_path)
     _edit(d, lambda m: (m.pop("num_edges_per_type"),  # else the totals disagree first
-                        m["num_edges_per_chunk"][0].__setitem__(0, 5)))
+                        m["num_edges_per_chunk"][0].__setitem__(0, 1)))
     with pytest.raises(FormatError, match=r"0-user_buys_item-0\.csv.*num_edges_per_chunk") as e:
         read_chunked(d)
     assert e.value.field.startswith("num_edges_per_chunk")
+
+
+@pytest.mark.parametrize("fmt", FMTS)
+def test_declared_counts_bounded_by_the_files(tmp_path: Path, fmt: str) -> None:
+    # 1e15 nodes in metadata.json made `partition` allocate terabytes (raw ArrayMemoryError);
+    # counts are now checked against what the files can hold and the RAM, before any work
+    d = _write(tmp_path / "a", fmt)
+    _edit(d, lambda m: (m.pop("num_nodes_per_type"), m["num_nodes_per_chunk"].__setitem__(
+        1, [10**15, 0])))
+    with pytest.raises(FormatError, match=r"metadata\.json: field 'num_nodes_per_chunk': "
+                       r"1,000,000,000,000,003 nodes .*GiB of memory"):
+        load_chunked_meta(d)
+    d = _write(tmp_path / "b", fmt)
+    _edit(d, lambda m: (m.pop("num_nodes_per_type"), m["num_nodes_per_chunk"].__setitem__(
+        1, [10**7, 0])))
+    with pytest.raises(FormatError, match=r"metadata\.json: field 'num_nodes_per_chunk': "
+                       r"10,000,000 nodes of type 'item' declared but the files of feature "
+                       r"'\w+' can hold at most \d+ rows"):
+        read_chunked(d)
+    d = _write(tmp_path / "c", fmt)
+    _edit(d, lambda m: (m.pop("num_edges_per_type"), m["num_edges_per_chunk"][0].__setitem__(
+        0, 10**7)))
+    with pytest.raises(FormatError, match=r"metadata\.json: field 'num_edges_per_chunk': "
+                       r".*\[0\] declares 10,000,000 edges but 0-user_buys_item-0\.\w+ can "
+                       r"hold at most \d+"):
+        read_chunked(d)
+
+
+@pytest.mark.parametrize(("edit", "field"), [
+    (lambda m: m.__setitem__("num_nodes_per_chunk", [[True, 2], [2, 2]]), "num_nodes_per_chunk"),
+    (lambda m: m.__setitem__("node_type", ["user", "user"]), "node_type"),
+    (lambda m: m.__setitem__("edge_type", ["user:buys:item"] * 2), "edge_type"),
+])
+def test_metadata_type_confusion(tmp_path: Path, edit, field: str) -> None:
+    # booleans counted as 1 and repeated types collapsed silently
+    d = _write(tmp_path)
+    _edit(d, edit)
+    with pytest.raises(FormatError, match=rf"metadata\.json: field '{field}'"):
+        load_chunked_meta(d)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "device"])
+def test_chunk_path_must_be_a_regular_file(tmp_path: Path, kind: str) -> None:
+    # a FIFO made the reader block forever; DGL allows absolute paths, so they stay allowed
+    d = _write(tmp_path / "g")
+    target = {"fifo": tmp_path / "fifo", "folder": tmp_path, "device": Path("/dev/zero")}[kind]
+    if kind == "fifo":
+        os.mkfifo(target)
+    _edit(d, lambda m: m["edges"]["user:buys:item"]["data"].__setitem__(0, str(target)))
+    what = {"fifo": "a FIFO", "folder": "a folder", "device": "a character device"}[kind]
+    with pytest.raises(FormatError, match=rf"metadata\.json: field .edges\['user:buys:item'\]"
+                       rf"\.data\[0\].: file .* is {what}, not a regular file") as e:
+        read_chunked(d)
+    assert e.value.path == str(d / "metadata.json")
+    meta = load_chunked_meta(d)
+    with pytest.raises(FormatError, match=f"is {what}"):
+        next(iter_edge_chunks(meta, "user:buys:item"))
 
 
 def test_error_missing_chunk(tmp_path: Path) -> None:
@@ -207,3 +266,52 @@ def test_single_chunk_readers_name_missing_feature(tmp_path):
     assert read_data_chunk(meta, "node", "_N", "x", 0, 0).data.tolist() == [0.0, 1.0]
     with pytest.raises(gs.FormatError, match="no node feature 'y' for node type '_N'"):
         read_data_chunk(meta, "node", "_N", "y", 0, 0)
+
+
+# ----- seeded mutation fuzzing (tests/fuzzing.py) ---------------------------------------------
+def graph_problem(g: gs.Graph, max_nodes: int) -> str | None:
+    """Why an accepted graph is not sane (IDs out of range, short features, too many nodes)."""
+    if g.num_nodes() > max_nodes:
+        return f"{g.num_nodes()} nodes from files holding at most {max_nodes}"
+    for et in g.canonical_etypes:
+        src, dst = g.edges(etype=et)
+        for ids, nt in ((src, et[0]), (dst, et[2])):
+            if ids.size and (ids.min() < 0 or ids.max() >= g.num_nodes(nt)):
+                return f"{et}: an ID outside 0..{g.num_nodes(nt) - 1}"
+        if any(len(col) != len(src) for col in g.edges[et].data.values()):
+            return f"{et}: a feature of the wrong length"
+    for nt in g.ntypes:
+        if any(len(col) != g.num_nodes(nt) for col in g.nodes[nt].data.values()):
+            return f"{nt}: a feature of the wrong length"
+    return None
+
+
+@pytest.fixture(scope="module")
+def chunked_bases(tmp_path_factory) -> dict[str, Path]:
+    """The hetero graph in each chunk format, 2 chunks (copied for every fuzz case)."""
+    root = tmp_path_factory.mktemp("bases")
+    for fmt in FMTS:
+        write_chunked(_hetero(), root / fmt, 2, fmt=fmt)
+    return {fmt: root / fmt for fmt in FMTS}
+
+
+def _chunked_case(bases: dict[str, Path]):
+    def make(rng, folder: Path) -> Path:
+        d = folder / "g"
+        shutil.copytree(bases[rng.choice(FMTS)], d)
+        files = sorted(p for p in d.rglob("*") if p.is_file())
+        target = d / "metadata.json" if rng.random() < 0.5 else rng.choice(files)
+        data = target.read_bytes()
+        if target.name == "metadata.json" and rng.random() < 0.8:
+            target.write_text(json.dumps(mutate_json(rng, json.loads(data))))
+        elif target.suffix in (".csv", ".txt", ".json"):
+            target.write_bytes(mutate_text(rng, data.decode()))
+        else:  # .npy (header and data) and .parquet
+            target.write_bytes(mutate_bytes(rng, data))
+        return d
+    return make
+
+
+def test_fuzz_chunked(tmp_path: Path, chunked_bases) -> None:
+    run_fuzz("chunked", _chunked_case(chunked_bases), read_chunked, tmp_path,
+             check=lambda g: graph_problem(g, 7))

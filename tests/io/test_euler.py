@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 from io_helpers import FAST, assert_graphs_equal, random_graph
 
 import graphshard as gs
+from fuzzing import mutate_json, mutate_text, run_fuzz
 from graphshard.errors import FormatError
 from graphshard.io import node_id_strings, read_euler, write_euler
 
@@ -185,3 +187,129 @@ def test_fuzz_lines(tmp_path: Path, data) -> None:
     (tmp_path / "graph.json").write_bytes(b"\n".join(lines) + b"\n")
     with contextlib.suppress(FormatError):
         read_euler(tmp_path / "graph.json")
+
+
+
+@pytest.mark.parametrize("count", [10**6, 2**31])
+def test_meta_count_bounded_before_any_work(tmp_path: Path, count: int) -> None:
+    # a 228-byte meta declaring 10**6 float slots ran for minutes; 2**31 died in MemoryError
+    p = _seed(tmp_path)
+    (tmp_path / "meta.json").write_text(json.dumps(dict(SEED_META, node_float_feature_num=count)))
+    with pytest.raises(FormatError, match=rf"meta\.json: field 'node_float_feature_num': "
+                       rf"expected a count 0\.\.4096, got {count}") as e:
+        read_euler(p)
+    assert e.value.field == "node_float_feature_num"
+
+
+def test_huge_type_or_slot_number_without_meta(tmp_path: Path) -> None:
+    # without a meta every number up to the largest became a type or slot: 10**15 of them
+    (tmp_path / "g.json").write_text(_line(0, node_type=10**15) + "\n")
+    with pytest.raises(FormatError, match=r"g\.json:1: field 'node_type': type 10+ is not in "
+                       r"0\.\.4095"):
+        read_euler(tmp_path / "g.json")
+    (tmp_path / "g.json").write_text(_line(0, float_feature={"2147483648": [1.0]}) + "\n")
+    with pytest.raises(FormatError, match=r"g\.json:1: field 'float_feature': slot 2147483648"):
+        read_euler(tmp_path / "g.json")
+
+
+@pytest.mark.parametrize("edit", [
+    lambda gsm: gsm.__setitem__("node_features", {"u": 1}),
+    lambda gsm: gsm["node_features"]["u"][0].__delitem__("name"),
+    lambda gsm: gsm["node_features"]["u"][0].__setitem__("dtype", "<U9"),
+    lambda gsm: gsm["node_features"]["u"][0].__setitem__("slot", 7),
+    lambda gsm: gsm.__setitem__("edge_types", [["u", "r"]]),
+    lambda gsm: gsm.__setitem__("node_types", ["u"]),
+])
+def test_graphshard_key_type_confusion(tmp_path: Path, edit) -> None:
+    data, meta = WRITTEN[0], json.loads(json.dumps(WRITTEN[1]))
+    edit(meta["graphshard"])
+    (tmp_path / "meta.json").write_text(json.dumps(meta))
+    (tmp_path / "g.json").write_text(data)
+    with pytest.raises(FormatError, match=r"meta\.json: field .graphshard\.") as e:
+        read_euler(tmp_path / "g.json")
+    assert e.value.field.startswith("graphshard.")
+
+
+def test_euler2_id_beyond_uint64(tmp_path: Path) -> None:
+    doc = json.loads(json.dumps(EULER2_DOC))
+    doc["edges"][0]["src"] = 2**64
+    (tmp_path / "graph.json").write_text(json.dumps(doc, indent=1))
+    with pytest.raises(FormatError, match=r"graph\.json: field 'edges\[0\]'"):
+        read_euler(tmp_path / "graph.json")
+
+
+# ----- seeded mutation fuzzing (tests/fuzzing.py) ---------------------------------------------
+EULER2_DOC = {"nodes": [{"id": 0, "type": 0, "weight": 1.0,
+                         "features": [{"name": "f1", "type": "sparse", "value": [21, 22]},
+                                      {"name": "f4", "type": "dense", "value": [1.5, 2.5]}]},
+                        {"id": 1, "type": 1, "weight": 2.0,
+                         "features": [{"name": "f5", "type": "binary", "value": "1a"}]}],
+              "edges": [{"src": 0, "dst": 1, "type": 0, "weight": 3.0,
+                         "features": [{"name": "f3", "type": "dense", "value": [1.0]}]},
+                        {"src": 1, "dst": 0, "type": 1, "weight": 1.0, "features": []}]}
+
+
+def graph_problem(g: gs.Graph, max_nodes: int) -> str | None:
+    """Why an accepted graph is not sane (IDs out of range, short features, too many nodes)."""
+    if g.num_nodes() > max_nodes:
+        return f"{g.num_nodes()} nodes from an input of at most {max_nodes} blocks"
+    for et in g.canonical_etypes:
+        src, dst = g.edges(etype=et)
+        for ids, nt in ((src, et[0]), (dst, et[2])):
+            if ids.size and (ids.min() < 0 or ids.max() >= g.num_nodes(nt)):
+                return f"{et}: an ID outside 0..{g.num_nodes(nt) - 1}"
+        if any(len(col) != len(src) for col in g.edges[et].data.values()):
+            return f"{et}: a feature of the wrong length"
+    for nt in g.ntypes:
+        if any(len(col) != g.num_nodes(nt) for col in g.nodes[nt].data.values()):
+            return f"{nt}: a feature of the wrong length"
+    return None
+
+
+def _written_example() -> tuple[str, dict]:
+    """Lines and meta (with its ``graphshard`` key) as :func:`write_euler` writes them."""
+    g = gs.heterograph({("u", "r", "i"): ([0, 1], [1, 0])}, num_nodes_dict={"u": 2, "i": 2})
+    g.nodes["u"].data["x"] = np.ones((2, 2), np.float32)
+    g.nodes["i"].data["tags"] = gs.Ragged.from_rows([[1], [2, 3]], dtype="int64")
+    g.edges["r"].data["w"] = np.array([1, 2], np.int64)
+    with tempfile.TemporaryDirectory() as d:
+        write_euler(g, d)
+        return (Path(d, "graph_0.json").read_text(),
+                json.loads(Path(d, "meta.json").read_text()))
+
+
+WRITTEN = _written_example()
+
+
+def _euler_case(rng, folder: Path) -> Path:
+    """Euler 1 lines (text, one line's JSON, or the meta mutated), a meta's ``graphshard``
+    key mutated, or an Euler 2 document."""
+    lines = SEED_EXAMPLE.splitlines()
+    meta: object = dict(SEED_META)
+    how = rng.randrange(6)
+    if how == 5:
+        data, meta = WRITTEN[0].encode(), dict(WRITTEN[1])
+        meta["graphshard"] = mutate_json(rng, WRITTEN[1]["graphshard"])
+        how = -1
+    if how == 0:
+        data = mutate_text(rng, SEED_EXAMPLE)
+    elif how == 1:
+        k = rng.randrange(len(lines))
+        lines[k] = json.dumps(mutate_json(rng, json.loads(lines[k])))
+        data = "\n".join(lines).encode()
+    elif how == 2:
+        data, meta = SEED_EXAMPLE.encode(), mutate_json(rng, meta)
+    elif how == 3:
+        data, meta = SEED_EXAMPLE.encode(), mutate_text(rng, json.dumps(SEED_META, indent=0))
+    elif how == 4:
+        data, meta = json.dumps(mutate_json(rng, EULER2_DOC), indent=1).encode(), None
+    if meta is not None:
+        (folder / "meta.json").write_bytes(meta if isinstance(meta, bytes)
+                                           else json.dumps(meta).encode())
+    (folder / "graph.json").write_bytes(data)
+    return folder / "graph.json"
+
+
+def test_fuzz_euler(tmp_path: Path) -> None:
+    run_fuzz("euler", _euler_case, read_euler, tmp_path,
+             check=lambda g: graph_problem(g, 4))

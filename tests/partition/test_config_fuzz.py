@@ -157,7 +157,7 @@ def test_fuzz_partition_folders(written, tmp_path):
 
 
 @pytest.mark.parametrize(("change", "message"), [
-    (lambda h: h.update({"__metadata__": 5}), "header __metadata__ must be an object"),
+    (lambda h: h.update({"__metadata__": 5}), "__metadata__ must be an object of strings"),
     (lambda h: h["a"].update({"shape": [4, 2**63]}), "tensor 'a' .* does not fit"),
 ])
 def test_header_cases_found_by_the_fuzz_test(tmp_path, change, message):

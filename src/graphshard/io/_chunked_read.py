@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 from .._files import load_npy
 from ..errors import FormatError
 from ..ragged import Ragged
-from ._common import column_to_numpy, fail, list_to_ragged
+from ._common import column_to_numpy, fail, list_to_ragged, regular_file
 
 FORMATS = ("csv", "numpy", "parquet")
 
@@ -27,6 +27,7 @@ class FileSpec:
     delimiter: str
     files: tuple[Path, ...]
     field: str
+    owner: Path | None = None  # the metadata file naming these paths (for errors)
 
 
 # ----- one chunk file ------------------------------------------------------------------------
@@ -47,8 +48,7 @@ def _read_table(spec: FileSpec, i: int) -> tuple[Path, Any]:
     """Load chunk ``i`` of ``spec``: a pyarrow Table (csv/parquet) or a NumPy array."""
     file = spec.files[i]
     field = f"{spec.field}.data[{i}]"
-    if not file.is_file():
-        raise fail(file, "chunk file does not exist", field=field, value=str(file))
+    regular_file(file, field=field, owner=spec.owner or file)
     if spec.fmt == "csv":
         return file, _read_csv(file, spec.delimiter, field)
     if spec.fmt == "numpy":
@@ -62,6 +62,26 @@ def _read_table(spec: FileSpec, i: int) -> tuple[Path, Any]:
         return file, table
     except (ValueError, OSError, EOFError, pa.ArrowException) as exc:
         raise fail(file, f"unreadable {spec.fmt} chunk ({exc})", field=field) from exc
+
+
+#: Fewest bytes a row takes in a chunk file: (edge rows, feature rows) per format.  A CSV
+#: edge row is at least ``0 0`` and its line end, a feature row ``0`` and its line end; a
+#: NumPy row at least one int8 per column.  Parquet compresses: its footer gives the rows.
+_MIN_ROW_BYTES = {"csv": (4, 2), "numpy": (2, 1)}
+
+
+def row_capacity(spec: FileSpec, i: int, *, edges: bool) -> int:
+    """The most rows chunk file ``i`` of ``spec`` can hold, known before reading it: by its
+    size, or for Parquet by its footer.  The file must be a regular file."""
+    file, field = spec.files[i], f"{spec.field}.data[{i}]"
+    st = regular_file(file, field=field, owner=spec.owner or file)
+    if spec.fmt == "parquet":
+        try:
+            return int(pq.read_metadata(file).num_rows)
+        except (ValueError, OSError, EOFError, pa.ArrowException) as exc:
+            raise fail(file, f"unreadable parquet chunk ({exc})", field=field) from exc
+    per_row = _MIN_ROW_BYTES[spec.fmt][0 if edges else 1]
+    return (st.st_size + 1) // per_row
 
 
 def _numeric(col: pa.ChunkedArray, file: Path, field: str, what: str) -> np.ndarray:

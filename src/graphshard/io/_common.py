@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,47 @@ def require_file(path: Path, field: str, owner: PathLike | None = None) -> Path:
         raise fail(owner if owner is not None else path, f"file {path} does not exist",
                    field=field, value=str(path))
     return path
+
+
+_NOT_REGULAR = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"),
+                (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                (stat.S_ISBLK, "a block device"))
+
+
+def regular_file(path: Path, *, field: str, owner: PathLike) -> os.stat_result:
+    """``os.stat`` of ``path``, a path read from the file ``owner``, if it is a regular file
+    (symbolic links followed); else a FormatError naming ``owner``, ``field`` and what the
+    path is.  Checked before opening: reading a FIFO would block, a device never ends.
+    """
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        problem = "does not exist"
+    except (OSError, ValueError) as exc:  # ENAMETOOLONG, EACCES, ELOOP; a NUL byte
+        problem = f"cannot be opened ({getattr(exc, 'strerror', None) or exc})"
+    else:
+        if stat.S_ISREG(st.st_mode):
+            return st
+        kind = next((name for test, name in _NOT_REGULAR if test(st.st_mode)), "special")
+        problem = f"is {kind}, not a regular file"
+    raise fail(owner, f"file {str(path)[:300]} {problem}", field=field, value=str(path)[:300])
+
+
+def physical_memory() -> int | None:
+    """Bytes of RAM of this machine, or None where the OS does not say."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def check_fits_memory(need: int, *, path: PathLike, field: str, what: str) -> None:
+    """FormatError naming ``path`` and ``field`` when ``need`` bytes (what a file declares,
+    estimated before any work) exceed this machine's RAM."""
+    ram = physical_memory()
+    if ram is not None and need > ram:
+        raise fail(path, f"{what} needs at least {need / 2**30:,.1f} GiB of memory, more than "
+                   f"this machine's {ram / 2**30:,.1f} GiB", field=field, value=need)
 
 
 def column_to_numpy(col: pa.Array | pa.ChunkedArray, dtype: npt.DTypeLike | None = None

@@ -26,6 +26,11 @@ from ..ragged import Ragged
 from ._common import concat_ragged, fail, list_to_ragged, scan_lines, strings_to_ragged
 
 KINDS = ("uint64", "float", "binary")
+#: The most types or feature slots of one kind a meta may declare.  Euler numbers them densely
+#: from 0 and the reader builds a column for each in every parsed piece, so a count must be
+#: bounded before any work (a 228-byte meta with a count of 10**6 used to run for minutes;
+#: 4096 slots of each of the six kinds parse in about 2 s).
+MAX_META_COUNT = 4096
 _ARROW = {"uint64": pa.list_(pa.uint64()), "float": pa.list_(pa.float64()),
           "binary": pa.string()}
 _EMPTY_NEIGHBOR = re.compile(rb'"neighbor"\s*:\s*\{(\s*"[^"]*"\s*:\s*\{\s*\}\s*,?)*\s*\}')
@@ -87,8 +92,9 @@ def _features(arr: pa.StructArray | pa.Table, slots: dict[str, int], side: str
             arr.field(f"{kind}_feature")
         if isinstance(col, pa.ChunkedArray):
             col = col.combine_chunks()
-        for i in range(slots[f"{side}_{kind}"]):
-            sub = pc.struct_field(col, [i])
+        # one flatten for all slots (children with the struct's nulls merged in): a
+        # struct_field call per slot costs O(slots) each, O(slots**2) in all
+        for i, sub in enumerate(col.flatten()):
             valid = sub.is_valid().to_numpy(zero_copy_only=False)
             rag = strings_to_ragged(sub) if kind == "binary" else \
                 list_to_ragged(sub, np.uint64 if kind == "uint64" else np.float64)
@@ -243,7 +249,7 @@ def _check_feats(obj: dict, slots: dict[str, int], side: str, where: str) -> str
         if not isinstance(d, dict):
             return f"{key}: expected an object {{slot: value}}"
         for k, v in d.items():
-            if not k.isdigit():
+            if not (k.isascii() and k.isdigit()):
                 return f"{key}: slot {k!r} is not a number"
             if kind == "binary":
                 if not isinstance(v, str):
@@ -324,8 +330,14 @@ def infer_slots(path: Path, max_lines: int = 1000) -> dict[str, int]:
                     for k in KINDS:
                         d = o.get(f"{k}_feature") if isinstance(o, dict) else None
                         for key in d if isinstance(d, dict) else ():
-                            if key.isdigit():
-                                slots[f"{side}_{k}"] = max(slots[f"{side}_{k}"], int(key) + 1)
+                            if not (key.isascii() and key.isdigit()):
+                                continue
+                            if int(key) >= MAX_META_COUNT:
+                                raise fail(path, f"slot {key[:40]} is not below "
+                                           f"{MAX_META_COUNT} (slots are numbered from 0; the "
+                                           "most graphshard reads)", line=i + 1,
+                                           field=f"{k}_feature")
+                            slots[f"{side}_{k}"] = max(slots[f"{side}_{k}"], int(key) + 1)
     return slots
 
 
@@ -343,9 +355,10 @@ def _e2_side(items: Any, path: Path, key: str, cols: tuple[str, ...]) -> Side:
         try:
             for c in cols:
                 v = obj.get(c, 1.0) if c == "weight" else obj[c]
-                vals[c].append(float(v) if c == "weight" else int(v))
-                if c != "weight" and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
+                if c != "weight" and (isinstance(v, bool) or not isinstance(v, int)
+                                      or not 0 <= v < 2 ** (63 if c == "type" else 64)):
                     raise TypeError(c)
+                vals[c].append(float(v) if c == "weight" else v)
             for f in obj.get("features", []):
                 kind = _E2_KIND[f["type"]]
                 value = f["value"]

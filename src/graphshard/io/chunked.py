@@ -24,9 +24,17 @@ import numpy as np
 from ..graph import Graph
 from ..ragged import Ragged
 from ..typing import EdgeType, IdArray
-from ._chunked_read import FORMATS, FileSpec, Views, _edge_views, _feature, _join
+from ._chunked_read import (
+    FORMATS,
+    FileSpec,
+    Views,
+    _edge_views,
+    _feature,
+    _join,
+    row_capacity,
+)
 from ._chunked_write import write_chunked
-from ._common import PathLike, concat_ragged, fail
+from ._common import PathLike, check_fits_memory, concat_ragged, fail
 
 __all__ = ["ChunkedMeta", "DataChunk", "EdgeChunk", "FileSpec", "iter_edge_chunks",
            "iter_edge_data_chunks", "iter_node_data_chunks", "load_chunked_meta",
@@ -91,7 +99,7 @@ def _counts(meta: dict, path: Path, names: list[str], per_chunk: str, per_type: 
             raise fail(path, f"expected a list of {len(names)} count lists, one per type",
                        field=per_chunk)
         for i, row in enumerate(rows):
-            if not isinstance(row, list) or not all(isinstance(c, int) and c >= 0 for c in row):
+            if not isinstance(row, list) or not all(_is_count(c) for c in row):
                 raise fail(path, f"entry {i} ({names[i]!r}) must be a list of counts >= 0",
                            field=per_chunk, value=row)
         totals = [sum(r) for r in rows]
@@ -102,10 +110,19 @@ def _counts(meta: dict, path: Path, names: list[str], per_chunk: str, per_type: 
     if per_type in meta:
         tot = meta[per_type]
         if (not isinstance(tot, list) or len(tot) != len(names)
-                or not all(isinstance(c, int) and c >= 0 for c in tot)):
+                or not all(_is_count(c) for c in tot)):
             raise fail(path, f"expected {len(names)} counts >= 0", field=per_type, value=tot)
         return list(tot), [None] * len(names)
     raise fail(path, f"missing key {per_chunk!r} (or {per_type!r})", field=per_chunk)
+
+
+def _is_count(c: Any) -> bool:
+    return isinstance(c, int) and not isinstance(c, bool) and c >= 0
+
+
+def _count_field(meta: dict, what: str) -> str:
+    per_chunk = f"num_{what}_per_chunk"
+    return per_chunk if per_chunk in meta else f"num_{what}_per_type"
 
 
 def _spec(obj: Any, base: Path, path: Path, field: str) -> FileSpec:
@@ -122,7 +139,7 @@ def _spec(obj: Any, base: Path, path: Path, field: str) -> FileSpec:
     if not isinstance(delim, str) or len(delim) != 1:
         raise fail(path, f"delimiter must be one character, got {delim!r}",
                    field=f"{field}.format.delimiter")
-    return FileSpec(name, delim, tuple(base / p for p in data), field)
+    return FileSpec(name, delim, tuple(base / p for p in data), field, path)
 
 
 def load_chunked_meta(path: PathLike) -> ChunkedMeta:
@@ -156,8 +173,9 @@ def load_chunked_meta(path: PathLike) -> ChunkedMeta:
         raise fail(path, "expected a JSON object at the top level")
     base = path.parent
     ntypes = meta.get("node_type")
-    if not isinstance(ntypes, list) or not all(isinstance(t, str) and t for t in ntypes):
-        raise fail(path, "expected a list of node type names", field="node_type")
+    if not isinstance(ntypes, list) or not all(isinstance(t, str) and t for t in ntypes) \
+            or len(set(ntypes)) != len(ntypes):
+        raise fail(path, "expected a list of distinct node type names", field="node_type")
     etype_strs = meta.get("edge_type", [])
     if not isinstance(etype_strs, list):
         raise fail(path, "expected a list of 'src:rel:dst' strings", field="edge_type")
@@ -168,8 +186,12 @@ def load_chunked_meta(path: PathLike) -> ChunkedMeta:
             raise fail(path, f"{s!r} is not 'src:rel:dst' over node types {ntypes}",
                        field="edge_type", value=s)
         etypes.append((parts[0], parts[1], parts[2]))
+    if len(set(etypes)) != len(etypes):
+        raise fail(path, "an edge type is listed twice", field="edge_type")
     ncount, nchunks = _counts(meta, path, ntypes, "num_nodes_per_chunk", "num_nodes_per_type")
     ecount, echunks = _counts(meta, path, etype_strs, "num_edges_per_chunk", "num_edges_per_type")
+    check_fits_memory(sum(ncount) * 8, path=path, field=_count_field(meta, "nodes"),
+                      what=f"{sum(ncount):,} nodes (8 bytes a node, the least any use holds)")
     edges: dict[EdgeType, FileSpec] = {}
     raw_edges = meta.get("edges", {})
     for et, s, chunks in zip(etypes, etype_strs, echunks, strict=False):
@@ -345,6 +367,7 @@ def read_chunked(path: PathLike) -> Graph:
         ([('u', 'r', 'i')], (2, 3))
     """
     meta = load_chunked_meta(path)
+    _check_declared_sizes(meta)
     data = {}
     for et, total in meta.num_edges.items():
         src, dst = np.empty(total, np.int64), np.empty(total, np.int64)
@@ -367,6 +390,38 @@ def read_chunked(path: PathLike) -> Graph:
         for name in feats:
             g.edges[et].data[name] = _concat(list(iter_edge_data_chunks(meta, et, name)))
     return g
+
+
+def _check_declared_sizes(meta: ChunkedMeta) -> None:
+    """Before any allocation: each count must fit the files that hold those rows (their
+    size, or a Parquet footer: :func:`row_capacity`), and the graph this machine's RAM."""
+    for et, spec in meta.edges.items():
+        caps = [row_capacity(spec, i, edges=True) for i in range(len(spec.files))]
+        chunks, name = meta.edge_chunks[et], ":".join(et)
+        for i, (n, cap) in enumerate(zip(chunks or [], caps, strict=False)):
+            if n > cap:
+                raise fail(meta.path, f"num_edges_per_chunk[{name!r}][{i}] declares {n:,} edges "
+                           f"but {spec.files[i].name} can hold at most {cap:,}",
+                           field="num_edges_per_chunk", value=n)
+        if meta.num_edges[et] > sum(caps):
+            raise fail(meta.path, f"{meta.num_edges[et]:,} edges of {name!r} declared but its "
+                       f"files can hold at most {sum(caps):,}", field="num_edges_per_type",
+                       value=meta.num_edges[et])
+    for kind, table, counts, chunks in (
+            ("node", meta.node_data, meta.num_nodes, meta.node_chunks),
+            ("edge", meta.edge_data, meta.num_edges, meta.edge_chunks)):
+        for t, feats in table.items():
+            for fname, spec in feats.items():
+                cap = sum(row_capacity(spec, i, edges=False) for i in range(len(spec.files)))
+                if counts[t] > cap:
+                    raise fail(meta.path, f"{counts[t]:,} {kind}s of type {t!r} declared but "
+                               f"the files of feature {fname!r} can hold at most {cap:,} rows",
+                               field=f"num_{kind}s_per_"
+                               + ("chunk" if chunks[t] is not None else "type"),
+                               value=counts[t])
+    nodes, edges = sum(meta.num_nodes.values()), sum(meta.num_edges.values())
+    check_fits_memory(nodes * 8 + edges * 16, path=meta.path, field="num_edges_per_type",
+                      what=f"the graph ({nodes:,} nodes, {edges:,} edges)")
 
 
 def read_edge_chunk(meta: ChunkedMeta, etype: EdgeType | str, index: int, offset: int

@@ -30,12 +30,15 @@ from typing import Any
 import numpy as np
 
 from .._progress import progress
+from ..errors import ValidationError
 from ..graph import Graph, heterograph
 from ..ragged import Ragged
 from ._common import PathLike, fail
+from ._euler_meta import META_NAMES, load_meta
 from ._euler_parse import (
     _EDGE_COLS,
     KINDS,
+    MAX_META_COUNT,
     Side,
     concat_sides,
     infer_slots,
@@ -47,7 +50,6 @@ from ._euler_write import write_euler
 
 __all__ = ["read_euler", "write_euler"]
 
-_META_NAMES = ("meta.json", "meta", "meta.txt")
 
 
 def _files(path: PathLike | list[PathLike]) -> list[Path]:
@@ -55,7 +57,7 @@ def _files(path: PathLike | list[PathLike]) -> list[Path]:
         files = [Path(p) for p in path]
     elif Path(path).is_dir():
         files = sorted((p for p in Path(path).iterdir() if p.is_file()
-                        and not p.name.startswith(".") and p.name not in _META_NAMES),
+                        and not p.name.startswith(".") and p.name not in META_NAMES),
                        key=_part_key)
     else:
         files = [Path(path)]
@@ -70,29 +72,6 @@ def _files(path: PathLike | list[PathLike]) -> list[Path]:
 def _part_key(p: Path) -> tuple[str, int, str]:
     stem, _, idx = p.stem.rpartition("_")
     return (stem, int(idx), p.name) if idx.isdigit() else (p.stem, -1, p.name)
-
-
-def _load_meta(meta: PathLike | dict | None, files: list[Path]) -> dict | None:
-    if isinstance(meta, dict):
-        return meta
-    if meta is None:
-        found = [files[0].parent / n for n in _META_NAMES if (files[0].parent / n).is_file()]
-        if not found:
-            return None
-        meta = found[0]
-    mpath = Path(meta)
-    if not mpath.is_file():
-        raise fail(mpath, "meta file does not exist")
-    try:
-        obj = json.loads(mpath.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise fail(mpath, f"malformed JSON ({exc})", line=getattr(exc, "lineno", None)) from None
-    if not isinstance(obj, dict):
-        raise fail(mpath, "expected a JSON object")
-    for k, v in obj.items():
-        if k.endswith("_num") and (not isinstance(v, int) or v < 0):
-            raise fail(mpath, f"expected a count >= 0, got {v!r}", field=k)
-    return obj
 
 
 def _slots(meta: dict | None, first: Path) -> dict[str, int]:
@@ -173,7 +152,7 @@ def read_euler(path: PathLike | list[PathLike], meta: PathLike | dict | None = N
         ([1], [7, 9], [2.0])
     """
     files = _files(path)
-    meta_d = _load_meta(meta, files)
+    meta_d, meta_name = load_meta(meta, files)
     nodes_parts, edge_parts = [], []
     offset = 0
     slots: dict[str, int] | None = None
@@ -197,7 +176,7 @@ def read_euler(path: PathLike | list[PathLike], meta: PathLike | dict | None = N
             edge_parts.append(edges)
     nodes = concat_sides(nodes_parts, ("node_id", "node_type", "weight", "line", "file"))
     edges = concat_sides(edge_parts, _EDGE_COLS)
-    return _assemble(nodes, edges, meta_d, files)
+    return _assemble(nodes, edges, meta_d, files, meta_name)
 
 
 def _where(nodes: Side, files: list[Path], row: int) -> tuple[Path, int | None]:
@@ -208,16 +187,22 @@ def _where(nodes: Side, files: list[Path], row: int) -> tuple[Path, int | None]:
 
 def _check_types(values: np.ndarray, limit: int | None, what: str, nodes: Side,
                  files: list[Path], rows: np.ndarray | None = None) -> None:
-    if limit is None or values.size == 0 or values.max() < limit:
+    """Types are numbered densely from 0: below the meta's count, or (without one) below
+    :data:`MAX_META_COUNT`, since every number up to the largest becomes a type."""
+    bound = MAX_META_COUNT if limit is None else limit
+    if values.size == 0 or (values.min() >= 0 and values.max() < bound):
         return
-    k = int(np.flatnonzero(values >= limit)[0])
+    k = int(np.flatnonzero((values < 0) | (values >= bound))[0])
     r = k if rows is None else int(rows[k])
     p, line = _where(nodes, files, r) if r >= 0 else (files[0], None)
-    raise fail(p, f"type {values[k]} is not below the meta's {what}={limit}", line=line,
+    rule = f"the meta's {what}={limit}" if limit is not None else \
+        f"{MAX_META_COUNT} (types are numbered from 0; the most graphshard reads)"
+    raise fail(p, f"type {values[k]} is not in 0..{bound - 1}: not below {rule}", line=line,
                field=what.replace("_num", ""), value=int(values[k]))
 
 
-def _assemble(nodes: Side, edges: Side, meta: dict | None, files: list[Path]) -> Graph:
+def _assemble(nodes: Side, edges: Side, meta: dict | None, files: list[Path],
+              meta_name: str) -> Graph:
     gsm = (meta or {}).get("graphshard") or {}
     nid = nodes.cols["node_id"].astype(np.uint64)
     ntype = nodes.cols["node_type"].astype(np.int64)
@@ -272,11 +257,12 @@ def _assemble(nodes: Side, edges: Side, meta: dict | None, files: list[Path]) ->
         frame = g.nodes[name].data
         frame["node_id"] = nid[rows]
         _set_features(frame, nodes, rows, gsm.get("node_features", {}).get(name), "node",
-                      gsm.get("node_weight", {}).get(name) if gsm else "float32")
+                      gsm.get("node_weight", {}).get(name) if gsm else "float32", meta_name)
     for cet, rows in eidx.items():
         _set_features(g.edges[cet].data, edges, rows,
                       gsm.get("edge_features", {}).get(":".join(cet)), "edge",
-                      gsm.get("edge_weight", {}).get(":".join(cet)) if gsm else "float32")
+                      gsm.get("edge_weight", {}).get(":".join(cet)) if gsm else "float32",
+                      meta_name)
     return g
 
 
@@ -323,7 +309,7 @@ def _raise_edge(edges: Side, nodes: Side, files: list[Path], k: int, key: str, m
 
 
 def _set_features(frame: Any, side: Side, rows: np.ndarray, spec: list | None, what: str,
-                  weight_dtype: str | None) -> None:
+                  weight_dtype: str | None, meta_name: str) -> None:
     if weight_dtype:
         frame["weight"] = side.cols["weight"][rows].astype(weight_dtype)
     if spec is not None:
@@ -331,7 +317,11 @@ def _set_features(frame: Any, side: Side, rows: np.ndarray, spec: list | None, w
             rag = side.feats.get((f["kind"], str(f["slot"])))
             rag = rag[0].take(rows) if rag is not None else \
                 Ragged(np.zeros(0, np.uint8), np.zeros(len(rows) + 1, np.int64))
-            frame[f["name"]] = _shape(rag, f, what)
+            try:
+                frame[f["name"]] = _shape(rag, f, what, meta_name)
+            except ValidationError as exc:  # e.g. a spec naming a column twice
+                raise fail(meta_name, f"{what} feature {f['name']!r}: {exc}",
+                           field="graphshard") from exc
         return
     for (kind, key), (rag, valid) in side.feats.items():
         if not valid[rows].any():
@@ -347,13 +337,14 @@ def _set_features(frame: Any, side: Side, rows: np.ndarray, spec: list | None, w
         frame[name] = sub
 
 
-def _shape(rag: Ragged, f: dict, what: str) -> Any:
+def _shape(rag: Ragged, f: dict, what: str, meta_name: str) -> Any:
     dtype = np.dtype(f["dtype"])
     if f.get("ragged"):
         return Ragged(rag.values.astype(dtype), rag.offsets)
     shape = tuple(f.get("shape", []))
     width = int(np.prod(shape)) if shape else 1
     if not (rag.lengths == width).all():
-        raise fail(None, f"{what} feature {f['name']!r} has rows of length other than {width}",
+        raise fail(meta_name, f"{what} feature {f['name']!r}: the data has rows of a length "
+                   f"other than {width} (its shape in the meta's graphshard key)",
                    field=f["name"])
     return rag.values.astype(dtype).reshape((len(rag), *shape))
