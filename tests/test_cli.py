@@ -269,3 +269,13 @@ def test_partition_reader_options(tmp_path, capsys):
     assert report["num_nodes"] == 3 and report["num_edges"] == 2
     assert main(["partition", str(edges), "-k", "2", "-O", "nope=1", "--out", str(out)]) == 1
     assert "reader 'edgelist' takes" in capsys.readouterr().err
+
+
+def test_chunk_reader_options(tmp_path, capsys):
+    edges = tmp_path / "sparse.csv"
+    edges.write_text("src,dst\n0,999999999999\n999999999999,5\n")
+    assert main(["chunk", str(edges), "--out", str(tmp_path / "c")]) == 1
+    assert "relabel=True" in capsys.readouterr().err
+    assert main(["chunk", str(edges), "-O", "relabel=true", "--chunks", "1",
+                 "--out", str(tmp_path / "c")]) == 0
+    assert gs.io.read_chunked(tmp_path / "c").num_nodes() == 3

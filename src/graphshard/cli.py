@@ -53,6 +53,13 @@ def _input_format(path: Path, fmt: str | None) -> str:
     return _SUFFIX_FORMATS[suffix]
 
 
+def _reader_options(fn: Any) -> Any:
+    return click.option(
+        "--option", "-O", "options", multiple=True, metavar="KEY=VALUE",
+        help="Reader option, repeatable (e.g. -O relabel=true for an edge list with a sparse "
+             "ID space); an unknown key lists the reader's options.")(fn)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars, warnings only.")
 @click.option("-v", "--verbose", is_flag=True, help="Log every phase (INFO) to stderr.")
@@ -97,9 +104,7 @@ def cli(quiet: bool, verbose: bool) -> None:
               help="Trainers per machine.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--save-orig-ids", is_flag=True, help="Write original per-type IDs per part.")
-@click.option("--option", "-O", "options", multiple=True, metavar="KEY=VALUE",
-              help="Reader option, repeatable (e.g. -O relabel=true for an edge list with a "
-                   "sparse ID space); an unknown key lists the reader's options.")
+@_reader_options
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def partition(input: Path | None, generate: str | None, fmt: str | None, parts: int,
               method: str, halo: int, out: Path, name: str | None, imbalance: float,
@@ -204,8 +209,9 @@ def convert(inputs: tuple[str, ...], src_format: str, dst_format: str, out: Path
 @click.option("--out", "-o", type=click.Path(path_type=Path), required=True,
               help="Output folder (new, empty, or an earlier chunked output of graphshard, "
                    "which is replaced).")
+@_reader_options
 def chunk(inputs: tuple[str, ...], fmt_in: str | None, chunks: int, chunk_format: str,
-          out: Path) -> None:
+          out: Path, options: tuple[str, ...]) -> None:
     """Write any supported input in DGL's chunked graph format (the pipeline's input).
 
     \b
@@ -215,8 +221,9 @@ def chunk(inputs: tuple[str, ...], fmt_in: str | None, chunks: int, chunk_format
     from .io.convert import convert as run_convert
 
     fmt = _input_format(Path(inputs[0]), fmt_in)
+    opts = {f"read.{key}": value for key, value in map(_parse_option, options)}
     report = run_convert(fmt, list(inputs), "chunked", out,
-                         **{"write.num_chunks": chunks, "write.fmt": chunk_format})
+                         **{**opts, "write.num_chunks": chunks, "write.fmt": chunk_format})
     console.print(repr(report))
 
 
