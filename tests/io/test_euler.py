@@ -313,3 +313,19 @@ def _euler_case(rng, folder: Path) -> Path:
 def test_fuzz_euler(tmp_path: Path) -> None:
     run_fuzz("euler", _euler_case, read_euler, tmp_path,
              check=lambda g: graph_problem(g, 4))
+
+
+@pytest.mark.parametrize("value", ["1e308", "-1e39"])
+def test_float_feature_beyond_float32_is_an_error(tmp_path, value):
+    """A float feature is float32: 1e308 used to become inf with only a RuntimeWarning."""
+    path = tmp_path / "g.json"
+    line = ('{"node_id": 0, "node_type": 0, "node_weight": 1, "neighbor": {}, '
+            '"uint64_feature": {}, "float_feature": {"0": [1.0, %s]}, "binary_feature": {}, '
+            '"edge": []}' % value)
+    path.write_text(line + "\n" + line.replace('"node_id": 0', '"node_id": 1')
+                    .replace(value, "2.0") + "\n")
+    with pytest.raises(FormatError, match=r"g\.json: field 'node feature float_0': value .* "
+                                          r"does not fit float32"):
+        read_euler(path)
+    path.write_text(line.replace(value, "3e38") + "\n")
+    assert read_euler(path).ndata["float_0"].tolist() == [[1.0, pytest.approx(3e38)]]

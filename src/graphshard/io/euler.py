@@ -257,12 +257,13 @@ def _assemble(nodes: Side, edges: Side, meta: dict | None, files: list[Path],
         frame = g.nodes[name].data
         frame["node_id"] = nid[rows]
         _set_features(frame, nodes, rows, gsm.get("node_features", {}).get(name), "node",
-                      gsm.get("node_weight", {}).get(name) if gsm else "float32", meta_name)
+                      gsm.get("node_weight", {}).get(name) if gsm else "float32", meta_name,
+                      files)
     for cet, rows in eidx.items():
         _set_features(g.edges[cet].data, edges, rows,
                       gsm.get("edge_features", {}).get(":".join(cet)), "edge",
                       gsm.get("edge_weight", {}).get(":".join(cet)) if gsm else "float32",
-                      meta_name)
+                      meta_name, files)
     return g
 
 
@@ -308,17 +309,39 @@ def _raise_edge(edges: Side, nodes: Side, files: list[Path], k: int, key: str, m
     raise fail(p, msg, line=line, field=field, value=int(edges.cols[key][k]))
 
 
+def _narrow(values: np.ndarray, dtype: Any, files: list[Path], field: str) -> np.ndarray:
+    """``values.astype(dtype)``, refusing a finite float that the narrower float type turns
+    into infinity (1e308 in a float32 feature): a FormatError naming the data file."""
+    out = values.astype(dtype)
+    if out.dtype.kind == "f" and values.dtype.kind == "f" and out.dtype.itemsize < \
+            values.dtype.itemsize:
+        bad = np.flatnonzero(np.isinf(out) & np.isfinite(values))
+        if bad.size:
+            more = f" (one of {len(files)} files)" if len(files) > 1 else ""
+            raise fail(files[0], f"value {values[bad[0]]!r} does not fit {out.dtype} "
+                       f"(largest {np.finfo(out.dtype).max:.3g}){more}", field=field,
+                       value=float(values[bad[0]]))
+    return out
+
+
 def _set_features(frame: Any, side: Side, rows: np.ndarray, spec: list | None, what: str,
-                  weight_dtype: str | None, meta_name: str) -> None:
+                  weight_dtype: str | None, meta_name: str, files: list[Path]) -> None:
+    with np.errstate(over="ignore"):  # _narrow reports what overflows
+        _set_columns(frame, side, rows, spec, what, weight_dtype, meta_name, files)
+
+
+def _set_columns(frame: Any, side: Side, rows: np.ndarray, spec: list | None, what: str,
+                 weight_dtype: str | None, meta_name: str, files: list[Path]) -> None:
     if weight_dtype:
-        frame["weight"] = side.cols["weight"][rows].astype(weight_dtype)
+        frame["weight"] = _narrow(side.cols["weight"][rows], weight_dtype, files,
+                                  f"{what} weight")
     if spec is not None:
         for f in spec:
             rag = side.feats.get((f["kind"], str(f["slot"])))
             rag = rag[0].take(rows) if rag is not None else \
                 Ragged(np.zeros(0, np.uint8), np.zeros(len(rows) + 1, np.int64))
             try:
-                frame[f["name"]] = _shape(rag, f, what, meta_name)
+                frame[f["name"]] = _shape(rag, f, what, meta_name, files)
             except ValidationError as exc:  # e.g. a spec naming a column twice
                 raise fail(meta_name, f"{what} feature {f['name']!r}: {exc}",
                            field="graphshard") from exc
@@ -330,21 +353,23 @@ def _set_features(frame: Any, side: Side, rows: np.ndarray, spec: list | None, w
         name = f"{kind}_{key}" if key.isdigit() else key
         if kind == "float":
             lens = sub.lengths
-            sub = Ragged(sub.values.astype(np.float32), sub.offsets)
+            sub = Ragged(_narrow(sub.values, np.float32, files, f"{what} feature {name}"),
+                         sub.offsets)
             if len(lens) and lens[0] > 0 and (lens == lens[0]).all():
                 frame[name] = sub.values.reshape(len(lens), int(lens[0]))
                 continue
         frame[name] = sub
 
 
-def _shape(rag: Ragged, f: dict, what: str, meta_name: str) -> Any:
+def _shape(rag: Ragged, f: dict, what: str, meta_name: str, files: list[Path]) -> Any:
     dtype = np.dtype(f["dtype"])
+    values = _narrow(rag.values, dtype, files, f"{what} feature {f['name']}")
     if f.get("ragged"):
-        return Ragged(rag.values.astype(dtype), rag.offsets)
+        return Ragged(values, rag.offsets)
     shape = tuple(f.get("shape", []))
     width = int(np.prod(shape)) if shape else 1
     if not (rag.lengths == width).all():
         raise fail(meta_name, f"{what} feature {f['name']!r}: the data has rows of a length "
                    f"other than {width} (its shape in the meta's graphshard key)",
                    field=f["name"])
-    return rag.values.astype(dtype).reshape((len(rag), *shape))
+    return values.reshape((len(rag), *shape))
