@@ -319,9 +319,9 @@ def test_fuzz_euler(tmp_path: Path) -> None:
 def test_float_feature_beyond_float32_is_an_error(tmp_path, value):
     """A float feature is float32: 1e308 used to become inf with only a RuntimeWarning."""
     path = tmp_path / "g.json"
-    line = ('{"node_id": 0, "node_type": 0, "node_weight": 1, "neighbor": {}, '
-            '"uint64_feature": {}, "float_feature": {"0": [1.0, %s]}, "binary_feature": {}, '
-            '"edge": []}' % value)
+    line = json.dumps({"node_id": 0, "node_type": 0, "node_weight": 1, "neighbor": {},
+                       "uint64_feature": {}, "float_feature": {"0": [1.0, "VALUE"]},
+                       "binary_feature": {}, "edge": []}).replace('"VALUE"', value)
     path.write_text(line + "\n" + line.replace('"node_id": 0', '"node_id": 1')
                     .replace(value, "2.0") + "\n")
     with pytest.raises(FormatError, match=r"g\.json: field 'node feature float_0': value .* "
