@@ -279,3 +279,19 @@ def test_chunk_reader_options(tmp_path, capsys):
     assert main(["chunk", str(edges), "-O", "relabel=true", "--chunks", "1",
                  "--out", str(tmp_path / "c")]) == 0
     assert gs.io.read_chunked(tmp_path / "c").num_nodes() == 3
+
+
+@pytest.mark.parametrize("change", [{"edge_cut": "2"}, {"part_nodes": 5}, {"method": None},
+                                    {"part_nodes_per_type": {"_N": ["a"]}}, "drop:num_edges"])
+def test_inspect_a_damaged_report(tmp_path, capsys, change):
+    g = gs.graph((np.arange(8), (np.arange(8) + 1) % 8))
+    config = gs.partition.build_partitions(g, "ring", 2, tmp_path / "p").config_path
+    cfg = json.loads(config.read_text())
+    if change == "drop:num_edges":
+        del cfg["graphshard"]["report"]["num_edges"]
+    else:
+        cfg["graphshard"]["report"].update(change)
+    config.write_text(json.dumps(cfg))
+    assert main(["inspect", str(config)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "ring.json: graphshard.report: report field" in err

@@ -24,7 +24,7 @@ from rich.table import Table
 
 from . import datasets
 from ._progress import disable_progress
-from .errors import GraphshardError, ValidationError
+from .errors import FormatError, GraphshardError, ValidationError
 from .partition import DEFAULT_METHOD, METHODS, PartitionReport, build_partitions, read_config
 
 __all__ = ["main"]
@@ -153,7 +153,11 @@ def inspect(config: Path, plot: Path | None, as_json: bool) -> None:
     if data is None:
         raise ValidationError(f"{path}: no graphshard report in this config (made by another "
                               "tool?)", path=str(path), field="graphshard")
-    report = PartitionReport.from_dict(data)
+    try:
+        report = PartitionReport.from_dict(data)
+    except ValidationError as exc:
+        raise FormatError(f"{path}: graphshard.report: {exc}", path=str(path),
+                          field=f"graphshard.report.{exc.field}") from exc
     if plot is not None:
         from .report_plot import plot_report
 

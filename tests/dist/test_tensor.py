@@ -76,3 +76,16 @@ def test_tensor_names_take_the_shared_path_name_check(tmp_path, name):
     with pytest.raises(ValidationError, match="name must be a plain file name"):
         shard.create(name, (2,), "float32")
     assert list((tmp_path / "shard").iterdir()) == []
+
+
+def test_a_tensor_named_like_a_temp_file_is_its_own(tmp_path):
+    """The temp file of tensor "x" used to be x.tmp.npy: the file of tensor "x.tmp"."""
+    from graphshard.dist._tensors import TensorShard
+
+    shard = TensorShard(tmp_path / "shard")
+    shard.create("x.tmp", (3,), "float32")
+    shard.get("x.tmp")[:] = 7
+    shard.create("x", (3,), "float32")
+    assert shard.get("x.tmp").tolist() == [7, 7, 7]
+    assert shard.exists("x.tmp") == ((3,), "float32")
+    assert sorted(p.name for p in (tmp_path / "shard").iterdir()) == ["x.npy", "x.tmp.npy"]

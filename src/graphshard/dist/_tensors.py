@@ -109,7 +109,8 @@ class TensorShard:
                                       f"{have}, not {want}", field="name", value=name)
             return
         path = self._path(name)
-        tmp = path.with_suffix(".tmp.npy")
+        # a leading '.' no tensor name may have: the temp file of "x" is no tensor's file
+        tmp = path.with_name(f".{path.stem}.tmp.npy")
         arr = np.lib.format.open_memmap(tmp, mode="w+", dtype=want[1], shape=want[0])
         arr.flush()
         del arr

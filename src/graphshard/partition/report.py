@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import ValidationError
 from ..typing import IdArray
 
 __all__ = ["PartitionReport", "edge_cut", "undirected_edge_cut"]
@@ -59,6 +60,20 @@ def undirected_edge_cut(parts: IdArray, src: IdArray, dst: IdArray) -> int | Non
         fwd, rev = np.lexsort((d, s)), np.lexsort((s, d))
         same = np.array_equal(s[fwd], d[rev]) and np.array_equal(d[fwd], s[rev])
     return len(cut) // 2 if same else None
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _need(values: dict[str, Any], name: str, ok: Any, what: str, *,
+          none_ok: bool = False) -> None:
+    if name not in values:
+        raise ValidationError(f"report field {name!r} is missing", field=name)
+    value = values[name]
+    if not (none_ok and value is None) and not ok(value):
+        raise ValidationError(f"report field {name!r} must be {what}, got {value!r:.60}",
+                              field=name, value=value)
 
 
 def _balance(counts: list[int]) -> float:
@@ -140,9 +155,44 @@ class PartitionReport:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PartitionReport:
-        """Inverse of :meth:`to_dict` (derived figures are recomputed)."""
+        """Inverse of :meth:`to_dict` (derived figures are recomputed).
+
+        Raises:
+            ValidationError: ``data`` (a config's ``graphshard.report``, say) lacks a field
+                or holds one of the wrong JSON type, naming the field.
+
+        Example:
+            >>> r = PartitionReport("hash", 2, 4, 4, 2, 2, [2, 2], [2, 2], {"_N": [2, 2]},
+            ...                     [1, 1])
+            >>> PartitionReport.from_dict(r.to_dict()) == r
+            True
+            >>> PartitionReport.from_dict({**r.to_dict(), "edge_cut": "2"})
+            Traceback (most recent call last):
+            ...
+            graphshard.errors.ValidationError: report field 'edge_cut' must be an integer, got '2'
+        """
+        if not isinstance(data, dict):
+            raise ValidationError(f"a report must be a JSON object, got {type(data).__name__}",
+                                  field="report")
         names = cls.__dataclass_fields__
-        return cls(**{k: v for k, v in data.items() if k in names})
+        values = {k: v for k, v in data.items() if k in names}
+        for name in ("num_parts", "num_nodes", "num_edges", "edge_cut", "comm_volume",
+                     "undirected_edge_cut"):
+            if name in values or name != "undirected_edge_cut":
+                _need(values, name, _is_int, "an integer",
+                      none_ok=name == "undirected_edge_cut")
+        _need(values, "method", lambda v: isinstance(v, str), "a string")
+        for name in ("part_nodes", "part_edges", "halo_nodes"):
+            _need(values, name, lambda v: isinstance(v, list) and all(map(_is_int, v)),
+                  "a list of integers")
+        _need(values, "part_nodes_per_type", lambda v: isinstance(v, dict) and all(
+            isinstance(c, list) and all(map(_is_int, c)) for c in v.values()),
+            "an object of integer lists")
+        if "seconds" in values:
+            _need(values, "seconds", lambda v: isinstance(v, dict) and all(
+                isinstance(x, (int, float)) and not isinstance(x, bool) for x in v.values()),
+                "an object of numbers")
+        return cls(**values)
 
     def __repr__(self) -> str:
         return (f"PartitionReport(method={self.method!r}, num_parts={self.num_parts}, "
