@@ -123,7 +123,7 @@ def bench_sage(args: argparse.Namespace) -> list[tuple[str, ...]]:
     # then lose the CPU to every other process, and the comparison with the one-process run
     # (niceness 0) would measure the scheduler.  Same priority for both:
     os.environ.setdefault("RAY_worker_niceness", "0")
-    from graphshard._ray import init_ray  # a local Ray on loopback only
+    from graphshard._util.ray import init_ray  # a local Ray on loopback only
 
     init_ray(ray, num_cpus=2, include_dashboard=False, log_to_driver=False)
     for name in args.datasets:

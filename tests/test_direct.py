@@ -1,4 +1,4 @@
-"""Output files written around the page cache (graphshard._direct)."""
+"""Output files written around the page cache (graphshard._util.direct)."""
 
 import errno
 import os
@@ -6,9 +6,10 @@ import os
 import numpy as np
 import pytest
 
-from graphshard import _direct, _tensorfile
-from graphshard._files import file_sha256
-from graphshard._tensorfile import load_tensors, save_tensors
+from graphshard._util import direct as _direct
+from graphshard._util import tensorfile as _tensorfile
+from graphshard._util.files import file_sha256
+from graphshard._util.tensorfile import load_tensors, save_tensors
 
 
 @pytest.fixture

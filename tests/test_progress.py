@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from graphshard import _progress
+from graphshard._util import progress as _progress
 
 
 def test_a_hand_advanced_bar_draws_on_stderr_when_enabled(monkeypatch, capsys):

@@ -8,9 +8,10 @@ import os
 import numpy as np
 import pytest
 
-from graphshard import _files, _scratch
-from graphshard._scratch import REUSE_MIN_BYTES, ScratchPool, claim_scratch, save_npy
-from graphshard._tensorfile import load_tensors, save_tensors
+from graphshard._util import files as _files
+from graphshard._util import scratch as _scratch
+from graphshard._util.scratch import REUSE_MIN_BYTES, ScratchPool, claim_scratch, save_npy
+from graphshard._util.tensorfile import load_tensors, save_tensors
 
 MIB = 1 << 20
 
@@ -135,7 +136,7 @@ def test_scratch_folder_removes_what_dead_processes_of_this_host_left(tmp_path):
     import subprocess
     import sys
 
-    from graphshard._scratch import scratch_folder
+    from graphshard._util.scratch import scratch_folder
 
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True)

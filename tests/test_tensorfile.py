@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from fuzzing import mutate_bytes, mutate_json, run_fuzz
-from graphshard._tensorfile import load_tensors, save_tensors
+from graphshard._util.tensorfile import load_tensors, save_tensors
 from graphshard.errors import FormatError
 
 safetensors_numpy = pytest.importorskip("safetensors.numpy")

@@ -23,7 +23,7 @@ from rich.console import Console
 from rich.table import Table
 
 from . import datasets
-from ._progress import disable_progress
+from ._util.progress import disable_progress
 from .errors import FormatError, GraphshardError, ValidationError
 from .partition import DEFAULT_METHOD, METHODS, PartitionReport, build_partitions, read_config
 
@@ -159,7 +159,7 @@ def inspect(config: Path, plot: Path | None, as_json: bool) -> None:
         raise FormatError(f"{path}: graphshard.report: {exc}", path=str(path),
                           field=f"graphshard.report.{exc.field}") from exc
     if plot is not None:
-        from .report_plot import plot_report
+        from .partition.report_plot import plot_report
 
         plot_report(report, plot, title=f"{cfg['graph_name']} ({path.name})")
     _render(report, path, as_json)
@@ -508,7 +508,7 @@ def train(ctx: click.Context, config: Path, plot: Path | None, checkpoint_dir: P
 
     has_mpl = importlib.util.find_spec("matplotlib") is not None
     if plot is not None and not has_mpl:  # fail before training, not after
-        from ._optional import import_optional
+        from ._util.optional import import_optional
 
         import_optional("matplotlib", "graphshard train --plot")
     overrides: dict[str, Any] = {}

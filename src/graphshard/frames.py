@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ._arrays import as_array
+from ._util.arrays import as_array
 from .errors import ValidationError
 from .ragged import Ragged
 

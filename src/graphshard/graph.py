@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ._arrays import as_ids, check_id_range
+from ._util.arrays import as_ids, check_id_range
 from .errors import ValidationError
 from .frames import FeatureDict, MultiTypeData
 from .typing import EdgeType, EdgeTypeLike, IdArray

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ._arrays import as_ids, check_id_range
+from ._util.arrays import as_ids, check_id_range
 from .errors import FormatError, ValidationError
 from .typing import EdgeType, IdArray
 

@@ -24,7 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ._arrays import as_ids, check_id_range
+from ._util.arrays import as_ids, check_id_range
 from .errors import ValidationError
 from .graph import CSR, Graph
 from .typing import EdgeType, EdgeTypeLike, IdArray

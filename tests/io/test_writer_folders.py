@@ -14,7 +14,7 @@ import pytest
 from io_helpers import assert_graphs_equal, random_graph
 
 import graphshard as gs
-from graphshard import _files
+from graphshard._util import files as _files
 from graphshard.errors import ConfigError, ValidationError
 from graphshard.io import convert, read_chunked, read_euler, write_chunked, write_euler
 

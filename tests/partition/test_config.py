@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import graphshard as gs
-from graphshard._files import file_sha256
+from graphshard._util.files import file_sha256
 from graphshard.errors import FormatError, ValidationError
 
 

@@ -17,7 +17,7 @@ import pytest
 
 import graphshard as gs
 from fuzzing import mutate_bytes, mutate_json, mutate_text, run_fuzz
-from graphshard._files import file_sha256
+from graphshard._util.files import file_sha256
 from graphshard.ragged import Ragged
 
 
@@ -165,7 +165,7 @@ def test_header_cases_found_by_the_fuzz_test(tmp_path, change, message):
     RuntimeWarning) instead of being compared exactly."""
     import warnings
 
-    from graphshard._tensorfile import load_tensors, save_tensors
+    from graphshard._util.tensorfile import load_tensors, save_tensors
     from graphshard.errors import FormatError
 
     path = tmp_path / "t.safetensors"

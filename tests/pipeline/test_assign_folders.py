@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import graphshard as gs
-from graphshard import _files
+from graphshard._util import files as _files
 from graphshard.errors import ConfigError, ValidationError
 from graphshard.pipeline import assign, import_assignment
 

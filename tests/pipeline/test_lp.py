@@ -255,13 +255,13 @@ def test_work_dir_is_created_and_a_file_there_is_refused(tmp_path):
 
 
 def test_short_of_space_warns_about_the_work_dir(tmp_path, monkeypatch, caplog):
-    from graphshard import _files
+    from graphshard._util import files as _files
 
     src = np.arange(40)
     gs.io.write_chunked(gs.graph((src, (src + 1) % 40)), tmp_path / "ring", 3)
     usage = type(_files.shutil.disk_usage(tmp_path))
     monkeypatch.setattr(_files.shutil, "disk_usage", lambda p: usage(10**9, 10**9 - 100, 100))
-    with caplog.at_level("WARNING", logger="graphshard._files"):
+    with caplog.at_level("WARNING", logger="graphshard._util.files"):
         lp_assign(load_chunked_meta(tmp_path / "ring"), 2, work_dir=tmp_path / "work")
     warned = [r.getMessage() for r in caplog.records]
     assert len(warned) == 1 and warned[0].startswith("lp's scratch needs about")
@@ -287,7 +287,7 @@ def test_ray_matches_in_process(tmp_path):
     local = lp_assign(meta, 4, **opts)["_N"]
     started = not ray.is_initialized()
     if started:
-        from graphshard._ray import init_ray  # a local Ray on loopback only
+        from graphshard._util.ray import init_ray  # a local Ray on loopback only
 
         init_ray(ray, num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:

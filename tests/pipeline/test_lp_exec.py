@@ -285,7 +285,7 @@ def test_alone_helper_survives_errors_and_a_dead_helper():
     helper that dies mid-call is replaced, and the next call gets its own answer."""
     import os
 
-    from graphshard import _alone
+    from graphshard.partition import alone as _alone
 
     _alone.start_alone_process()
     helper = _alone._alone[0]
@@ -304,7 +304,7 @@ def test_alone_helper_keeps_c_level_prints_out_of_its_replies():
     reach the reply pipe."""
     import os
 
-    from graphshard import _alone
+    from graphshard.partition import alone as _alone
 
     _alone.start_alone_process()
     helper = _alone._alone[0]

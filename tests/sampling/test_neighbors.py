@@ -15,7 +15,7 @@ import graphshard as gs
 from graphshard.errors import ValidationError
 from graphshard.sampling import degrees, find_edges, in_subgraph, sample_neighbors
 from graphshard.sampling._keys_dense import _smallest_first
-from graphshard.sampling._rng import neg_log
+from graphshard.sampling.rng import neg_log
 
 
 @njit

@@ -9,7 +9,7 @@ from scipy import stats
 import graphshard as gs
 from graphshard.errors import ValidationError
 from graphshard.sampling import in_batch_negatives, negative_sample, random_walk, skip_gram_pairs
-from graphshard.sampling._rng import item_state, randint
+from graphshard.sampling.rng import item_state, randint
 
 ALPHA = 1e-4
 

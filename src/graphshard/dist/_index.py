@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from .._arrays import as_ids
+from .._util.arrays import as_ids
 from ..errors import ValidationError
 from ..graph import CSR, build_csr
 from ..partition.files import Partition

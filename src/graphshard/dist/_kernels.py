@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import kernel
+from .._util.jit import kernel
 from ..typing import IdArray
 
 __all__ = ["put_rows"]

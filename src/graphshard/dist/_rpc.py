@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .._optional import import_optional
+from .._util.optional import import_optional
 from ..errors import ServerError, ServerTimeoutError
 from ..typing import IdArray
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .._arrays import as_ids
+from .._util.arrays import as_ids
 from ..errors import ValidationError
 from ..partition.files import load_partition_data
 from ..sampling.backend import get_backend

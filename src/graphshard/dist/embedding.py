@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from .._optional import import_optional
-from .._tensorfile import load_tensors, save_tensors
+from .._util.optional import import_optional
+from .._util.tensorfile import load_tensors, save_tensors
 from ..errors import FormatError, ValidationError
 from .graph import DistGraph
 from .tensor import DistTensor

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .._arrays import as_ids, check_id_range
+from .._util.arrays import as_ids, check_id_range
 from ..errors import ServerError, ServerTimeoutError, ValidationError
 from ..graph import CSR
 from ..ids import RangePartitionBook

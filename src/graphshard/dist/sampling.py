@@ -38,10 +38,10 @@ import numpy as np
 from ..errors import ValidationError
 from ..ragged import Ragged
 from ..sampling import Block, SampledBlocks
-from ..sampling._validate import etype_salt, layer_fanouts, resolve_seed, seeds_by_type
+from ..sampling.validate import etype_salt, layer_fanouts, resolve_seed, seeds_by_type
 from ..sampling.backend import get_backend
 from ..sampling.blocks import reindex_sources
-from ..sampling.neighbors import _exclude_by_type
+from ..sampling.neighbors import exclude_by_type
 from ..store import Hop
 from ..typing import EdgeType, IdArray
 from ._index import scatter_ragged
@@ -215,7 +215,7 @@ def blocks_steps(g: DistGraph, seeds: Any, fanouts: Any, *, features: str | None
     """
     layers = layer_fanouts(g, fanouts)
     bk = get_backend(backend)
-    excl = _exclude_arg(g, _exclude_by_type(g, exclude_edges))
+    excl = _exclude_arg(g, exclude_by_type(g, exclude_edges))
     s = resolve_seed(seed)
     types = _feature_types(g, features)
     empty = np.zeros(0, dtype=np.int64)

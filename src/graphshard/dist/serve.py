@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._optional import import_optional
-from .._process import process_running
-from .._ray import init_ray
+from .._util.optional import import_optional
+from .._util.process import process_running
+from .._util.ray import init_ray
 from ..errors import ConfigError, ServerError, ServerTimeoutError
 from ..partition.files import read_config
 from ._server import GraphServer
@@ -48,7 +48,7 @@ _REMOTE: dict[str, Any] = {}
 
 def ensure_ray(address: str | None = None) -> Any:
     """The ``ray`` module, initialised: joins ``address`` or starts a local Ray that listens
-    on 127.0.0.1 only (:func:`graphshard._ray.init_ray`)."""
+    on 127.0.0.1 only (:func:`graphshard._util.ray.init_ray`)."""
     ray = import_optional("ray", "graph servers")
     if not ray.is_initialized():
         init_ray(ray, address, include_dashboard=False, log_to_driver=False)

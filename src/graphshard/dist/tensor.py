@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .._arrays import as_ids, check_id_range
+from .._util.arrays import as_ids, check_id_range
 from ..errors import ValidationError
 from ._rpc import Router, group_by_owner
 from ._tensors import check_name

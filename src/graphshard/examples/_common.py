@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .._arrays import as_ids
+from .._util.arrays import as_ids
 from ..errors import ValidationError
 from ..store import GraphStore, as_store
 from ..typing import IdArray

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .._progress import progress
+from .._util.progress import progress
 from ..sampling import WalkResult, random_walk
 from ..store import GraphStore
 from ._common import subseed

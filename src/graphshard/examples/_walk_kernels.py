@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
-from .._jit import kernel
-from ..sampling._rng import item_state, uniform
+from .._util.jit import kernel
+from ..sampling.rng import item_state, uniform
 
 __all__ = ["adagrad_rows", "reassoc_kernel", "sgd_rows", "sgns_grads", "sgns_pair_sgd",
            "subsample_walks"]
@@ -51,7 +51,7 @@ def _sigmoid(x):  # pragma: no cover - numba
 
 
 def reassoc_kernel(fn: Callable[..., Any]) -> Any:
-    """:func:`~graphshard._jit.kernel` that may reassociate float sums (numba fastmath
+    """:func:`~graphshard._util.jit.kernel` that may reassociate float sums (numba fastmath
     ``reassoc``/``contract`` only: no finite-math assumption), so the 128-wide dot products
     vectorise: about 4x on them here.  Results are reproducible for one build on one CPU,
     not bit-equal across CPUs with other vector widths."""

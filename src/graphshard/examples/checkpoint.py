@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from .._files import file_sha256, write_json_atomic
-from .._tensorfile import load_tensors, save_tensors
+from .._util.files import file_sha256, write_json_atomic
+from .._util.tensorfile import load_tensors, save_tensors
 from ..errors import FormatError, ValidationError
 
 __all__ = ["CHECKPOINT_FILE", "Checkpoint", "load_checkpoint", "resume_checkpoint",

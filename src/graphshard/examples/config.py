@@ -52,7 +52,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .._optional import import_optional
+from .._util.optional import import_optional
 from ..errors import ConfigError
 
 __all__ = ["CONFIG_KEYS", "TASKS", "read_config", "train_from_config"]

@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from .._files import atomic_path
-from .._optional import import_optional
+from .._util.files import atomic_path
+from .._util.optional import import_optional
 
 __all__ = ["plot_curves"]
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from .._optional import import_optional
+from .._util.optional import import_optional
 from ..errors import ServerError, ValidationError
 
 __all__ = ["RayTeam"]

@@ -40,8 +40,8 @@ from typing import Any
 
 import numpy as np
 
-from .._optional import import_optional
-from .._progress import progress
+from .._util.optional import import_optional
+from .._util.progress import progress
 from ..errors import ValidationError
 from ..sampling import sample_blocks
 from ..store import as_store

@@ -39,8 +39,8 @@ from typing import Any
 
 import numpy as np
 
-from .._files import atomic_path, atomic_write
-from .._optional import import_optional
+from .._util.files import atomic_path, atomic_write
+from .._util.optional import import_optional
 from ..errors import FormatError, ValidationError
 from ..sampling import negative_sample, parse_metapath, skip_gram_pairs
 from ..store import GraphStore

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from .._files import load_npy
+from .._util.files import load_npy
 from ..errors import FormatError
 from ..ragged import Ragged
 from ._common import column_to_numpy, fail, list_to_ragged, regular_file

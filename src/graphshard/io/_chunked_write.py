@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from .._files import (
+from .._util.files import (
     atomic_write,
     check_out_dir,
     check_path_name,
@@ -25,7 +25,7 @@ from .._files import (
     path_inside,
     write_json_atomic,
 )
-from .._progress import progress
+from .._util.progress import progress
 from ..errors import ValidationError
 from ..graph import Graph
 from ..ragged import Ragged

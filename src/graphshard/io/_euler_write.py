@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from .._files import (
+from .._util.files import (
     atomic_write,
     check_out_dir,
     check_path_name,
@@ -18,7 +18,7 @@ from .._files import (
     mark_complete,
     write_json_atomic,
 )
-from .._progress import progress
+from .._util.progress import progress
 from ..errors import ValidationError
 from ..graph import Graph
 from ..ragged import Ragged

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from .._progress import progress
+from .._util.progress import progress
 from ..errors import ValidationError
 from ..graph import Graph, heterograph
 from ..ragged import Ragged

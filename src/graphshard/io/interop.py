@@ -1,7 +1,7 @@
 """Conversion to and from DGL, PyTorch Geometric, NetworkX and SciPy sparse matrices.
 
 The optional packages are imported inside each function through
-:func:`graphshard._optional.import_optional`, so ``import graphshard`` never loads them.
+:func:`graphshard._util.optional.import_optional`, so ``import graphshard`` never loads them.
 Dense features travel as tensors/arrays; Ragged features have no counterpart in DGL or PyG
 and are left out (listed in the ``skipped`` log message).
 """
@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .._arrays import as_array
-from .._optional import import_optional
+from .._util.arrays import as_array
+from .._util.optional import import_optional
 from ..errors import ValidationError
 from ..graph import DEFAULT_ETYPE, DEFAULT_NTYPE, Graph, graph, heterograph
 from ..ragged import Ragged

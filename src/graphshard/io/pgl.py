@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from .._files import check_path_name
+from .._util.files import check_path_name
 from ..errors import ValidationError
 from ..graph import DEFAULT_NTYPE, Graph, heterograph
 from ..ragged import Ragged

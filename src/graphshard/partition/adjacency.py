@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from .._arrays import as_ids
-from .._jit import kernel
+from .._util.arrays import as_ids
+from .._util.jit import kernel
 from ..typing import IdArray
 
 __all__ = ["Adjacency", "symmetric_adjacency"]

@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from .._files import atomic_path, check_path_name, load_npy, write_json_atomic
+from .._util.files import atomic_path, check_path_name, load_npy, write_json_atomic
 from ..errors import FormatError, PartitionNotFoundError
 from ..typing import IdArray
 

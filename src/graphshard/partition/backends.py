@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from .._optional import import_optional
+from .._util.optional import import_optional
 from ..errors import ValidationError
 from ..typing import IdArray
 from .adjacency import Adjacency

@@ -13,8 +13,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .._jit import kernel
-from .._keyed import keyed_hash
+from .._util.jit import kernel
+from .._util.keyed import keyed_hash
 from ..errors import ValidationError
 from ..typing import IdArray
 from .adjacency import Adjacency

@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import _files
-from .._arrays import as_ids
-from .._files import INCOMPLETE_MARKER, check_path_name
-from .._progress import progress
+from .._util import files as _files
+from .._util.arrays import as_ids
+from .._util.files import INCOMPLETE_MARKER, check_path_name
+from .._util.progress import progress
 from ..errors import ConfigError, ValidationError
 from ..graph import Graph
 from ..typing import IdArray
@@ -248,7 +248,7 @@ def _check_arguments(g: Graph, graph_name: str, num_parts: int, out_path: Any, n
 
 def check_out_dir(out_dir: Path) -> Path:
     """An output directory is new, empty or a previous graphshard output; never anything else
-    (the rule of every writer: :func:`graphshard._files.check_out_dir`)."""
+    (the rule of every writer: :func:`graphshard._util.files.check_out_dir`)."""
     return _files.check_out_dir(out_dir, lambda d: bool(_previous_configs(d)),
                                 "graphshard partition config")
 

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .._arrays import as_array
+from .._util.arrays import as_array
 from ..errors import ValidationError
 from ..typing import IdArray
 

@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from .._files import file_sha256, path_inside, write_json_atomic
-from .._tensorfile import load_tensors, save_tensors
+from .._util.files import file_sha256, path_inside, write_json_atomic
+from .._util.tensorfile import load_tensors, save_tensors
 from ..errors import FormatError, GraphshardError, PartitionNotFoundError, ValidationError
 from ..graph import Graph, graph
 from ..ids import RangePartitionBook
@@ -70,7 +70,7 @@ def write_part(out_dir: Path, part_id: int, local: LocalGraph, *, node_part: np.
 
     The per-local-node arrays (``node_part``, ``node_orig``, ``node_type``) and per-local-
     edge arrays (``edge_orig``, ``edge_type``) follow ``local``'s order.  Big files go
-    around the page cache (:mod:`graphshard._direct`).
+    around the page cache (:mod:`graphshard._util.direct`).
     """
     node_data = {
         "_ID": local.nodes,

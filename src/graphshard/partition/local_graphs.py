@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._arrays import sorted_unique
+from .._util.arrays import sorted_unique
 from ..typing import IdArray
 from .reshuffle import Reshuffle
 

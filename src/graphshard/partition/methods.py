@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._alone import run_alone
 from ..errors import ValidationError
 from ..typing import IdArray
 from .adjacency import Adjacency
+from .alone import run_alone
 from .balance import enforce_balance
 from .metis_lib import metis_kway
 

@@ -8,7 +8,7 @@ import logging
 
 import numpy as np
 
-from .._optional import is_installed
+from .._util.optional import is_installed
 from ..typing import IdArray
 from .adjacency import Adjacency
 from .backends import (

@@ -28,10 +28,10 @@ from typing import Any
 
 import numpy as np
 
-from .._arrays import group_order
-from .._files import atomic_path, check_path_name, load_npy, warn_if_short_of_space
-from .._scratch import ScratchPool
-from .._tensorfile import load_tensors, save_tensors
+from .._util.arrays import group_order
+from .._util.files import atomic_path, check_path_name, load_npy, warn_if_short_of_space
+from .._util.scratch import ScratchPool
+from .._util.tensorfile import load_tensors, save_tensors
 from ..errors import FormatError, ValidationError
 from ..io.chunked import ChunkedMeta, load_chunked_meta, read_data_chunk, read_edge_chunk
 from ..partition.assignment import assignment_num_parts, read_assignment
@@ -312,9 +312,9 @@ def dispatch(chunked_dir: str | os.PathLike[str], assign_dir: str | os.PathLike[
             the largest chunk or part does not fit, saying which.
         node_block: Nodes per node-ID task.
         keep_work: Keep the work folder (``out_dir/.graphshard-work``) after success.
-        scratch_pool: A :class:`~graphshard._scratch.ScratchPool` folder of freed files
+        scratch_pool: A :class:`~graphshard._util.scratch.ScratchPool` folder of freed files
             (an earlier step's scratch) for the routed pieces to be written over in
-            place: fewer fresh pages (see :mod:`graphshard._scratch`).  Used only on the
+            place: fewer fresh pages (see :mod:`graphshard._util.scratch`).  Used only on the
             file system of ``out_dir``; the caller removes it.
 
     Running the same command again after a crash reuses every finished, checksum-verified

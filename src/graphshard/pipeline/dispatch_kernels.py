@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import kernel
-from .._prefetch import prefetch
+from .._util.jit import kernel
+from .._util.prefetch import prefetch
 from ..errors import ValidationError
 from ..typing import IdArray
 

@@ -14,10 +14,10 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
-from .._malloc import keep_heap
-from .._optional import import_optional
-from .._progress import progress
-from .._ray import init_ray
+from .._util.malloc import keep_heap
+from .._util.optional import import_optional
+from .._util.progress import progress
+from .._util.ray import init_ray
 
 __all__ = ["Executor", "LocalExecutor", "RayExecutor", "make_executor", "ray_session",
            "start_ray"]
@@ -31,7 +31,7 @@ _session_ray: Any = None  # the Ray a step started inside them: the outermost bl
 def start_ray(ray: Any, address: str | None = None, num_cpus: int | None = None) -> bool:
     """Join the running Ray, else ``ray.init`` (``address``, or a local Ray with
     ``num_cpus``, default the CPUs Ray detects, listening on 127.0.0.1 only: see
-    :func:`graphshard._ray.init_ray`).  True when the caller started Ray and is to shut it
+    :func:`graphshard._util.ray.init_ray`).  True when the caller started Ray and is to shut it
     down; inside :func:`ray_session` the session owns it and this is False.
 
     Example:
@@ -146,7 +146,7 @@ def _log_step(desc: str, tasks: int, clock: float) -> None:
 
 def _in_worker(fn: Callable[..., Any], *args: Any) -> Any:
     """``fn(*args)`` in a Ray worker process, which keeps the memory it frees for its next
-    tasks (:func:`~graphshard._malloc.keep_heap`): dispatch of a 100M-edge R-MAT ran
+    tasks (:func:`~graphshard._util.malloc.keep_heap`): dispatch of a 100M-edge R-MAT ran
     0.8-0.9x as long without faulting fresh pages in for every array."""
     keep_heap()
     return fn(*args)

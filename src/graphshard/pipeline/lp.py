@@ -59,7 +59,7 @@ per-node arrays reach the actors as ``.npy`` files in the work directory, which 
 memory-map (:func:`~graphshard.pipeline.lp_exec.sharing_files`), so the driver's memory
 holds no object-store copies of them.  Merged pieces are not deleted but kept in a
 scratch pool, and the next level's files are written over them in place
-(:mod:`graphshard._scratch`): fresh page-cache pages are what writing costs most on a
+(:mod:`graphshard._util.scratch`): fresh page-cache pages are what writing costs most on a
 VM.  The result depends on ``seed`` and on the shard
 layout (``max_task_entries``), never on how the input is chunked, on ``workers``, or on
 ``use_ray``: every random choice is a keyed hash of (seed, node, step).
@@ -81,9 +81,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .._files import warn_if_short_of_space
-from .._optional import is_installed
-from .._scratch import ScratchPool, make_work_dir, scratch_folder
+from .._util.files import warn_if_short_of_space
+from .._util.optional import is_installed
+from .._util.scratch import ScratchPool, make_work_dir, scratch_folder
 from ..errors import ValidationError
 from ..io.chunked import ChunkedMeta
 from ..partition.adjacency import Adjacency
@@ -310,7 +310,7 @@ def lp_assign(meta: ChunkedMeta, num_parts: int, *, imbalance: float = 0.03, see
             created when missing).
         address: Ray cluster to join (implies ``use_ray``), e.g. ``"auto"``.
         balance_edges: Balance in-edges per part as well as nodes (see above).
-        scratch_pool: A :class:`~graphshard._scratch.ScratchPool` folder on the file
+        scratch_pool: A :class:`~graphshard._util.scratch.ScratchPool` folder on the file
             system of ``work_dir``: freed scratch files are kept there for later ones to
             be written over, and at the end every scratch file is left there for the
             next step (``graphshard pipeline`` hands them to dispatch); the caller

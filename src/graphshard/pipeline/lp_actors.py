@@ -36,8 +36,8 @@ from typing import Any
 
 import numpy as np
 
-from .._files import atomic_path
-from .._malloc import keep_heap, trim_heap
+from .._util.files import atomic_path
+from .._util.malloc import keep_heap, trim_heap
 
 __all__ = ["ActorPool", "FileRef", "ShardWorker", "warm_up"]
 
@@ -86,7 +86,7 @@ class ShardWorker:
         warm: Call :func:`warm_up` first (a failure there is logged, never raised: the
             kernels then load on first use).
         keep_freed: The process keeps the memory it frees for its next tasks
-            (:func:`~graphshard._malloc.keep_heap`): a worker process of its own runs
+            (:func:`~graphshard._util.malloc.keep_heap`): a worker process of its own runs
             task after task of similar sizes, and reusing mapped pages made building
             level 0 of a 100M-edge R-MAT 1.3x faster (faulting fresh pages in costs
             about 1 ms per MB on a VM).  Its resident memory then stays at its peak.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import kernel
+from .._util.jit import kernel
 
 __all__ = ["alone_nodes", "merge_by_favourite"]
 

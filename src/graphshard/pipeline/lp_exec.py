@@ -23,10 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from .._alone import run_alone, start_alone_process
-from .._malloc import trim_heap
-from .._optional import import_optional
-from .._progress import progress_bar
+from .._util.malloc import trim_heap
+from .._util.optional import import_optional
+from .._util.progress import progress_bar
+from ..partition.alone import run_alone, start_alone_process
 from .engine import start_ray
 
 __all__ = ["Executor", "InProcessExecutor", "RayExecutor", "describe", "make_executor",

@@ -5,7 +5,7 @@ A *shard* is a CSR slice of an undirected weighted graph: rows are the nodes
 ``weights`` the edge weights.  Every kernel here touches one shard (or one edge chunk) plus
 per-node arrays, so its edge memory is bounded by the shard, never by the graph.
 
-Randomness is keyed (STYLE §8): :func:`graphshard._keyed.keyed_hash` mixes
+Randomness is keyed (STYLE §8): :func:`graphshard._util.keyed.keyed_hash` mixes
 ``(seed, item, step)``, so the order of visits and every tie-break are the same on any
 thread or worker count.  The kernels that build the levels are in
 :mod:`graphshard.pipeline.lp_level_kernels`.
@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import kernel
-from .._keyed import GOLDEN, keyed_hash, mix
-from .._prefetch import prefetch
+from .._util.jit import kernel
+from .._util.keyed import GOLDEN, keyed_hash, mix
+from .._util.prefetch import prefetch
 
 __all__ = ["favourite_labels", "lp_sweep", "shard_cut"]
 

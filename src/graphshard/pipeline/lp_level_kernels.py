@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import kernel
-from .._keyed import keyed_hash
-from .._prefetch import prefetch
+from .._util.jit import kernel
+from .._util.keyed import keyed_hash
+from .._util.prefetch import prefetch
 
 __all__ = ["accumulate_degrees", "bucket_entries", "contract_entries", "group_keys",
            "keep_heavy", "sort_rows", "weight_histogram"]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._scratch import ScratchPool
+from .._util.scratch import ScratchPool
 from ..io.chunked import ChunkedMeta, iter_edge_chunks
 from ..partition.balance import weight_sums
 from ..typing import EdgeType, IdArray
@@ -127,7 +127,7 @@ def level0_from_chunks(meta: ChunkedMeta, directory: Path, budget: int,
     (every entry weighs 1 until the shards merge repeats).  Node weights have one column
     per balance constraint: 1 (the node), and with ``edge_weighted`` its in-degree too
     (the edges its owner stores).  The merged pieces go to ``pool`` if given (for later
-    files to be written over; :mod:`graphshard._scratch`), else are deleted.
+    files to be written over; :mod:`graphshard._util.scratch`), else are deleted.
     """
     directory.mkdir(parents=True, exist_ok=True)
     n = sum(meta.num_nodes.values())

@@ -31,8 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .._files import load_npy
-from .._scratch import save_npy
+from .._util.files import load_npy
+from .._util.scratch import save_npy
 from ..io.chunked import ChunkedMeta, read_edge_chunk
 from ..partition.adjacency import Adjacency
 from ..partition.balance import needed_moves, rebalance_candidates
@@ -136,7 +136,7 @@ def write_piece(prefix: str, u: IdArray, v: IdArray, w: IdArray | None, num_node
     (slice of every shard).  Repeats are merged by the shard task (:func:`build_shard`),
     which groups its rows anyway: a piece costs O(entries), not a pass over every node
     of the level.  Files are written over freed ones from ``pool`` when it has some
-    (:func:`~graphshard._scratch.save_npy`).  Returns the number of entries written.
+    (:func:`~graphshard._util.scratch.save_npy`).  Returns the number of entries written.
     """
     keys, weights, off = bucket_entries(
         np.ascontiguousarray(u, dtype=np.int64), np.ascontiguousarray(v, dtype=np.int64),

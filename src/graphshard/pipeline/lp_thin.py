@@ -15,9 +15,9 @@ import logging
 
 import numpy as np
 
-from .._jit import kernel
-from .._keyed import keyed_hash
-from .._scratch import save_npy
+from .._util.jit import kernel
+from .._util.keyed import keyed_hash
+from .._util.scratch import save_npy
 from ..typing import IdArray
 from .lp_exec import Executor
 from .lp_shards import ShardedGraph, histogram_task, load_shard

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._files import load_npy
-from .._tensorfile import load_tensors
+from .._util.files import load_npy
+from .._util.tensorfile import load_tensors
 from ..errors import FormatError
 from ..partition.files import write_part
 from ..partition.local_graphs import LocalGraph, assemble_local_graph

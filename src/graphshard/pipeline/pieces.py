@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .._files import file_sha256, write_json_atomic
+from .._util.files import file_sha256, write_json_atomic
 
 __all__ = ["finish_piece", "finished_summary"]
 

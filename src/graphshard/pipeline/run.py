@@ -3,7 +3,7 @@ Ray session (one start and one stop instead of two of each).  A finished assignm
 recorded like a dispatch piece (:mod:`graphshard.pipeline.pieces`), so a rerun after a
 crash, or with other dispatch options, reuses it instead of computing it again.  The
 assignment's scratch files are handed to the dispatch, which writes its big files over
-them (:mod:`graphshard._scratch`)."""
+them (:mod:`graphshard._util.scratch`)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._files import file_sha256
-from .._scratch import make_work_dir, scratch_folder
+from .._util.files import file_sha256
+from .._util.scratch import make_work_dir, scratch_folder
 from ..partition.build import claim_out_dir
 from .assign import AssignResult, assign, check_assign_args
 from .dispatch import DispatchResult, check_memory_budget, checked_graph_name, dispatch

@@ -17,8 +17,8 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from .._jit import kernel
-from ._rng import draw, randint
+from .._util.jit import kernel
+from .rng import draw, randint
 
 __all__ = ["alias_draw", "row_alias", "row_inv_weights"]
 

@@ -29,9 +29,9 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from .._jit import kernel
-from .._prefetch import prefetch
-from ._rng import item_state, randint
+from .._util.jit import kernel
+from .._util.prefetch import prefetch
+from .rng import item_state, randint
 
 __all__ = ["fill_uniform", "sample_counts"]
 

@@ -27,12 +27,12 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from .._jit import kernel
-from .._prefetch import prefetch
+from .._util.jit import kernel
+from .._util.prefetch import prefetch
 from ._alias import _TMASK, alias_draw, row_alias, row_inv_weights
 from ._kernels_nbr import _AHEAD, _FLOYD_MAX, row_yield, sample_counts, whole_row
 from ._keys_dense import DENSE_MAX, SCRATCH, at_least, dense_pick, keys_select
-from ._rng import draw, item_state, randint
+from .rng import draw, item_state, randint
 
 __all__ = ["alias_draw", "fill_weighted", "row_alias", "row_inv_weights", "weighted_counts"]
 

@@ -9,12 +9,12 @@ float64 keys of :func:`keys_select` (a 64-bit hash and a float64 logarithm per e
 lanes to a vector at best).  In :func:`dense_pick` the key loop is all 32-bit, so LLVM
 runs it 8 lanes wide (AVX2 ``vpmulld``, float32 arithmetic):
 
-* random bits: one 32-bit hash per edge of the row's 64-bit state (:func:`._rng.item_state`,
+* random bits: one 32-bit hash per edge of the row's 64-bit state (:func:`.rng.item_state`,
   keyed by seed, salt and node ID) and ``step``, the edge's row position (see
   :func:`_odd24`): draws stay keyed by (seed, node, step), so results do not depend on
   threads or machines;
 * ``E = -log(u)``, ``u = (2 b + 1) / 2**24`` for 23 of the bits ``b`` (never 0 or 1), by a
-  float32 version of :func:`._rng.neg_log` (relative error under 3e-7);
+  float32 version of :func:`.rng.neg_log` (relative error under 3e-7);
 * the key ``E * (1 / w)`` in float32 (``1 / w`` is stored in float32 by
   :func:`._kernels_weighted.row_inv_weights`); the ``d - c`` largest keys are struck out.
 
@@ -42,8 +42,8 @@ from numba import types
 from numba.cpython.unsafe.numbers import viewer  # scalar bitcast (numba >= 0.68 is pinned)
 from numba.extending import intrinsic
 
-from .._jit import kernel
-from ._rng import exponential
+from .._util.jit import kernel
+from .rng import exponential
 
 __all__ = ["DENSE_MAX", "SCRATCH", "at_least", "dense_pick", "keys32", "keys_select", "neg_log32"]
 
@@ -138,7 +138,7 @@ def _exponent(typingctx, u):  # pragma: no cover - compiled
 @kernel(inline=True)
 def neg_log32(u: np.float32) -> np.float32:
     """``-log(u)`` in float32 for ``0 < u < 1`` (normal floats), branch-free as
-    :func:`._rng.neg_log`: ``u = 2**e * m``, ``m`` in ``[sqrt(1/2), sqrt(2))``,
+    :func:`.rng.neg_log`: ``u = 2**e * m``, ``m`` in ``[sqrt(1/2), sqrt(2))``,
     ``log(m) = 2 atanh(s)`` with ``s = (m - 1) / (m + 1)`` summed to ``s**9`` (the next
     term is under 1e-8 of the sum), the reciprocal by 3 Newton steps."""
     m = _mantissa(u)

@@ -27,9 +27,9 @@ import numpy as np
 from ..errors import ValidationError
 from ..store import as_store
 from ..typing import EdgeType, EdgeTypeLike, IdArray
-from ._validate import etype_salt, layer_fanouts, resolve_seed, seeds_by_type
 from .backend import get_backend
-from .neighbors import _exclude_by_type, sample_hop
+from .neighbors import exclude_by_type, sample_hop
+from .validate import etype_salt, layer_fanouts, resolve_seed, seeds_by_type
 
 __all__ = ["Block", "SampledBlocks", "sample_blocks"]
 
@@ -160,7 +160,7 @@ def sample_blocks(g: Any, seeds: Any, fanouts: Any, *, replace: bool = False,
     store = as_store(g)
     layers = layer_fanouts(store, fanouts)
     bk = get_backend(backend)
-    excl = _exclude_by_type(store, exclude_edges)
+    excl = exclude_by_type(store, exclude_edges)
     s = resolve_seed(seed)
     empty = np.zeros(0, dtype=np.int64)
     cur = {t: bk.relabel(empty, ids)[0] for t, ids in seeds_by_type(store, seeds).items()}

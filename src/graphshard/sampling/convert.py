@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .._optional import import_optional
+from .._util.optional import import_optional
 
 __all__ = ["to_torch"]
 

@@ -23,10 +23,10 @@ import numpy as np
 
 from ..errors import ValidationError
 from ..store import as_store
-from ._rng import item_state
-from ._validate import layer_fanouts, resolve_seed, seeds_by_type
 from .blocks import SampledBlocks, sample_blocks
 from .convert import to_torch
+from .rng import item_state
+from .validate import layer_fanouts, resolve_seed, seeds_by_type
 
 __all__ = ["MiniBatch", "NeighborLoader"]
 

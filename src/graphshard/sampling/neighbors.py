@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .._arrays import as_ids, check_id_range
+from .._util.arrays import as_ids, check_id_range
 from ..errors import ValidationError
 from ..graph import CSR
 from ..store import (
@@ -30,8 +30,8 @@ from ..store import (
     check_weights,
 )
 from ..typing import EdgeType, EdgeTypeLike, IdArray
-from ._validate import checked_csr, etype_salt, one_fanout, resolve_seed, seeds_by_type
 from .backend import get_backend
+from .validate import checked_csr, etype_salt, one_fanout, resolve_seed, seeds_by_type
 
 __all__ = ["SampledEdges", "degrees", "find_edges", "in_subgraph", "sample_etype",
            "sample_neighbors"]
@@ -125,7 +125,7 @@ def sample_etype(store: GraphStore, et: EdgeType, edge_dir: str, keys: IdArray, 
     return nbr, eid, counts
 
 
-def _exclude_by_type(store: GraphStore, exclude_edges: Any) -> dict[EdgeType, IdArray]:
+def exclude_by_type(store: GraphStore, exclude_edges: Any) -> dict[EdgeType, IdArray]:
     if exclude_edges is None:
         return {}
     if not isinstance(exclude_edges, Mapping):
@@ -201,7 +201,7 @@ def sample_neighbors(g: Any, seeds: Any, fanout: int | Mapping[EdgeTypeLike, int
     check_edge_dir(edge_dir)
     fan = one_fanout(store, fanout)
     by_type = seeds_by_type(store, seeds)
-    excl = _exclude_by_type(store, exclude_edges)
+    excl = exclude_by_type(store, exclude_edges)
     s = resolve_seed(seed)
     src: dict[EdgeType, IdArray] = {}
     dst: dict[EdgeType, IdArray] = {}

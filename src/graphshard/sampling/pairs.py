@@ -16,12 +16,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .._arrays import as_array, as_ids
+from .._util.arrays import as_array, as_ids
 from ..errors import ValidationError
 from ..store import as_store
 from ..typing import IdArray
-from ._validate import resolve_seed
 from .backend import get_backend
+from .validate import resolve_seed
 from .walks import WalkResult
 
 __all__ = ["Pairs", "in_batch_negatives", "negative_sample", "skip_gram_pairs"]

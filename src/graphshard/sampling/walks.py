@@ -22,12 +22,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .._arrays import as_ids, check_id_range
+from .._util.arrays import as_ids, check_id_range
 from ..errors import ValidationError
 from ..store import GraphStore, LocalAdjacency, as_store, check_weights
 from ..typing import EdgeType, IdArray
-from ._validate import checked_csr, resolve_seed
 from .backend import get_backend
+from .validate import checked_csr, resolve_seed
 
 __all__ = ["WalkResult", "node2vec_walk", "parse_metapath", "random_walk"]
 

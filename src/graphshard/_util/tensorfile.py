@@ -20,9 +20,9 @@ from typing import IO
 
 import numpy as np
 
-from ._direct import DIRECT_MIN_BYTES, DirectWriter
-from ._files import atomic_path, atomic_write
-from .errors import FormatError
+from ..errors import FormatError
+from .direct import DIRECT_MIN_BYTES, DirectWriter
+from .files import atomic_path, atomic_write
 
 __all__ = ["load_tensors", "save_tensors"]
 
@@ -39,12 +39,12 @@ def save_tensors(path: str | os.PathLike[str], tensors: dict[str, np.ndarray],
                  reuse: str | os.PathLike[str] | None = None, durable: bool = True) -> str:
     """Write ``tensors`` as one safetensors file, atomically, without copying the data.
 
-    A durable file of at least :data:`~graphshard._direct.DIRECT_MIN_BYTES` goes around
-    the page cache (:class:`~graphshard._direct.DirectWriter`): output, not read again
+    A durable file of at least :data:`~graphshard._util.direct.DIRECT_MIN_BYTES` goes around
+    the page cache (:class:`~graphshard._util.direct.DirectWriter`): output, not read again
     here.  ``durable=False`` skips the fsync, for work files whose checksum is verified
     before any reuse (a crash that loses their data costs a recomputation, never a wrong
     result); they are written over a freed file of the scratch pool ``reuse`` when it
-    has one (:mod:`graphshard._scratch`).
+    has one (:mod:`graphshard._util.scratch`).
 
     Returns the SHA-256 (hex) of the bytes written, computed while writing.
 

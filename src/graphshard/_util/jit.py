@@ -7,9 +7,9 @@ then record that name and fail to load in a process where ``src`` is not importa
 Pinning ``__module__`` to ``graphshard...`` keeps one valid cache for every importer.
 
 Example:
-    >>> from graphshard._keyed import mix
+    >>> from graphshard._util.keyed import mix
     >>> mix.__module__, callable(kernel(parallel=True))
-    ('graphshard._keyed', True)
+    ('graphshard._util.keyed', True)
 """
 
 from __future__ import annotations

@@ -8,9 +8,9 @@ files whose pages were still cached ran at 8 GB/s (this project's 2-core test VM
 Pipelines write many gigabytes of short-lived files (the ``lp`` method's pieces and
 shards, then dispatch's routed pieces), so a freed file goes to a
 :class:`ScratchPool` folder, and a later write takes one over when it can
-(:func:`save_npy` for scratch arrays, :func:`graphshard._files.atomic_write` with
+(:func:`save_npy` for scratch arrays, :func:`graphshard._util.files.atomic_write` with
 ``reuse`` for files that must appear atomically).  Output files, which are not read
-again, skip the page cache instead (:mod:`graphshard._direct`).
+again, skip the page cache instead (:mod:`graphshard._util.direct`).
 
 A claim is a rename, atomic on POSIX: tasks in several processes can share one pool.
 
@@ -41,7 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._process import process_running
+from .process import process_running
 
 __all__ = ["REUSE_MIN_BYTES", "ScratchPool", "claim_scratch", "make_work_dir", "save_npy",
            "scratch_folder"]
@@ -62,7 +62,7 @@ def make_work_dir(path: str | os.PathLike[str]) -> Path:
         >>> make_work_dir(Path(tempfile.mkdtemp()) / "a" / "b").is_dir()
         True
     """
-    from .errors import ValidationError
+    from ..errors import ValidationError
 
     path = Path(path)
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from .errors import MissingDependencyError
+from ..errors import MissingDependencyError
 
 #: package -> extra of ``pyproject.toml`` that installs it
 EXTRAS = {

@@ -1,5 +1,5 @@
 """Atomic file writes and checksums: the one place graphshard writes files (scratch files
-reused in place: :mod:`graphshard._scratch`)."""
+reused in place: :mod:`graphshard._util.scratch`)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from ._scratch import REUSE_MIN_BYTES, claim_scratch
+from .scratch import REUSE_MIN_BYTES, claim_scratch
 
 __all__ = ["INCOMPLETE_MARKER", "atomic_path", "atomic_write", "check_out_dir",
            "check_path_name", "claim_out_dir", "file_sha256", "json_object_with", "load_npy",
@@ -32,7 +32,7 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb", *,
     """Open a temp file next to ``path``; on success fsync it and rename it onto ``path``.
 
     On an exception the temp file is removed and ``path`` is left as it was.  With
-    ``reuse`` (a :class:`~graphshard._scratch.ScratchPool` folder) and ``size`` (the
+    ``reuse`` (a :class:`~graphshard._util.scratch.ScratchPool` folder) and ``size`` (the
     bytes about to be written), the temp file is a freed scratch file of the pool,
     written over in place; ``durable=False`` skips the fsync (see :func:`atomic_path`).
 
@@ -80,7 +80,7 @@ def check_path_name(name: Any, *, field: str, path: str | os.PathLike[str] | Non
         graphshard.errors.ValidationError: meta.json: graph_name must be a plain file name \
 (no '/', '\\', control characters, leading '.'), got '../../x'
     """
-    from .errors import ValidationError
+    from ..errors import ValidationError
 
     bad = (not isinstance(name, str) or not name or name.startswith(".")
            or any(ch in "/\\" or ord(ch) < 32 or ord(ch) == 127 for ch in name)
@@ -113,7 +113,7 @@ def path_inside(folder: str | os.PathLike[str], relative: Any, *, field: str,
         graphshard.errors.FormatError: g.json: part-0 is '../etc/passwd', which leads outside \
 the folder of the file
     """
-    from .errors import FormatError
+    from ..errors import FormatError
 
     where = f"{path}: " if path is not None else ""
     if not isinstance(relative, str) or not relative or "\x00" in relative:
@@ -183,7 +183,7 @@ def check_out_dir(out_dir: str | os.PathLike[str], ours: Callable[[Path], bool],
         graphshard.errors.ConfigError: ... is not empty and holds no chunked graph; refusing \
 to write into it (choose a new or empty directory)
     """
-    from .errors import ConfigError, ValidationError
+    from ..errors import ConfigError, ValidationError
 
     out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
@@ -248,8 +248,8 @@ def atomic_path(path: str | os.PathLike[str], *, durable: bool = True,
 
     ``durable=False`` skips the fsync: for scratch files that a crash makes worthless
     anyway (a reader still never sees a partial file; fsync cost 7 ms a file).  With
-    ``reuse`` (a :class:`~graphshard._scratch.ScratchPool` folder on the same file
-    system) and ``size`` of at least :data:`~graphshard._scratch.REUSE_MIN_BYTES`, the
+    ``reuse`` (a :class:`~graphshard._util.scratch.ScratchPool` folder on the same file
+    system) and ``size`` of at least :data:`~graphshard._util.scratch.REUSE_MIN_BYTES`, the
     temp file is a freed scratch file of the pool when it has one, for a writer that
     writes over it in place and cuts it to length (:func:`atomic_write` does); else a
     new empty file.
@@ -331,7 +331,7 @@ def load_npy(path: str | os.PathLike[str], *, mmap_mode: str | None = None) -> A
     """
     import numpy as np
 
-    from .errors import FormatError
+    from ..errors import FormatError
 
     try:
         with _LOAD_LOCK:

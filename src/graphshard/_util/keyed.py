@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import kernel
+from .jit import kernel
 
 __all__ = ["GOLDEN", "keyed_hash", "mix"]
 

@@ -6,9 +6,9 @@ import os
 
 import numpy as np
 
-from ._files import atomic_path
-from ._optional import import_optional
-from .partition.report import PartitionReport
+from .._util.files import atomic_path
+from .._util.optional import import_optional
+from .report import PartitionReport
 
 __all__ = ["plot_report"]
 

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .errors import ValidationError
+from ..errors import ValidationError
 
 __all__ = ["as_array", "as_ids", "check_id_range", "group_order", "sorted_unique"]
 

@@ -23,7 +23,7 @@ from typing import Any
 __all__ = ["run_alone", "start_alone_process"]
 
 _HELPER = ("import sys, json; sys.path[:] = json.loads(sys.argv[1]); "
-           "from graphshard._alone import _alone_loop; _alone_loop()")
+           "from graphshard.partition.alone import _alone_loop; _alone_loop()")
 
 
 class _AloneProcess:
@@ -93,7 +93,8 @@ def _read_exact(stream: Any, size: int) -> bytes:
 
 def _alone_loop() -> None:  # pragma: no cover - runs in the helper process
     """The helper's loop: read a call, run it, write ``(ok, result or exception)``."""
-    import graphshard.partition.methods  # noqa: F401  (imported before the first call)
+    # METIS's bindings, imported before the first call (run_alone's caller: methods)
+    import graphshard.partition.metis_lib  # noqa: F401
 
     # nothing else may write to the result pipe: not Python's prints, and not C code
     # either (METIS printf()s to fd 1 on some inputs), so fd 1 becomes stderr

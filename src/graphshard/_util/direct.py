@@ -70,7 +70,7 @@ class DirectWriter:
 
     Use it as a context manager: leaving the block normally writes the rest, cuts the
     file to the bytes written and fsyncs it; an exception leaves a partial file for the
-    caller to remove (:func:`graphshard._files.atomic_path` does).
+    caller to remove (:func:`graphshard._util.files.atomic_path` does).
 
     Attributes:
         direct: Whether the file is written with ``O_DIRECT``.
