@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -195,3 +196,35 @@ def test_auto_choice_rule(add20, elt4):
 def test_methods_are_registered():
     assert {"kaminpar", "mtkahypar", "quality", "auto"} <= set(METHODS)
     assert METHODS["auto"].multi_constraint
+
+
+@pytest.mark.parametrize(("result", "message"), [
+    (lambda n: np.zeros(n - 1), r"'bad' returned parts of shape \(3,\); expected \(4,\)"),
+    (lambda n: np.array([0, 1, 2, 0]), r"'bad' put node 2 in part 2; expected parts in \[0, 2\)"),
+])
+def test_a_method_returning_a_bad_assignment_is_a_validation_error(result, message):
+    adj = symmetric_adjacency(np.array([0, 1, 2]), np.array([1, 2, 3]), 4)
+    METHODS["bad"] = replace(METHODS["hash"], name="bad", fn=lambda a, k, o: result(4))
+    try:
+        with pytest.raises(ValidationError, match=message):
+            run_method(adj, 2, "bad", MethodOptions())
+    finally:
+        del METHODS["bad"]
+
+
+def test_one_weight_backends_refuse_several_weights_with_our_error():
+    adj = symmetric_adjacency(np.array([0]), np.array([1]), 2)
+    adj = replace(adj, vertex_weights=np.ones((2, 2), dtype=np.int64))
+    with pytest.raises(ValidationError, match="kaminpar balances one vertex weight per node; "
+                                              "the adjacency has 2 per node"):
+        backends._single_weights(adj, "kaminpar")
+
+
+def test_the_method_registries_share_one_shape():
+    from graphshard.partition.registry import Method
+    from graphshard.pipeline import ASSIGN_METHODS
+
+    for registry in (METHODS, ASSIGN_METHODS):
+        for name, entry in registry.items():
+            assert isinstance(entry, Method) and entry.name == name and entry.description
+    assert sorted(ASSIGN_METHODS) == ["hash", "lp", "random"]

@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from ..errors import ValidationError
+from ..errors import FormatError, ValidationError
 from ..graph import DEFAULT_ETYPE, DEFAULT_NTYPE, Graph, heterograph
 from ..ragged import Ragged
 from ._common import PathLike, column_to_numpy, fail, id_column, ragged_to_strings
@@ -137,6 +137,8 @@ def _load_table(path: Path, fmt: str, delimiter: str | None, text: _Text | None,
                for k in keys):
             return tab
         return _read_text(path, delim, text.header, text.skip, id_keys)  # keep the tokens
+    except FormatError:
+        raise
     except (pa.ArrowException, OSError, ValueError, EOFError, KeyError, SyntaxError,
             tokenize.TokenError, zipfile.BadZipFile, zlib.error, UnicodeDecodeError,
             NotImplementedError) as exc:
@@ -148,22 +150,24 @@ def _numpy_table(path: Path, fmt: str) -> pa.Table:
     if fmt == "npz":
         z = np.load(path, allow_pickle=False)
         if not isinstance(z, np.lib.npyio.NpzFile):
-            raise ValueError("not an .npz archive (a single array: use .npy)")
+            raise fail(path, "not an .npz archive: expected a zip of 1-D columns, found "
+                       "a single array (use fmt='npy')", field="fmt", value=fmt)
         with z:
             arrays = {k: np.asarray(z[k]) for k in z.files}
-        return pa.table({k: _numpy_column(a, k) for k, a in arrays.items() if a.ndim == 1})
+        return pa.table({k: _numpy_column(a, k, path) for k, a in arrays.items()
+                         if a.ndim == 1})
     arr = np.load(path, mmap_mode="r", allow_pickle=False)
     if not isinstance(arr, np.ndarray) or arr.ndim != 2:
-        raise ValueError(f"expected a 2-D array (rows = edges), got shape "
-                         f"{getattr(arr, 'shape', None)}")
-    return pa.table({f"f{k}": _numpy_column(np.ascontiguousarray(arr[:, k]), f"column {k}")
-                     for k in range(arr.shape[1])})
+        raise fail(path, f"expected a 2-D array (rows = edges), found shape "
+                   f"{getattr(arr, 'shape', None)}")
+    return pa.table({f"f{k}": _numpy_column(np.ascontiguousarray(arr[:, k]), f"column {k}",
+                                            path) for k in range(arr.shape[1])})
 
 
-def _numpy_column(a: np.ndarray, name: str) -> pa.Array:
+def _numpy_column(a: np.ndarray, name: str, path: Path) -> pa.Array:
     if a.dtype.kind not in "iufUSb":
-        raise ValueError(f"array {name!r} has dtype {a.dtype}; expected integers, floats or "
-                         "strings")
+        raise fail(path, f"array {name!r}: expected integers, floats or strings, found dtype "
+                   f"{a.dtype}", field=name)
     return pa.array(a)
 
 

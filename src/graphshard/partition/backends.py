@@ -2,7 +2,7 @@
 on them, live in :mod:`~graphshard.partition.portfolio`).
 
 Importing the two modules registers four methods in
-:data:`~graphshard.partition.methods.METHODS`:
+:data:`~graphshard.partition.registry.METHODS`:
 
 * ``kaminpar``: KaMinPar (``pip install 'graphshard[quality]'``), fast shared-memory
   multilevel partitioning with a small memory footprint.
@@ -37,7 +37,7 @@ from ..errors import ValidationError
 from ..typing import IdArray
 from .adjacency import Adjacency
 from .balance import max_part_weight
-from .methods import METHODS, MethodOptions, register_method
+from .registry import METHODS, MethodOptions, register_method
 
 __all__ = [
     "adjacency_cut",
@@ -110,7 +110,9 @@ def _single_weights(adj: Adjacency, backend: str) -> np.ndarray | None:
         return None
     vw = np.asarray(adj.vertex_weights, dtype=np.int64).reshape(adj.num_nodes, -1)
     if vw.shape[1] != 1:
-        raise ValueError(f"{backend} takes one vertex weight per node, got {vw.shape[1]}")
+        raise ValidationError(f"{backend} balances one vertex weight per node; the "
+                              f"adjacency has {vw.shape[1]} per node (use part_method='metis' "
+                              "for several)", field="vertex_weights", value=vw.shape[1])
     return np.ascontiguousarray(vw[:, 0])
 
 

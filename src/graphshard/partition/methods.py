@@ -1,5 +1,8 @@
-"""Partition methods: a registry of name -> function, one signature for all.
+"""Built-in partition methods (``random``, ``hash``, ``metis``) and :func:`run_method`.
 
+The registry itself (:data:`METHODS`, :func:`register_method`) lives in
+:mod:`~graphshard.partition.registry`; importing this module registers every method
+(``backends`` and ``portfolio`` add ``kaminpar``, ``mtkahypar``, ``quality``, ``auto``).
 A method takes the undirected :class:`~graphshard.partition.adjacency.Adjacency` of the
 graph, the number of parts and :class:`MethodOptions`, and returns the part of every node
 (int64, homogeneous original order).  The CLI's ``--method`` choices and the docs are read
@@ -7,9 +10,6 @@ from :data:`METHODS`.
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -19,53 +19,9 @@ from .adjacency import Adjacency
 from .alone import run_alone
 from .balance import enforce_balance
 from .metis_lib import metis_kway
+from .registry import METHODS, Method, MethodOptions, PartitionFn, lookup, register_method
 
-__all__ = ["METHODS", "Method", "MethodOptions", "register_method", "run_method"]
-
-
-@dataclass(frozen=True)
-class MethodOptions:
-    """Options every method receives.
-
-    Attributes:
-        imbalance: Allowed imbalance: max part weight <= (1 + imbalance) * average.
-        objtype: ``"cut"`` (edge cut) or ``"vol"`` (communication volume).
-        seed: Random seed; the same seed gives the same assignment.
-        threads: Threads a method may use (None: all cores).
-    """
-
-    imbalance: float = 0.03
-    objtype: str = "cut"
-    seed: int = 0
-    threads: int | None = None
-
-
-PartitionFn = Callable[[Adjacency, int, MethodOptions], IdArray]
-
-
-@dataclass(frozen=True)
-class Method:
-    """A registered method: its function, a one-line description and what it needs."""
-
-    name: str
-    fn: PartitionFn
-    description: str
-    uses_structure: bool = True
-    multi_constraint: bool = False
-    requires: str | None = None
-
-
-METHODS: dict[str, Method] = {}
-
-
-def register_method(name: str, description: str, *, uses_structure: bool = True,
-                    multi_constraint: bool = False, requires: str | None = None
-                    ) -> Callable[[PartitionFn], PartitionFn]:
-    """Decorator adding a function to :data:`METHODS` under ``name``."""
-    def wrap(fn: PartitionFn) -> PartitionFn:
-        METHODS[name] = Method(name, fn, description, uses_structure, multi_constraint, requires)
-        return fn
-    return wrap
+__all__ = ["METHODS", "Method", "MethodOptions", "PartitionFn", "register_method", "run_method"]
 
 
 def run_method(adj: Adjacency, num_parts: int, method: str, options: MethodOptions) -> IdArray:
@@ -77,9 +33,7 @@ def run_method(adj: Adjacency, num_parts: int, method: str, options: MethodOptio
         >>> run_method(adj, 2, "hash", MethodOptions()).tolist()
         [0, 1, 0, 1]
     """
-    if method not in METHODS:
-        raise ValidationError(f"unknown partition method {method!r}; choose one of "
-                              f"{sorted(METHODS)}", field="part_method", value=method)
+    entry = lookup(METHODS, method, what="partition method", field="part_method")
     if options.objtype not in ("cut", "vol"):
         raise ValidationError(f"objtype must be 'cut' or 'vol', got {options.objtype!r}",
                               field="objtype", value=options.objtype)
@@ -88,14 +42,26 @@ def run_method(adj: Adjacency, num_parts: int, method: str, options: MethodOptio
                               field="imbalance", value=options.imbalance)
     if num_parts == 1:
         return np.zeros(adj.num_nodes, dtype=np.int64)
-    parts = np.asarray(METHODS[method].fn(adj, num_parts, options), dtype=np.int64)
-    if parts.shape != (adj.num_nodes,) or (parts.size and (parts.min() < 0
-                                                          or parts.max() >= num_parts)):
-        raise RuntimeError(f"partition method {method!r} returned an invalid assignment")
-    if METHODS[method].uses_structure and (adj.vertex_weights is None
+    parts = _check_parts(entry.fn(adj, num_parts, options), method, adj.num_nodes, num_parts)
+    if entry.uses_structure and (adj.vertex_weights is None
                                            or adj.vertex_weights.shape[1] == 1):
         # METIS k-way can end above its bound at large k (fe_body, k=64: 4.6% for 3%)
         parts = enforce_balance(adj, parts, num_parts, options.imbalance, seed=options.seed)
+    return parts
+
+
+def _check_parts(result: object, method: str, num_nodes: int, num_parts: int) -> IdArray:
+    """A method's result as int64, or a ValidationError naming the method and what is off."""
+    parts = np.asarray(result, dtype=np.int64)
+    if parts.shape != (num_nodes,):
+        raise ValidationError(f"partition method {method!r} returned parts of shape "
+                              f"{parts.shape}; expected ({num_nodes},), one per node",
+                              field="part_method", value=method)
+    bad = np.flatnonzero((parts < 0) | (parts >= num_parts))
+    if bad.size:
+        raise ValidationError(f"partition method {method!r} put node {bad[0]} in part "
+                              f"{parts[bad[0]]}; expected parts in [0, {num_parts})",
+                              field="part_method", value=method)
     return parts
 
 

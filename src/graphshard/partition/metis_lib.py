@@ -94,5 +94,9 @@ def metis_kway(adj: Adjacency, num_parts: int, *, imbalance: float, objtype: str
         ctypes.byref(ctypes.c_int32(num_parts)), None, ubvec.ctypes.data_as(
             ctypes.POINTER(ctypes.c_float)), as_ptr(options), ctypes.byref(objval), as_ptr(part))
     if status != 1:
-        raise RuntimeError(f"METIS failed: {_STATUS.get(status, status)}")
+        raise ValidationError(
+            f"{run.__name__} on {n} nodes, {adj.num_entries} adjacency entries, {ncon} "
+            f"weight(s) per node and {num_parts} parts returned status {status} "
+            f"({_STATUS.get(status, 'unknown')}); expected 1 (ok)", field="part_method",
+            value="metis")
     return part.astype(np.int64)

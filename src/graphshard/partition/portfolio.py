@@ -18,7 +18,7 @@ from .backends import (
     mtkahypar_partition,
     part_imbalance,
 )
-from .methods import METHODS, MethodOptions, register_method
+from .registry import METHODS, MethodOptions, register_method
 
 __all__ = ["QUALITY_PORTFOLIO", "auto_choice", "auto_partition", "degree_skew",
            "quality_partition"]

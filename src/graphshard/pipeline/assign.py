@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from .._util.files import check_out_dir, claim_out_dir, json_object_with, mark_c
 from ..errors import FormatError, ValidationError
 from ..io.chunked import ChunkedMeta, load_chunked_meta
 from ..partition.assignment import assignment_num_parts, read_assignment, write_assignment
+from ..partition.registry import Method, lookup
 from ..typing import IdArray
 
 __all__ = ["ASSIGN_METHODS", "AssignResult", "assign", "import_assignment"]
@@ -74,13 +74,15 @@ def _lp(meta: ChunkedMeta, num_parts: int, *, seed: int, imbalance: float, use_r
                      **lp_options)
 
 
-
-#: name -> (function, description); the CLI's ``--method`` choices come from here.
-ASSIGN_METHODS: dict[str, tuple[Callable[..., dict[str, IdArray]], str]] = {
-    "lp": (_lp, "multilevel size-constrained label propagation over the edge chunks"),
-    "random": (_random, "balanced random (no edges read)"),
-    "hash": (_hash, "homogeneous node ID % num_parts, Euler's rule (no edges read)"),
-}
+#: name -> :class:`~graphshard.partition.registry.Method` (the shape of ``partition.METHODS``;
+#: ``fn(meta, num_parts, *, seed, imbalance, use_ray, lp_options) -> {ntype: parts}``,
+#: ``uses_structure``: it reads the edge chunks); the CLI's ``--method`` choices come from here.
+ASSIGN_METHODS: dict[str, Method] = {m.name: m for m in [
+    Method("lp", _lp, "multilevel size-constrained label propagation over the edge chunks"),
+    Method("random", _random, "balanced random (no edges read)", uses_structure=False),
+    Method("hash", _hash, "homogeneous node ID % num_parts, Euler's rule (no edges read)",
+           uses_structure=False),
+]}
 
 
 def _is_ours(folder: Path) -> bool:
@@ -152,7 +154,7 @@ def assign(chunked_dir: str | os.PathLike[str], num_parts: int,
     meta = check_assign_args(chunked_dir, num_parts, method, out_dir)
     total = sum(meta.num_nodes.values())
     clock = time.perf_counter()
-    fn, _ = ASSIGN_METHODS[method]
+    fn = ASSIGN_METHODS[method].fn
     given = {"workers": workers, "max_task_entries": max_task_entries,
              "coarse_entries": coarse_entries, "work_dir": work_dir, "address": address,
              "balance_edges": balance_edges or None, "scratch_pool": scratch_pool}
@@ -185,9 +187,7 @@ def check_assign_args(chunked_dir: str | os.PathLike[str], num_parts: int, metho
         >>> check_assign_args(f"{d}/g", 2, "hash", f"{d}/a").num_nodes
         {'_N': 3}
     """
-    if method not in ASSIGN_METHODS:
-        raise ValidationError(f"unknown assignment method {method!r}; choose one of "
-                              f"{sorted(ASSIGN_METHODS)}", field="method", value=method)
+    lookup(ASSIGN_METHODS, method, what="assignment method", field="method")
     check_assign_out(out_dir)
     meta = load_chunked_meta(chunked_dir)
     total = sum(meta.num_nodes.values())
