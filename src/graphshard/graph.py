@@ -17,6 +17,7 @@ import numpy.typing as npt
 from ._util.arrays import as_ids, check_id_range
 from .errors import ValidationError
 from .frames import FeatureDict, MultiTypeData
+from .types import GraphTypes
 from .typing import EdgeType, EdgeTypeLike, IdArray
 
 __all__ = ["CSR", "Graph", "graph", "heterograph"]
@@ -68,6 +69,7 @@ class Graph:
                  num_nodes: Mapping[str, int]) -> None:
         self._num_nodes = {t: int(n) for t, n in num_nodes.items()}
         self._edges = dict(edges)
+        self._types = GraphTypes(list(self._num_nodes), list(self._edges))
         self._ntype_frames = {t: FeatureDict(n, f"node type {t!r}")
                               for t, n in self._num_nodes.items()}
         self._etype_frames = {et: FeatureDict(len(s), f"edge type {et!r}")
@@ -76,19 +78,25 @@ class Graph:
 
     # ----- types ---------------------------------------------------------------------------
     @property
+    def types(self) -> GraphTypes:
+        """The node and edge types with their lookups (shared with the partition book and
+        DistGraph)."""
+        return self._types
+
+    @property
     def ntypes(self) -> list[str]:
         """Node type names in declared order."""
-        return list(self._num_nodes)
+        return self._types.ntypes
 
     @property
     def canonical_etypes(self) -> list[EdgeType]:
         """Canonical edge types ``(src, rel, dst)`` in declared order."""
-        return list(self._edges)
+        return self._types.canonical_etypes
 
     @property
     def etypes(self) -> list[str]:
         """Relation names, one per canonical edge type."""
-        return [rel for _, rel, _ in self._edges]
+        return self._types.etypes
 
     @property
     def is_homogeneous(self) -> bool:
@@ -97,51 +105,28 @@ class Graph:
 
     def get_ntype_id(self, ntype: str | None) -> int:
         """Index of ``ntype`` in :attr:`ntypes` (``None`` allowed with one node type)."""
-        return self.ntypes.index(self._ntype(ntype))
+        return self._types.ntype_id(ntype)
 
     def get_etype_id(self, etype: EdgeTypeLike | None) -> int:
         """Index of ``etype`` in :attr:`canonical_etypes`."""
-        return self.canonical_etypes.index(self.to_canonical_etype(etype))
+        return self._types.etype_id(etype)
 
     def _ntype(self, ntype: str | None) -> str:
-        if ntype is None:
-            if len(self._num_nodes) != 1:
-                raise ValidationError(f"the graph has node types {self.ntypes}: name one",
-                                      field="ntype")
-            return next(iter(self._num_nodes))
-        if ntype not in self._num_nodes:
-            raise ValidationError(f"unknown node type {ntype!r}; node types are {self.ntypes}",
-                                  field="ntype", value=ntype)
-        return ntype
+        return self._types.to_ntype(ntype)
 
     def to_canonical_etype(self, etype: EdgeTypeLike | None) -> EdgeType:
         """Resolve a relation name, ``"src:rel:dst"`` string or tuple to a canonical type.
+
+        Raises:
+            ValidationError: an unknown type (listing the edge types), a relation that names
+                several canonical types, or None with several edge types.
 
         Example:
             >>> g = heterograph({("u", "r", "i"): ([0], [0])})
             >>> g.to_canonical_etype("r"), g.to_canonical_etype("u:r:i")
             (('u', 'r', 'i'), ('u', 'r', 'i'))
         """
-        if etype is None:
-            if len(self._edges) != 1:
-                raise ValidationError(
-                    f"the graph has edge types {self.canonical_etypes}: name one", field="etype")
-            return next(iter(self._edges))
-        if isinstance(etype, str) and etype.count(":") == 2:
-            etype = tuple(etype.split(":"))  # type: ignore[assignment]
-        if isinstance(etype, tuple):
-            if etype in self._edges:
-                return etype  # type: ignore[return-value]
-        else:
-            matches = [et for et in self._edges if et[1] == etype]
-            if len(matches) == 1:
-                return matches[0]
-            if len(matches) > 1:
-                raise ValidationError(f"relation {etype!r} is ambiguous: it names {matches}; "
-                                      "use the canonical (src, rel, dst) form",
-                                      field="etype", value=etype)
-        raise ValidationError(f"unknown edge type {etype!r}; edge types are "
-                              f"{self.canonical_etypes}", field="etype", value=etype)
+        return self._types.to_canonical_etype(etype)
 
     # ----- sizes and structure ---------------------------------------------------------------
     def num_nodes(self, ntype: str | None = None) -> int:

@@ -19,6 +19,7 @@ import numpy.typing as npt
 
 from ._util.arrays import as_ids, check_id_range
 from .errors import FormatError, ValidationError
+from .types import GraphTypes
 from .typing import EdgeType, IdArray
 
 __all__ = ["IDConverter", "RangePartitionBook"]
@@ -113,12 +114,6 @@ class _RangeMap:
         check_id_range(homo, self.total, f"homogeneous {self.what} IDs")
         return np.searchsorted(self.flat_ends, homo, side="right")
 
-    def type_index(self, type_: Any) -> int:
-        if type_ in self.types:
-            return self.types.index(type_)
-        raise ValidationError(f"unknown type {type_!r}; types are {self.types}",
-                              field="type", value=type_)
-
     def to_homo(self, per_type: IdArray, t: int) -> IdArray:
         check_id_range(per_type, int(self.type_cum[t, -1]),
                        f"{self.what} IDs of type {self.types[t]!r}")
@@ -150,10 +145,9 @@ class RangePartitionBook:
     def __init__(self, part_id: int, node_map: Mapping[str, Sequence[Sequence[int]]],
                  edge_map: Mapping[Any, Sequence[Sequence[int]]]) -> None:
         self.part_id = int(part_id)
-        self._ntypes = [str(t) for t in node_map]
-        self._canonical_etypes = [_canonical(k) for k in edge_map]
-        self._nodes = _RangeMap(_ranges(node_map, "node_map"), self._ntypes, "node_map")
-        self._edges = _RangeMap(_ranges(edge_map, "edge_map"), self._canonical_etypes,
+        self._types = GraphTypes([str(t) for t in node_map], [_canonical(k) for k in edge_map])
+        self._nodes = _RangeMap(_ranges(node_map, "node_map"), self._types.ntypes, "node_map")
+        self._edges = _RangeMap(_ranges(edge_map, "edge_map"), self._types.canonical_etypes,
                                 "edge_map")
         self._num_parts = self._nodes.ranges.shape[1]
         if self._edges.ranges.shape[0] and self._edges.ranges.shape[1] != self._num_parts:
@@ -174,19 +168,24 @@ class RangePartitionBook:
         return self._num_parts
 
     @property
+    def types(self) -> GraphTypes:
+        """The node and edge types (config order) with their lookups."""
+        return self._types
+
+    @property
     def ntypes(self) -> list[str]:
         """Node types in config order."""
-        return list(self._ntypes)
+        return self._types.ntypes
 
     @property
     def canonical_etypes(self) -> list[EdgeType]:
         """Canonical edge types in config order."""
-        return list(self._canonical_etypes)
+        return self._types.canonical_etypes
 
     @property
     def etypes(self) -> list[str]:
         """Relation names in config order."""
-        return [et[1] for et in self._canonical_etypes]
+        return self._types.etypes
 
     def metadata(self) -> list[dict[str, int]]:
         """Per partition: ``machine_id``, ``num_nodes`` (inner), ``num_edges`` (inner)."""
@@ -213,7 +212,7 @@ class RangePartitionBook:
         p = self._check_part(partid)
         if ntype is None:
             return np.arange(self._nodes.part_bounds[p], self._nodes.part_bounds[p + 1])
-        t = self._nodes.type_index(ntype)
+        t = self._types.ntype_id(ntype)
         return np.arange(self._nodes.type_cum[t, p], self._nodes.type_cum[t, p + 1])
 
     def partid2eids(self, partid: int, etype: Any = None) -> IdArray:
@@ -221,7 +220,7 @@ class RangePartitionBook:
         p = self._check_part(partid)
         if etype is None:
             return np.arange(self._edges.part_bounds[p], self._edges.part_bounds[p + 1])
-        t = self._edges.type_index(self._resolve_etype(etype))
+        t = self._types.etype_id(etype)
         return np.arange(self._edges.type_cum[t, p], self._edges.type_cum[t, p + 1])
 
     def nid2localnid(self, nids: npt.ArrayLike, partid: int, ntype: str | None = None
@@ -237,7 +236,7 @@ class RangePartitionBook:
             lo, hi = self._nodes.part_bounds[p], self._nodes.part_bounds[p + 1]
             base = lo
         else:
-            t = self._nodes.type_index(ntype)
+            t = self._types.ntype_id(ntype)
             homo = as_ids(nids, f"IDs of node type {ntype!r}")
             lo, hi = self._nodes.type_cum[t, p], self._nodes.type_cum[t, p + 1]
             base = lo
@@ -258,13 +257,13 @@ class RangePartitionBook:
 
     def map_to_homo_nid(self, ids: npt.ArrayLike, ntype: str) -> IdArray:
         """Homogeneous IDs of per-type node IDs of ``ntype``."""
-        t = self._nodes.type_index(ntype)
+        t = self._types.ntype_id(ntype)
         return self._nodes.to_homo(as_ids(ids, f"IDs of node type {ntype!r}"), t)
 
     def map_to_homo_eid(self, ids: npt.ArrayLike, etype: Any) -> IdArray:
         """Homogeneous IDs of per-type edge IDs of ``etype``."""
-        et = self._resolve_etype(etype)
-        t = self._edges.type_index(et)
+        et = self._types.to_canonical_etype(etype)
+        t = self._types.etype_id(et)
         return self._edges.to_homo(as_ids(ids, f"IDs of edge type {et}"), t)
 
     # ----- helpers --------------------------------------------------------------------------
@@ -284,15 +283,6 @@ class RangePartitionBook:
             return as_ids(eids, "eids")
         return self.map_to_homo_eid(eids, etype)
 
-    def _resolve_etype(self, etype: Any) -> EdgeType:
-        if isinstance(etype, str) and etype.count(":") != 2:
-            matches = [et for et in self._canonical_etypes if et[1] == etype]
-            if len(matches) == 1:
-                return matches[0]
-            raise ValidationError(f"edge type {etype!r} matches {len(matches)} of "
-                                  f"{self._canonical_etypes}", field="etype", value=etype)
-        return _canonical(etype)
-
     def _check_part(self, partid: int) -> int:
         if not 0 <= int(partid) < self._num_parts:
             raise ValidationError(f"partition {partid} is out of range [0, {self._num_parts})",
@@ -300,8 +290,8 @@ class RangePartitionBook:
         return int(partid)
 
     def __repr__(self) -> str:
-        return (f"RangePartitionBook(num_parts={self._num_parts}, ntypes={self._ntypes}, "
-                f"etypes={[':'.join(e) for e in self._canonical_etypes]})")
+        return (f"RangePartitionBook(num_parts={self._num_parts}, ntypes={self.ntypes}, "
+                f"etypes={[':'.join(e) for e in self.canonical_etypes]})")
 
 
 def _canonical(key: Any) -> EdgeType:

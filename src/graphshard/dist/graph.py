@@ -31,6 +31,7 @@ from ..ids import RangePartitionBook
 from ..partition.files import config_types, read_config
 from ..ragged import Ragged
 from ..store import Hop, check_edge_dir
+from ..types import GraphTypes
 from ..typing import EdgeType, EdgeTypeLike, IdArray
 from ._index import scatter_ragged
 from ._rpc import Router, group_by_owner
@@ -63,6 +64,7 @@ class DistGraph:
         self.graph_name = str(cfg["graph_name"])
         self._book = RangePartitionBook.from_config(cfg)
         self._ntypes, self._etypes = config_types(path, cfg)
+        self._types = GraphTypes(self._ntypes, self._etypes)
         self._num_nodes = {t: int(sum(e - s for s, e in cfg["node_map"][t]))
                            for t in self._ntypes}
         self._num_edges = {et: int(sum(e - s for s, e in cfg["edge_map"][":".join(et)]))
@@ -97,19 +99,24 @@ class DistGraph:
 
     # ----- schema ---------------------------------------------------------------------------
     @property
+    def types(self) -> GraphTypes:
+        """The node and edge types (ID order) with their lookups, as a local Graph has."""
+        return self._types
+
+    @property
     def ntypes(self) -> list[str]:
         """Node types in ID order."""
-        return list(self._ntypes)
+        return self._types.ntypes
 
     @property
     def canonical_etypes(self) -> list[EdgeType]:
         """Canonical edge types in ID order."""
-        return list(self._etypes)
+        return self._types.canonical_etypes
 
     @property
     def etypes(self) -> list[str]:
         """Relation names in ID order."""
-        return [et[1] for et in self._etypes]
+        return self._types.etypes
 
     @property
     def colocated(self) -> list[int]:
@@ -143,32 +150,20 @@ class DistGraph:
         return self._book
 
     def _ntype(self, ntype: str | None) -> str:
-        if ntype is None:
-            if len(self._ntypes) != 1:
-                raise ValidationError(f"the graph has node types {self._ntypes}: name one",
-                                      field="ntype")
-            return self._ntypes[0]
-        if ntype not in self._num_nodes:
-            raise ValidationError(f"unknown node type {ntype!r}; node types are "
-                                  f"{self._ntypes}", field="ntype", value=ntype)
-        return ntype
+        return self._types.to_ntype(ntype)
 
     def to_canonical_etype(self, etype: EdgeTypeLike | None) -> EdgeType:
-        """Resolve a relation name, ``"src:rel:dst"`` or tuple to a canonical edge type."""
-        if etype is None:
-            if len(self._etypes) != 1:
-                raise ValidationError(f"the graph has edge types {self._etypes}: name one",
-                                      field="etype")
-            return self._etypes[0]
-        if isinstance(etype, str) and etype.count(":") == 2:
-            etype = tuple(etype.split(":"))  # type: ignore[assignment]
-        if isinstance(etype, tuple) and etype in self._num_edges:
-            return etype  # type: ignore[return-value]
-        matches = [et for et in self._etypes if et[1] == etype]
-        if len(matches) != 1:
-            raise ValidationError(f"edge type {etype!r} matches {len(matches)} of the edge "
-                                  f"types {self._etypes}", field="etype", value=etype)
-        return matches[0]
+        """Resolve a relation name, ``"src:rel:dst"`` or tuple to a canonical edge type
+        (:meth:`graphshard.types.GraphTypes.to_canonical_etype`)."""
+        return self._types.to_canonical_etype(etype)
+
+    def get_ntype_id(self, ntype: str | None) -> int:
+        """Index of ``ntype`` in :attr:`ntypes` (``None`` allowed with one node type)."""
+        return self._types.ntype_id(ntype)
+
+    def get_etype_id(self, etype: EdgeTypeLike | None) -> int:
+        """Index of ``etype`` in :attr:`canonical_etypes`."""
+        return self._types.etype_id(etype)
 
     # ----- GraphStore -----------------------------------------------------------------------
     def _node_groups(self, ids: Any, ntype: str) -> tuple[IdArray, list[IdArray]]:
