@@ -295,3 +295,37 @@ def test_inspect_a_damaged_report(tmp_path, capsys, change):
     assert main(["inspect", str(config)]) == 1
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "ring.json: graphshard.report: report field" in err
+
+
+@pytest.mark.parametrize(("name", "text", "args"), [
+    ("csv", "src,dst\n0,1\n1,2\n2,0\n", []),
+    ("tsv", "0\t1\n1\t2\n2\t0\n", ["-O", "header=false", "-O", "src=0", "-O", "dst=1"]),
+])
+def test_format_aliases_read_an_edge_list_whatever_its_suffix(tmp_path, capsys, name, text,
+                                                               args):
+    path = tmp_path / "edges.dat"  # a suffix that names no format
+    path.write_text(text)
+    assert main(["partition", str(path), "--format", name, "-k", "2", "--out",
+                 str(tmp_path / "p"), "--json", *args]) == 0
+    assert json.loads(capsys.readouterr().out)["num_nodes"] == 3
+    assert main(["chunk", str(path), "--format", name, "--out", str(tmp_path / "c"),
+                 *args]) == 0
+    assert gs.io.read_chunked(tmp_path / "c").num_edges() == 3
+    assert main(["convert", "--from", name, str(path), "--to", "euler", "--out",
+                 str(tmp_path / "e"), *args]) == 0
+    assert gs.io.read_euler(tmp_path / "e").num_edges() == 3
+
+
+def test_format_choices_and_help_come_from_the_io_registry():
+    from graphshard.io.convert import READERS, WRITERS, format_names
+
+    params = {c: {p.name: p for p in cli.commands[c].params} for c in ("partition", "chunk",
+                                                                       "convert")}
+    assert list(params["partition"]["fmt"].type.choices) == format_names(READERS)
+    assert list(params["chunk"]["fmt_in"].type.choices) == format_names(READERS)
+    assert list(params["convert"]["src_format"].type.choices) == format_names(READERS)
+    assert list(params["convert"]["dst_format"].type.choices) == [*sorted(WRITERS), "graphshard"]
+    result = CliRunner().invoke(cli, ["convert", "--help"])
+    assert "csv, npy, npz, parquet, tsv (edgelist with that fmt)" in " ".join(
+        result.output.split())
+    assert main(["partition", "x.dat", "--format", "dgl", "-k", "2", "--out", "p"]) == 2

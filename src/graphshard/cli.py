@@ -25,13 +25,18 @@ from rich.table import Table
 from . import datasets
 from ._util.progress import disable_progress
 from .errors import FormatError, GraphshardError, ValidationError
+from .io.convert import COMPRESSED, READERS, WRITERS, format_names, format_of_path
 from .partition import DEFAULT_METHOD, METHODS, PartitionReport, build_partitions, read_config
 
 __all__ = ["main"]
 
-_SUFFIX_FORMATS = {".graph": "metis", ".gz": "metis", ".bz2": "metis", ".csv": "edgelist",
-                   ".tsv": "edgelist", ".txt": "edgelist", ".parquet": "edgelist",
-                   ".npy": "edgelist", ".npz": "edgelist", ".json": "euler"}
+#: ``--format``/``--from`` choices and ``--to`` choices, from the io format registry.
+_READ_FORMATS = format_names(READERS)
+_WRITE_FORMATS = [*format_names(WRITERS), "graphshard"]
+_ALIASES = "; ".join(f"{', '.join(sorted(f.aliases))} ({f.name} with that fmt)"
+                     for f in READERS.values() if f.aliases)
+_FORMAT_HELP = (f"Input format: {', '.join(READERS)}, or an alias: {_ALIASES}; default from "
+                "the suffix")
 
 console = Console()
 
@@ -42,15 +47,14 @@ _verbose = False
 def _input_format(path: Path, fmt: str | None) -> str:
     if fmt:
         return fmt
-    if path.is_dir():
-        return "chunked"
-    suffix = path.suffix.lower()
-    if suffix in (".gz", ".bz2"):
-        suffix = Path(path.stem).suffix.lower() or suffix
-    if suffix not in _SUFFIX_FORMATS:
+    found = format_of_path(path)
+    if found is None:
+        suffix = path.suffix.lower()
+        if suffix in COMPRESSED:
+            suffix = Path(path.stem).suffix.lower() or suffix
         raise ValidationError(f"{path}: cannot tell the format from the suffix {suffix!r}; "
                               "pass --format", path=str(path), field="format")
-    return _SUFFIX_FORMATS[suffix]
+    return found
 
 
 def _reader_options(fn: Any) -> Any:
@@ -84,9 +88,8 @@ def cli(quiet: bool, verbose: bool) -> None:
 @click.option("--generate", metavar="SPEC",
               help=f"Generate instead of reading: {', '.join(datasets.GENERATORS)} with "
                    "key=value items, e.g. rmat:nodes=100000,edges=1000000,seed=1.")
-@click.option("--format", "fmt", metavar="NAME",
-              help="Input format (chunked, euler, pgl, edgelist, metis); default from the "
-                   "suffix (a folder is chunked).")
+@click.option("--format", "fmt", type=click.Choice(_READ_FORMATS),
+              help=f"{_FORMAT_HELP} (a folder is chunked).")
 @click.option("--parts", "-k", type=click.IntRange(min=1), required=True,
               help="Number of parts.")
 @click.option("--method", "-m", type=click.Choice(sorted(METHODS)), default=DEFAULT_METHOD,
@@ -167,10 +170,14 @@ def inspect(config: Path, plot: Path | None, as_json: bool) -> None:
 
 @cli.command()
 @click.argument("inputs", nargs=-1, required=True)
-@click.option("--from", "src_format", required=True,
-              type=click.Choice(["chunked", "euler", "pgl", "edgelist", "metis"]))
-@click.option("--to", "dst_format", required=True,
-              type=click.Choice(["chunked", "euler", "graphshard"]))
+@click.option("--from", "src_format", required=True, type=click.Choice(_READ_FORMATS),
+              help="Input format: " + "; ".join(f"{f.name}: {f.description}"
+                                                for f in READERS.values())
+                   + f"; or an alias: {_ALIASES}.")
+@click.option("--to", "dst_format", required=True, type=click.Choice(_WRITE_FORMATS),
+              help="Output format: " + "; ".join(f"{f.name}: {f.description}"
+                                                 for f in WRITERS.values())
+                   + "; graphshard: one partition of ours.")
 @click.option("--out", "-o", type=click.Path(path_type=Path), required=True,
               help="Output folder (new, empty, or an earlier output of the same format, "
                    "which is replaced).")
@@ -202,9 +209,8 @@ def convert(inputs: tuple[str, ...], src_format: str, dst_format: str, out: Path
 
 @cli.command()
 @click.argument("inputs", nargs=-1, required=True)
-@click.option("--format", "fmt_in", metavar="NAME",
-              help="Input format (chunked, euler, pgl, edgelist, metis); default from the "
-                   "suffix of the first input.")
+@click.option("--format", "fmt_in", type=click.Choice(_READ_FORMATS),
+              help=f"{_FORMAT_HELP} of the first input.")
 @click.option("--chunks", type=click.IntRange(min=1), default=4, show_default=True,
               help="Chunks per node/edge type (at most as many as the largest type has "
                    "rows: more would be empty files).")

@@ -62,3 +62,20 @@ def test_failure_leaves_previous_output(tmp_path: Path) -> None:
         convert("euler", bad, "chunked", out, num_chunks=3)
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
     assert json.loads((out / "metadata.json").read_text())["num_nodes_per_chunk"]
+
+
+def test_suffix_names_are_aliases_of_edgelist(tmp_path: Path) -> None:
+    from graphshard.io.convert import format_of_path
+
+    (tmp_path / "e.dat").write_bytes(b"0\t1\n1\t2\n")
+    g = read_graph("tsv", [tmp_path / "e.dat"], header=False, src=0, dst=1)
+    assert g.num_edges() == 2
+    report = convert("tsv", tmp_path / "e.dat", "chunked", tmp_path / "out", header=False,
+                     src=0, dst=1, **{"read.fmt": "csv"})
+    assert (report.src_format, report.num_edges) == ("edgelist", {"_N:_E:_N": 2})
+    with pytest.raises(gs.ValidationError, match=r"unknown src_format format 'dgl'; choose "
+                                                 r"one of \[.*'pgl', 'csv', 'npy'"):
+        read_graph("dgl", [tmp_path / "e.dat"])
+    assert [format_of_path(tmp_path / n) for n in ("a.csv.gz", "a.gz", "a.json", "a.pq")] == \
+        ["edgelist", "metis", "euler", None]
+    assert format_of_path(tmp_path) == "chunked"

@@ -1,9 +1,12 @@
 """Format registry and ``convert``: any reader to any writer, one signature each.
 
 ``READERS[name]`` and ``WRITERS[name]`` are :class:`Format` entries holding a one-line
-description, the options they accept (name -> help) and an adapter with a fixed signature:
-``read(inputs, options) -> Graph`` and ``write(graph, out, options) -> None``.  The CLI
-``graphshard convert --from <reader> --to <writer>`` builds its choices and help from them.
+description, the options they accept (name -> help), the file suffixes that name the
+format, aliases (another name plus the options it implies: ``csv`` is ``edgelist`` with
+``fmt="csv"``) and an adapter with a fixed signature: ``read(inputs, options) -> Graph``
+and ``write(graph, out, options) -> None``.  The CLI's ``--from``, ``--to`` and ``--format``
+choices, their help and the format a path's suffix implies (:func:`format_of_path`) all come
+from them.
 """
 
 from __future__ import annotations
@@ -25,22 +28,38 @@ from .euler import read_euler, write_euler
 from .metis import read_metis
 from .pgl import read_pgl
 
-__all__ = ["READERS", "WRITERS", "ConvertReport", "Format", "convert", "read_graph",
-           "write_graph"]
+__all__ = ["COMPRESSED", "READERS", "WRITERS", "ConvertReport", "Format", "convert",
+           "format_names", "format_of_path", "read_graph", "write_graph"]
 
 log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
 class Format:
-    """One registry entry: ``func`` is the adapter, ``options`` maps option -> help; a
-    writer's ``check_out(out)`` refuses an output it must not write (run before reading)."""
+    """One registry entry.
+
+    Attributes:
+        name: The registry key (``--from``/``--to``/``--format`` value).
+        description: One line for ``--help`` and the docs.
+        func: The adapter: ``read(inputs, options)`` or ``write(graph, out, options)``.
+        options: Option name -> help.
+        check_out: A writer's check that refuses an output it must not write (run before
+            reading).
+        suffixes: Lower-case file suffixes that mean this format (``.csv``); a reader of
+            folders has none.
+        aliases: Other names of this format -> the options each implies (the caller's own
+            options win).
+        reads_folder: A folder given as input is in this format.
+    """
 
     name: str
     description: str
     func: Callable[..., Any]
     options: dict[str, str] = field(default_factory=dict)
     check_out: Callable[[Path], Any] | None = None
+    suffixes: tuple[str, ...] = ()
+    aliases: dict[str, dict[str, Any]] = field(default_factory=dict)
+    reads_folder: bool = False
 
 
 @dataclass(frozen=True)
@@ -69,11 +88,12 @@ def _one(inputs: Sequence[str | Path], what: str) -> Path:
 
 READERS: dict[str, Format] = {f.name: f for f in [
     Format("chunked", "DGL chunked graph folder (metadata.json + csv/numpy/parquet chunks)",
-           lambda inputs, o: read_chunked(_one(inputs, "chunked"), **o)),
+           lambda inputs, o: read_chunked(_one(inputs, "chunked"), **o), reads_folder=True),
     Format("euler", "Alibaba Euler JSON: 1.x block lines (file, files or partition folder) or "
            "2.x graph.json", lambda inputs, o: read_euler(
                [Path(p) for p in inputs] if len(inputs) > 1 else Path(inputs[0]), **o),
-           {"meta": "meta file (default: meta.json / meta next to the data)"}),
+           {"meta": "meta file (default: meta.json / meta next to the data)"},
+           suffixes=(".json",)),
     Format("pgl", "PGL/Graph4Rec tab-separated edge files per edge type "
            "('u2buy2i:a.txt,u2click2i:b.txt')",
            lambda inputs, o: read_pgl(",".join(map(str, inputs)), **o),
@@ -89,9 +109,14 @@ READERS: dict[str, Format] = {f.name: f for f in [
             "delimiter": "CSV delimiter", "header": "text files have a header row (bool)",
             "relabel": "map integer IDs to dense IDs too (bool)",
             "ids": "auto (integers unless a whole column is text), int or str",
-            "num_nodes": "node count for unrelabelled integer IDs"}),
+            "num_nodes": "node count for unrelabelled integer IDs"},
+           suffixes=(".csv", ".tsv", ".txt", ".parquet", ".npy", ".npz"),
+           aliases={"csv": {"fmt": "csv"}, "tsv": {"fmt": "csv", "delimiter": "\t"},
+                    "parquet": {"fmt": "parquet"}, "npy": {"fmt": "npy"},
+                    "npz": {"fmt": "npz"}}),
     Format("metis", "METIS/Walshaw .graph adjacency file (plain, .gz, .bz2)",
-           lambda inputs, o: read_metis(_one(inputs, "metis"), **o)),
+           lambda inputs, o: read_metis(_one(inputs, "metis"), **o),
+           suffixes=(".graph", ".gz", ".bz2")),
 ]}
 
 WRITERS: dict[str, Format] = {f.name: f for f in [
@@ -111,11 +136,48 @@ WRITERS: dict[str, Format] = {f.name: f for f in [
 ]}
 
 
-def _entry(registry: dict[str, Format], name: str, what: str) -> Format:
-    if name not in registry:
-        raise ValidationError(f"unknown {what} format {name!r}; choose one of "
-                              f"{sorted(registry)}", field=what, value=name)
-    return registry[name]
+#: Compression suffixes looked through when a suffix names the format (``e.csv.gz``).
+COMPRESSED = (".gz", ".bz2")
+
+
+def format_names(registry: dict[str, Format]) -> list[str]:
+    """Every name ``registry`` answers to: its formats, then their aliases (sorted each).
+
+    Example:
+        >>> format_names(READERS)
+        ['chunked', 'edgelist', 'euler', 'metis', 'pgl', 'csv', 'npy', 'npz', 'parquet', 'tsv']
+    """
+    return sorted(registry) + sorted(a for f in registry.values() for a in f.aliases)
+
+
+def format_of_path(path: str | Path) -> str | None:
+    """The reader a path's suffix (or being a folder) names, or None when it names none.
+
+    A compression suffix is looked through (``e.csv.gz`` is an edge list); alone it names
+    the reader that lists it (``4elt.gz``: METIS).
+
+    Example:
+        >>> format_of_path("edges.tsv"), format_of_path("g.graph.bz2"), format_of_path("x.dat")
+        ('edgelist', 'metis', None)
+    """
+    path = Path(path)
+    if path.is_dir():
+        return next((f.name for f in READERS.values() if f.reads_folder), None)
+    suffix = path.suffix.lower()
+    if suffix in COMPRESSED:
+        suffix = Path(path.stem).suffix.lower() or suffix
+    return next((f.name for f in READERS.values() if suffix in f.suffixes), None)
+
+
+def _entry(registry: dict[str, Format], name: str, what: str) -> tuple[Format, dict[str, Any]]:
+    """The entry ``name`` (a format or an alias) and the options an alias implies."""
+    if name in registry:
+        return registry[name], {}
+    for entry in registry.values():
+        if name in entry.aliases:
+            return entry, dict(entry.aliases[name])
+    raise ValidationError(f"unknown {what} format {name!r}; choose one of "
+                          f"{format_names(registry)}", field=what, value=name)
 
 
 def _split(options: dict[str, Any], reader: Format, writer: Format) -> tuple[dict, dict]:
@@ -157,16 +219,16 @@ def read_graph(fmt: str, inputs: Sequence[str | Path], **options: Any) -> Graph:
         >>> read_graph("metis", [p]).num_edges()
         4
     """
-    reader = _entry(READERS, fmt, "src_format")
+    reader, implied = _entry(READERS, fmt, "src_format")
     _split(options, reader, Format("-", "", print))
-    return reader.func(list(inputs), dict(options))
+    return reader.func(list(inputs), {**implied, **options})
 
 
 def write_graph(g: Graph, fmt: str, out: str | Path, **options: Any) -> None:
     """Write ``g`` with the registered writer ``fmt``."""
-    writer = _entry(WRITERS, fmt, "dst_format")
+    writer, implied = _entry(WRITERS, fmt, "dst_format")
     _split(options, Format("-", "", print), writer)
-    writer.func(g, Path(out), dict(options))
+    writer.func(g, Path(out), {**implied, **options})
 
 
 def convert(src_format: str, inputs: str | Path | Sequence[str | Path], dst_format: str,
@@ -178,7 +240,9 @@ def convert(src_format: str, inputs: str | Path | Sequence[str | Path], dst_form
     and validated before anything is written; writers go through atomic writes, remove an
     earlier output's metadata file before writing and put theirs last, so a failure never
     leaves an output that looks complete.  ``options`` are split between reader and writer by the
-    names in ``READERS[src_format].options`` and ``WRITERS[dst_format].options``.
+    names in ``READERS[src_format].options`` and ``WRITERS[dst_format].options``.  An alias
+    (``csv``, ``tsv``, ``parquet``, ``npy``, ``npz``) reads as its format with the options it
+    implies; the report names the format.
 
     Raises:
         ValidationError: an unknown format or option (listing the valid ones).
@@ -193,9 +257,10 @@ def convert(src_format: str, inputs: str | Path | Sequence[str | Path], dst_form
         ...         num_chunks=2)  # doctest: +ELLIPSIS
         ConvertReport(edgelist -> chunked at '...out', nodes=3, edges=2)
     """
-    reader = _entry(READERS, src_format, "src_format")
-    writer = _entry(WRITERS, dst_format, "dst_format")
+    reader, read_implied = _entry(READERS, src_format, "src_format")
+    writer, write_implied = _entry(WRITERS, dst_format, "dst_format")
     ropts, wopts = _split(options, reader, writer)
+    ropts, wopts = {**read_implied, **ropts}, {**write_implied, **wopts}
     paths = [inputs] if isinstance(inputs, (str, Path)) else list(inputs)
     if writer.check_out is not None:
         writer.check_out(Path(out))
@@ -204,9 +269,9 @@ def convert(src_format: str, inputs: str | Path | Sequence[str | Path], dst_form
     t1 = time.perf_counter()
     writer.func(g, Path(out), wopts)
     t2 = time.perf_counter()
-    log.info("convert %s -> %s: %d nodes, %d edges, read %.2fs, write %.2fs", src_format,
-             dst_format, g.num_nodes(), g.num_edges(), t1 - t0, t2 - t1)
-    return ConvertReport(src_format, dst_format, str(out),
+    log.info("convert %s -> %s: %d nodes, %d edges, read %.2fs, write %.2fs", reader.name,
+             writer.name, g.num_nodes(), g.num_edges(), t1 - t0, t2 - t1)
+    return ConvertReport(reader.name, writer.name, str(out),
                          {t: g.num_nodes(t) for t in g.ntypes},
                          {":".join(et): g.num_edges(et) for et in g.canonical_etypes},
                          t1 - t0, t2 - t1)
