@@ -272,7 +272,7 @@ ConfigLike = str | os.PathLike[str] | PartitionConfig
 def make_config(graph_name: str, ntypes: list[str], etypes: list[str],
                 node_ranges: np.ndarray, edge_ranges: np.ndarray, *, num_hops: int,
                 parts: list[dict[str, str]], files: Mapping[str, Any], part_method: str,
-                report: PartitionReport, params: dict[str, Any], trainers: int = 1
+                report: PartitionReport | None, params: dict[str, Any], trainers: int = 1
                 ) -> PartitionConfig:
     """The config of a written partition.
 
@@ -286,7 +286,7 @@ def make_config(graph_name: str, ntypes: list[str], etypes: list[str],
         parts: Per part, its files relative to the output folder.
         files: Size and SHA-256 of every file (:class:`FileRecord` or its JSON object).
         part_method: The method that assigned the parts.
-        report: The run's report.
+        report: The run's report (None: the config has none).
         params: The run's arguments.
         trainers: Trainers per machine (DGL's ``num_trainers_per_machine``).
 
