@@ -179,8 +179,6 @@ def test_edge_types_must_be_canonical_to_load_a_part(parts, etype):
 
 def test_the_typed_config_holds_what_the_file_holds(parts):
     """read_config's object writes back the same JSON, key for key and in the same order."""
-    from graphshard.partition.config import FileRecord
-
     cfg = gs.partition.read_config(parts)
     raw = json.loads(parts.read_text())
     assert cfg.to_dict() == raw
@@ -190,7 +188,9 @@ def test_the_typed_config_holds_what_the_file_holds(parts):
                                                                                "hash")
     assert cfg.ntypes == ["_N"] and cfg.canonical_etypes() == [("_N", "_E", "_N")]
     assert cfg.type_sizes("node") == {"_N": 8} and cfg.type_sizes("edge") == {"_N:_E:_N": 8}
-    assert isinstance(cfg.files["part0/graph.safetensors"], FileRecord)
+    record = cfg.files["part0/graph.safetensors"]
+    assert (record.bytes, record.sha256) == tuple(
+        raw["graphshard"]["files"]["part0/graph.safetensors"].values())
     assert cfg.read_report().edge_cut == raw["graphshard"]["report"]["edge_cut"]
     with pytest.raises(dataclasses.FrozenInstanceError):
         cfg.num_parts = 3
