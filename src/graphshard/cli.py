@@ -24,7 +24,7 @@ from rich.table import Table
 
 from . import datasets
 from ._util.progress import disable_progress
-from .errors import FormatError, GraphshardError, ValidationError
+from .errors import GraphshardError, ValidationError
 from .io.convert import COMPRESSED, READERS, WRITERS, format_names, format_of_path
 from .partition import DEFAULT_METHOD, METHODS, PartitionReport, build_partitions, read_config
 
@@ -151,21 +151,13 @@ def inspect(config: Path, plot: Path | None, as_json: bool) -> None:
     Example:
       graphshard inspect parts/rmat.json --plot parts/rmat.png
     """
-    path, cfg = read_config(config)
-    data = cfg.get("graphshard", {}).get("report")
-    if data is None:
-        raise ValidationError(f"{path}: no graphshard report in this config (made by another "
-                              "tool?)", path=str(path), field="graphshard")
-    try:
-        report = PartitionReport.from_dict(data)
-    except ValidationError as exc:
-        raise FormatError(f"{path}: graphshard.report: {exc}", path=str(path),
-                          field=f"graphshard.report.{exc.field}") from exc
+    cfg = read_config(config)
+    report = cfg.read_report()
     if plot is not None:
         from .partition.report_plot import plot_report
 
-        plot_report(report, plot, title=f"{cfg['graph_name']} ({path.name})")
-    _render(report, path, as_json)
+        plot_report(report, plot, title=f"{cfg.graph_name} ({config.name})")
+    _render(report, config, as_json)
 
 
 @cli.command()

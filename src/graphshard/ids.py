@@ -12,7 +12,7 @@ Two ID spaces matter:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -21,6 +21,9 @@ from ._util.arrays import as_ids, check_id_range
 from .errors import FormatError, ValidationError
 from .types import GraphTypes
 from .typing import EdgeType, IdArray
+
+if TYPE_CHECKING:
+    from .partition.config import PartitionConfig
 
 __all__ = ["IDConverter", "RangePartitionBook"]
 
@@ -155,12 +158,18 @@ class RangePartitionBook:
                               f"has {self._num_parts}", field="edge_map")
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any], part_id: int = -1) -> RangePartitionBook:
-        """Build from a parsed partition config (its ``node_map`` and ``edge_map``)."""
-        for key in ("node_map", "edge_map"):
-            if key not in config:
-                raise FormatError(f"partition config has no {key!r}", field=key)
-        return cls(part_id, config["node_map"], config["edge_map"])
+    def from_config(cls, config: PartitionConfig, part_id: int = -1) -> RangePartitionBook:
+        """Build from a partition config (its ``node_map`` and ``edge_map``), as returned by
+        :func:`graphshard.partition.read_config`.
+
+        Raises:
+            ValidationError: ``config`` is not a :class:`~graphshard.partition.PartitionConfig`.
+        """
+        node_map, edge_map = getattr(config, "node_map", None), getattr(config, "edge_map", None)
+        if not isinstance(node_map, Mapping) or not isinstance(edge_map, Mapping):
+            raise ValidationError("config must be a PartitionConfig (from graphshard.partition."
+                                  f"read_config), got {type(config).__name__}", field="config")
+        return cls(part_id, node_map, edge_map)
 
     # ----- sizes ---------------------------------------------------------------------------
     def num_partitions(self) -> int:

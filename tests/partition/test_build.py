@@ -16,9 +16,9 @@ from graphshard.ragged import Ragged
 
 def check_partitions(g: gs.Graph, config, num_hops: int = 1) -> list:
     """Load every part of ``config`` and assert the partition invariants against ``g``."""
-    path, cfg = read_config(config)
-    num_parts = cfg["num_parts"]
-    parts = [load_partition_data(path, p) for p in range(num_parts)]
+    cfg = read_config(config)
+    num_parts = cfg.num_parts
+    parts = [load_partition_data(cfg, p) for p in range(num_parts)]
     src, dst, etype_ids = g.homogeneous_edges()
     n, e = g.num_nodes(), g.num_edges()
     ntype_of = np.repeat(np.arange(len(g.ntypes)), [g.num_nodes(t) for t in g.ntypes])
@@ -34,10 +34,10 @@ def check_partitions(g: gs.Graph, config, num_hops: int = 1) -> list:
         assert inner[:k].all() and not inner[k:].any(), "inner nodes come first"
         # inner node IDs of part p are exactly its node_map ranges, types contiguous
         gids = np.asarray(nd["_ID"])
-        start = min(r[p][0] for r in cfg["node_map"].values())
+        start = min(r[p][0] for r in cfg.node_map.values())
         assert np.array_equal(gids[:k], np.arange(start, start + k))
         for t, ntype in enumerate(g.ntypes):
-            lo, hi = cfg["node_map"][ntype][p]
+            lo, hi = cfg.node_map[ntype][p]
             assert np.all(nd["_TYPE"][lo - start:hi - start] == t)
         assert np.all(np.diff(gids[k:]) > 0), "halo nodes sorted by global ID"
         assert np.all(nd["part_id"][:k] == p) and np.all(nd["part_id"][k:] != p)
@@ -65,7 +65,7 @@ def check_partitions(g: gs.Graph, config, num_hops: int = 1) -> list:
             assert np.array_equal(np.sort(orig[k:]), np.unique(src[in_part[dst] & ~in_part[src]]))
         # features of inner nodes/edges equal the originals under orig_id
         for t, ntype in enumerate(g.ntypes):
-            lo, hi = cfg["node_map"][ntype][p]
+            lo, hi = cfg.node_map[ntype][p]
             rows = orig[lo - start:hi - start] - noff[t]
             for name, col in g.node_frame(ntype).items():
                 stored = part.node_feats[f"{ntype}/{name}"]
@@ -73,9 +73,9 @@ def check_partitions(g: gs.Graph, config, num_hops: int = 1) -> list:
                     assert stored.equals(col.take(rows))
                 else:
                     np.testing.assert_array_equal(stored, col[rows])
-        estart = min(r[p][0] for r in cfg["edge_map"].values()) if cfg["edge_map"] else 0
+        estart = min(r[p][0] for r in cfg.edge_map.values()) if cfg.edge_map else 0
         for t, et in enumerate(g.canonical_etypes):
-            lo, hi = cfg["edge_map"][":".join(et)][p]
+            lo, hi = cfg.edge_map[":".join(et)][p]
             rows = oe[lo - estart:hi - estart] - eoff[t]
             assert np.all(ed["_TYPE"][lo - estart:hi - estart] == t)
             for name, col in g.edge_frame(et).items():
@@ -84,7 +84,7 @@ def check_partitions(g: gs.Graph, config, num_hops: int = 1) -> list:
     assert np.all(owner_new >= 0), "every node is inner in some part"
     assert np.all(edge_seen == 1), "every edge is an inner edge of exactly one part"
     # the reported cut equals the cut recomputed from the files
-    report = cfg["graphshard"]["report"]
+    report = cfg.report
     assert report["edge_cut"] == int(np.count_nonzero(owner_new[src] != owner_new[dst]))
     return parts
 

@@ -5,6 +5,7 @@ config (or the file) and the field, never a raw KeyError/TypeError or a wrong re
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -174,3 +175,55 @@ def test_edge_types_must_be_canonical_to_load_a_part(parts, etype):
                                           r"node types \['_N'\], got '" + etype):
         gs.load_partition(parts, 0)
     assert gs.load_partition_book(parts).num_partitions() == 2
+
+
+def test_the_typed_config_holds_what_the_file_holds(parts):
+    """read_config's object writes back the same JSON, key for key and in the same order."""
+    cfg = gs.partition.read_config(parts)
+    raw = json.loads(parts.read_text())
+    assert cfg.to_dict() == raw
+    assert list(cfg.to_dict()) == list(raw)
+    assert list(cfg.to_dict()["graphshard"]) == list(raw["graphshard"])
+    assert (cfg.graph_name, cfg.num_parts, cfg.halo_hops, cfg.part_method) == ("ring", 2, 1,
+                                                                               "hash")
+    assert cfg.ntypes == ["_N"] and cfg.canonical_etypes() == [("_N", "_E", "_N")]
+    assert cfg.type_sizes("node") == {"_N": 8} and cfg.type_sizes("edge") == {"_N:_E:_N": 8}
+    record = cfg.files["part0/graph.safetensors"]
+    assert (record.bytes, record.sha256) == tuple(
+        raw["graphshard"]["files"]["part0/graph.safetensors"].values())
+    assert cfg.read_report().edge_cut == raw["graphshard"]["report"]["edge_cut"]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cfg.num_parts = 3
+
+
+def test_a_config_read_once_is_not_parsed_again(parts, tmp_path):
+    """Loaders, the book, the whole graph and a co-located server take the object: a config
+    file damaged after reading does not matter to them."""
+    from graphshard.dist._server import GraphServer
+    from graphshard.dist.whole import assemble_graph
+
+    cfg = gs.partition.read_config(parts)
+    parts.write_text("{")
+    assert gs.load_partition(cfg, 1)[0].num_nodes() == 8  # 4 inner, 4 halo
+    assert gs.load_partition_book(cfg).num_partitions() == 2
+    assert assemble_graph(cfg).num_edges() == 8
+    server = GraphServer(cfg, 0, str(tmp_path / "tensors"))
+    assert server.config == str(parts.resolve())
+    with pytest.raises(FormatError, match=r"ring\.json: not valid JSON"):
+        gs.load_partition(parts, 1)
+
+
+def test_what_is_neither_a_path_nor_a_config_is_refused(parts):
+    from graphshard.ids import RangePartitionBook
+
+    with pytest.raises(ValidationError, match="config must be the path of a partition config "
+                                              "or a PartitionConfig, got dict"):
+        gs.load_partition_book(json.loads(parts.read_text()))
+    with pytest.raises(ValidationError, match="config must be a PartitionConfig"):
+        RangePartitionBook.from_config(json.loads(parts.read_text()))
+
+
+def test_a_config_without_a_report_says_so(parts):
+    edit(parts, lambda cfg: cfg["graphshard"].pop("report"))
+    with pytest.raises(ValidationError, match=r"ring\.json: no graphshard report in this config"):
+        gs.partition.read_config(parts).read_report()

@@ -19,12 +19,13 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from .._util.arrays import as_ids
 from ..errors import ValidationError
+from ..partition.config import ConfigLike, as_config
 from ..partition.files import load_partition_data
 from ..sampling.backend import get_backend
 from ..sampling.neighbors import sample_etype
@@ -46,17 +47,20 @@ class GraphServer:
     """Serves partition ``part_id`` of ``config``: structure, features, tensors, sampling.
 
     Args:
-        config: Path of the partition config JSON.
+        config: Path of the partition config JSON (a Ray actor gets the path and parses it
+            once), or the config a co-located trainer already read (not parsed again).
         part_id: The partition.
         tensor_dir: Folder of the distributed tensors (one sub-folder per partition).
         verify: Check the part files' SHA-256 when loading.
     """
 
-    def __init__(self, config: str, part_id: int, tensor_dir: str, verify: bool = False
+    def __init__(self, config: ConfigLike, part_id: int, tensor_dir: str, verify: bool = False
                  ) -> None:
-        self.config = str(config)
+        cfg = as_config(config)
+        self.config = str(config if isinstance(config, (str, os.PathLike))
+                          else cast(Path, cfg.path).resolve())
         self.part_id = int(part_id)
-        self.index = PartIndex(load_partition_data(config, part_id, verify=verify))
+        self.index = PartIndex(load_partition_data(cfg, part_id, verify=verify))
         self.tensors = TensorShard(Path(tensor_dir) / f"part{part_id}")
         meta = self.index.book.metadata()
         self._fits32 = max(sum(m["num_nodes"] for m in meta),

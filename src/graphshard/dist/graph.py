@@ -28,7 +28,7 @@ from .._util.arrays import as_ids, check_id_range
 from ..errors import ServerError, ServerTimeoutError, ValidationError
 from ..graph import CSR
 from ..ids import RangePartitionBook
-from ..partition.files import config_types, read_config
+from ..partition.config import ConfigLike, as_config
 from ..ragged import Ragged
 from ..store import Hop, check_edge_dir
 from ..types import GraphTypes
@@ -46,7 +46,7 @@ class DistGraph:
     """A partitioned graph served by one graph server per partition (a GraphStore).
 
     Args:
-        config: Path of the partition config JSON.
+        config: Path of the partition config JSON, or the config already read.
         address: Ray cluster to join; None uses the running Ray or starts a local one.
         colocate: Partitions read in-process from their files instead of through their
             server: ``"auto"`` (those whose server runs on this machine), a list of part
@@ -56,27 +56,25 @@ class DistGraph:
             are running for ``config``.
     """
 
-    def __init__(self, config: str | os.PathLike[str], address: str | None = None, *,
+    def __init__(self, config: ConfigLike, address: str | None = None, *,
                  colocate: str | Sequence[int] = "auto", timeout: float = 60.0,
                  start: bool = True) -> None:
-        path, cfg = read_config(config)
-        self.config = str(path.resolve())
-        self.graph_name = str(cfg["graph_name"])
-        self._book = RangePartitionBook.from_config(cfg)
-        self._ntypes, self._etypes = config_types(path, cfg)
+        cfg = as_config(config)  # parsed once: the servers of this process share it
+        self.config = str(cfg.path.resolve())
+        self.graph_name = cfg.graph_name
+        self._book = cfg.book()
+        self._ntypes, self._etypes = cfg.ntypes, cfg.canonical_etypes()
         self._types = GraphTypes(self._ntypes, self._etypes)
-        self._num_nodes = {t: int(sum(e - s for s, e in cfg["node_map"][t]))
-                           for t in self._ntypes}
-        self._num_edges = {et: int(sum(e - s for s, e in cfg["edge_map"][":".join(et)]))
-                           for et in self._etypes}
+        self._num_nodes = cfg.type_sizes("node")
+        self._num_edges = dict(zip(self._etypes, cfg.type_sizes("edge").values(), strict=True))
         ray = ensure_ray(address)
         self.handle: ServeHandle | None = None
-        actors = find_servers(self.config)
+        actors = find_servers(cfg)
         if actors is None:
             if not start:
                 raise ValidationError(f"{self.config}: no graph servers are running; start "
                                       "them with graphshard.dist.serve", field="config")
-            self.handle = serve(self.config, address=address)
+            self.handle = serve(cfg, address=address)
             actors = self.handle.actors()
         infos = _server_infos(ray, actors, self.config, timeout)
         self._schema = infos[0]["schema"]
@@ -91,9 +89,9 @@ class DistGraph:
             parts = [i["part_id"] for i in infos if i["node_id"] == here]
         else:
             parts = [int(p) for p in colocate]
-        local = {p: GraphServer(self.config, p, infos[p]["tensor_dir"]) for p in parts}
+        local = {p: GraphServer(cfg, p, infos[p]["tensor_dir"]) for p in parts}
         self.tensor_dir = infos[0]["tensor_dir"]
-        self.router = Router(actors, local, timeout=timeout, names=server_names(self.config))
+        self.router = Router(actors, local, timeout=timeout, names=server_names(cfg))
         self._cache: dict[Any, Any] = {}
         self._lock = threading.RLock()
 

@@ -27,13 +27,13 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .._util.optional import import_optional
 from .._util.process import process_running
 from .._util.ray import init_ray
 from ..errors import ConfigError, ServerError, ServerTimeoutError
-from ..partition.files import read_config
+from ..partition.config import ConfigLike, as_config
 from ._server import GraphServer
 
 __all__ = ["NAMESPACE", "ServeHandle", "ensure_ray", "find_servers", "serve", "server_names",
@@ -55,15 +55,16 @@ def ensure_ray(address: str | None = None) -> Any:
     return ray
 
 
-def _key(config: str | os.PathLike[str]) -> tuple[Path, str, int]:
-    path, cfg = read_config(config)
-    path = path.resolve()
+def _key(config: ConfigLike) -> tuple[Path, str, int]:
+    cfg = as_config(config)
+    path = cast(Path, cfg.path).resolve()
     digest = hashlib.sha1(str(path).encode()).hexdigest()[:10]
-    return path, f"{cfg['graph_name']}-{digest}", int(cfg["num_parts"])
+    return path, f"{cfg.graph_name}-{digest}", cfg.num_parts
 
 
-def server_names(config: str | os.PathLike[str]) -> list[str]:
-    """Actor names of the servers of ``config``, one per partition.
+def server_names(config: ConfigLike) -> list[str]:
+    """Actor names of the servers of ``config`` (a path, or a config already read), one per
+    partition.
 
     Example:
         >>> import tempfile, graphshard as gs
@@ -124,14 +125,15 @@ def _remote_class(ray: Any) -> Any:
     return _REMOTE["server"]
 
 
-def serve(config: str | os.PathLike[str], *, address: str | None = None,
+def serve(config: ConfigLike, *, address: str | None = None,
           max_restarts: int = 3, num_cpus: float = 0.0, tensor_dir: str | None = None,
           detached: bool = False, verify: bool = False, timeout: float = 300.0
           ) -> ServeHandle:
     """Start one graph server per partition of ``config`` and wait until all are ready.
 
     Args:
-        config: Path of the partition config JSON.
+        config: Path of the partition config JSON, or the config already read (parsed
+            once here; each server parses it once in its own process).
         address: Ray cluster to join (``"auto"``, ``"ray://head:10001"``); None reuses the
             running Ray or starts a local one, listening on 127.0.0.1 only.
         max_restarts: Times Ray restarts a dead server (-1: forever).
@@ -151,9 +153,10 @@ def serve(config: str | os.PathLike[str], *, address: str | None = None,
         ServerError: a server failed to load its partition (the cause is chained).
     """
     ray = ensure_ray(address)
-    path, base, num_parts = _key(config)
-    names = server_names(path)
-    if find_servers(path) is not None:
+    cfg = as_config(config)
+    path, base, num_parts = _key(cfg)
+    names = server_names(cfg)
+    if find_servers(cfg) is not None:
         raise ConfigError(f"{path}: graph servers are already running ({names[0]}, ...); "
                           "connect with DistGraph or stop them with graphshard.dist.shutdown",
                           path=str(path))
@@ -182,7 +185,7 @@ def serve(config: str | os.PathLike[str], *, address: str | None = None,
                        tuple(int(i["pid"]) for i in infos), tdir, tuple(actors))
 
 
-def find_servers(config: str | os.PathLike[str]) -> list[Any] | None:
+def find_servers(config: ConfigLike) -> list[Any] | None:
     """Actor handles of running servers of ``config`` (all partitions), or None."""
     ray = ensure_ray()
     actors = []
@@ -194,7 +197,7 @@ def find_servers(config: str | os.PathLike[str]) -> list[Any] | None:
     return actors
 
 
-def shutdown(config: str | os.PathLike[str], *, address: str | None = None) -> None:
+def shutdown(config: ConfigLike, *, address: str | None = None) -> None:
     """Stop the servers of ``config`` started by any driver (e.g. detached ones)."""
     ensure_ray(address)
     _kill(server_names(config), ())

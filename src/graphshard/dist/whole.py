@@ -15,32 +15,31 @@ Example:
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import numpy as np
 
 from ..graph import Graph, heterograph
-from ..partition.files import load_partition_data, read_config
+from ..partition.config import ConfigLike, as_config
+from ..partition.files import load_partition_data
 from ..ragged import Ragged
 from ._index import PartIndex
 
 __all__ = ["assemble_graph"]
 
 
-def assemble_graph(config: str | os.PathLike[str], *, features: bool = True) -> Graph:
+def assemble_graph(config: ConfigLike, *, features: bool = True) -> Graph:
     """All partitions of ``config`` joined into one Graph (shuffled per-type IDs).
 
     Args:
-        config: Path of the partition config JSON.
+        config: Path of the partition config JSON, or the config already read.
         features: Also join the node and edge features (rows in shuffled ID order).
 
     Returns:
         A Graph whose per-type node and edge IDs are those of the partition book.
     """
-    _, cfg = read_config(config)
-    parts = [PartIndex(load_partition_data(config, p, verify=False))
-             for p in range(int(cfg["num_parts"]))]
+    cfg = as_config(config)
+    parts = [PartIndex(load_partition_data(cfg, p, verify=False)) for p in range(cfg.num_parts)]
     first = parts[0]
     edges = {}
     for et in first.canonical_etypes:

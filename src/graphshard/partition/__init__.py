@@ -7,13 +7,13 @@ Example:
 """
 
 from .build import DEFAULT_METHOD, PartitionResult, build_partitions, partition_graph
+from .config import PartitionConfig, read_config
 from .files import (
     Partition,
     load_partition,
     load_partition_book,
     load_partition_data,
     load_partition_feats,
-    read_config,
 )
 from .methods import METHODS, MethodOptions, register_method, run_method
 from .report import PartitionReport, edge_cut, undirected_edge_cut
@@ -23,6 +23,7 @@ __all__ = [
     "METHODS",
     "MethodOptions",
     "Partition",
+    "PartitionConfig",
     "PartitionReport",
     "PartitionResult",
     "build_partitions",

@@ -12,7 +12,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -25,9 +25,10 @@ from ..graph import Graph
 from ..typing import IdArray
 from .adjacency import symmetric_adjacency
 from .assignment import assignment_from_folder
+from .config import make_config, write_config
 from .constraints import balance_weights, machines_of_trainers
 from .features import part_edge_features, part_node_features, per_type_orig_ids
-from .files import make_config, write_config, write_part
+from .files import write_part
 from .local_graphs import build_local_graph, in_edge_index
 from .methods import METHODS, MethodOptions, run_method
 from .report import PartitionReport, edge_cut, undirected_edge_cut
@@ -180,19 +181,20 @@ def build_partitions(g: Graph, graph_name: str, num_parts: int, out_path: str | 
     seconds["reshuffle"] = _lap(clock)
 
     clock = time.perf_counter()
-    config = _write_parts(g, graph_name, out_dir, shuffle, etype_ids, num_hops, trainer_parts,
-                          num_trainers_per_machine, save_orig_ids)
+    written = _write_parts(g, out_dir, shuffle, etype_ids, num_hops, trainer_parts,
+                           save_orig_ids)
     seconds["write"] = _lap(clock)
-    report = _report(g, method, num_parts, parts, src, dst, shuffle, config.pop("_halo"),
-                     config.pop("_halo1"), seconds)
-    config["part_method"] = method
-    config["graphshard"]["report"] = report.to_dict()
-    config["graphshard"]["params"] = {
+    report = _report(g, method, num_parts, parts, src, dst, shuffle, written.halo,
+                     written.halo1, seconds)
+    params = {
         "part_method": method, "num_hops": num_hops, "balance_ntypes": balance_ntypes is not None,
         "balance_edges": balance_edges, "num_trainers_per_machine": num_trainers_per_machine,
         "objtype": objtype, "imbalance": imbalance, "seed": seed}
-    config_path = out_dir / f"{graph_name}.json"
-    write_config(config_path, config)
+    config = write_config(out_dir, make_config(
+        graph_name, g.ntypes, [":".join(et) for et in g.canonical_etypes], shuffle.node_ranges,
+        shuffle.edge_ranges, num_hops=num_hops, parts=written.parts, files=written.files,
+        part_method=method, report=report, params=params, trainers=num_trainers_per_machine))
+    config_path = cast(Path, config.path)  # set by write_config
     mark_complete(out_dir)
     log.info("wrote %d parts to %s: cut %d (%.2f%%), %.2fs", num_parts, out_dir,
              report.edge_cut, 100 * report.cut_ratio, sum(seconds.values()))
@@ -317,10 +319,20 @@ def _assignment_array(g: Graph, assignment: Any, num_parts: int) -> IdArray:
     return parts
 
 
-def _write_parts(g: Graph, graph_name: str, out_dir: Path, shuffle: Reshuffle,
-                 etype_ids: np.ndarray, num_hops: int, trainer_parts: IdArray | None,
-                 trainers: int, save_orig_ids: bool) -> dict[str, Any]:
-    """Write every part's files (the old config goes first) and return the config dict."""
+@dataclass(frozen=True)
+class _Written:
+    """What :func:`_write_parts` wrote: each part's files, their size and SHA-256, and the
+    halo sizes (all hops, and hop 1) of each part."""
+
+    parts: list[dict[str, str]]
+    files: dict[str, dict[str, Any]]
+    halo: list[int]
+    halo1: list[int]
+
+
+def _write_parts(g: Graph, out_dir: Path, shuffle: Reshuffle, etype_ids: np.ndarray,
+                 num_hops: int, trainer_parts: IdArray | None, save_orig_ids: bool) -> _Written:
+    """Write every part's files (the old config goes first)."""
     remove_previous_configs(out_dir)
     in_index = in_edge_index(shuffle) if num_hops > 1 else None
     ntype_of_new = np.repeat(np.tile(np.arange(len(g.ntypes), dtype=np.int32), shuffle.num_parts),
@@ -332,7 +344,7 @@ def _write_parts(g: Graph, graph_name: str, out_dir: Path, shuffle: Reshuffle,
         extra = {t: {"trainer_id": trainer_parts[offsets[i]:offsets[i + 1]]}
                  for i, t in enumerate(g.ntypes)}
     files: dict[str, dict[str, Any]] = {}
-    parts_cfg: dict[str, dict[str, str]] = {}
+    parts_cfg: list[dict[str, str]] = []
     halo, halo1 = [], []
     for p in progress(range(shuffle.num_parts), desc="writing parts", unit="part"):
         local = build_local_graph(shuffle, p, num_hops, in_index)
@@ -347,12 +359,8 @@ def _write_parts(g: Graph, graph_name: str, out_dir: Path, shuffle: Reshuffle,
             edge_feats=part_edge_features(g, shuffle, p),
             orig_ids=_orig_ids_of_part(g, shuffle, p) if save_orig_ids else None)
         files.update(records)
-        parts_cfg[f"part-{p}"] = rel
-    cfg = make_config(graph_name, g.ntypes, [":".join(et) for et in g.canonical_etypes],
-                      shuffle.node_ranges, shuffle.edge_ranges, num_hops, parts_cfg, files,
-                      trainers)
-    cfg["_halo"], cfg["_halo1"] = halo, halo1
-    return cfg
+        parts_cfg.append(rel)
+    return _Written(parts_cfg, files, halo, halo1)
 
 
 def _orig_ids_of_part(g: Graph, shuffle: Reshuffle, p: int) -> dict[str, IdArray]:

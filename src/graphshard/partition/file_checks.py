@@ -1,8 +1,8 @@
-"""Checks of what a partition config and its part files hold (used by
-:mod:`graphshard.partition.files` when loading): JSON types of the config's keys, and the
-arrays of a part against each other and against the partition book, so that a file that
-passes its checksum but holds inconsistent data raises a FormatError naming the file
-instead of giving wrong IDs later.
+"""Checks of what a partition config and its part files hold: the JSON types of the
+config's keys (for :func:`graphshard.partition.config.read_config`), and, when a part is
+loaded (:mod:`graphshard.partition.files`), the arrays of a part against each other and
+against the partition book, so that a file that passes its checksum but holds inconsistent
+data raises a FormatError naming the file instead of giving wrong IDs later.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -36,7 +36,7 @@ from ..errors import FormatError, ValidationError
 from ..io.chunked import ChunkedMeta, load_chunked_meta, read_data_chunk, read_edge_chunk
 from ..partition.assignment import assignment_num_parts, read_assignment
 from ..partition.build import check_out_dir, mark_complete, remove_previous_configs
-from ..partition.files import make_config, write_config
+from ..partition.config import make_config, write_config
 from ..partition.report import PartitionReport
 from ..ragged import Ragged
 from .dispatch_kernels import new_ids_of_block, route_edges
@@ -409,16 +409,12 @@ def _write_config(out: Path, meta: ChunkedMeta, assign_dir: str | os.PathLike[st
                   ) -> tuple[Path, PartitionReport]:
     """Write the partition config (with the run's report) from the parts' summaries."""
     files: dict[str, Any] = {}
-    parts_cfg = {}
-    for p, res in enumerate(results):
+    for res in results:
         files.update(res["files"])
-        parts_cfg[f"part-{p}"] = res["rel"]
-    config = make_config(name, ntypes, etypes, node_ranges, edge_ranges, num_hops, parts_cfg,
-                         files, 1)
-    config["part_method"] = _method_name(Path(assign_dir))
+    method = _method_name(Path(assign_dir))
     sizes = node_ranges[:, :, 1] - node_ranges[:, :, 0]
     report = PartitionReport(
-        method=config["part_method"], num_parts=k, num_nodes=int(sizes.sum()),
+        method=method, num_parts=k, num_nodes=int(sizes.sum()),
         num_edges=int((edge_ranges[:, :, 1] - edge_ranges[:, :, 0]).sum()),
         edge_cut=sum(r["cut"] for r in results), comm_volume=sum(r["halo1"] for r in results),
         part_nodes=sizes.sum(axis=0).tolist(),
@@ -426,12 +422,11 @@ def _write_config(out: Path, meta: ChunkedMeta, assign_dir: str | os.PathLike[st
         part_nodes_per_type={t: sizes[i].tolist() for i, t in enumerate(ntypes)},
         halo_nodes=[r["halo"] for r in results],
         seconds={"dispatch": round(time.perf_counter() - clock, 4)})
-    config["graphshard"]["report"] = report.to_dict()
-    config["graphshard"]["params"] = {"num_hops": num_hops, "source": str(meta.path),
-                                      "assignment": str(assign_dir)}
-    config_path = out / f"{name}.json"
-    write_config(config_path, config)
-    return config_path, report
+    config = write_config(out, make_config(
+        name, ntypes, etypes, node_ranges, edge_ranges, num_hops=num_hops,
+        parts=[res["rel"] for res in results], files=files, part_method=method, report=report,
+        params={"num_hops": num_hops, "source": str(meta.path), "assignment": str(assign_dir)}))
+    return cast(Path, config.path), report  # set by write_config
 
 
 def _method_name(assign_dir: Path) -> str:
