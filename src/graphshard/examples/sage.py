@@ -197,8 +197,9 @@ def train_sage(store_or_config: Any, *, feat: str = "feat", label: str = "label"
               weight_decay=float(weight_decay), seed=int(seed))
     params = _params(kw, int(num_trainers))
     ck = resume_checkpoint(checkpoint_dir, params) if checkpoint_dir and resume else None
-    run = dict(epochs=int(epochs), eval_every=int(eval_every), checkpoint_dir=checkpoint_dir,
-               checkpoint=ck, on_epoch=on_epoch, params=params)
+    run: dict[str, Any] = dict(epochs=int(epochs), eval_every=int(eval_every),
+                               checkpoint_dir=checkpoint_dir, checkpoint=ck,
+                               on_epoch=on_epoch, params=params)
     if int(num_trainers) > 1:
         if not isinstance(store_or_config, (str, os.PathLike)):
             raise ValidationError("train_sage: num_trainers > 1 needs the path of a partition "
@@ -210,8 +211,7 @@ def train_sage(store_or_config: Any, *, feat: str = "feat", label: str = "label"
                      trainer_cpus=float(trainer_cpus)) as team:
             return _run(team, **run)
     with open_store(store_or_config) as store:
-        team = _LocalTeam(SageTrainer(store, **kw))
-        return _run(team, **run)
+        return _run(_LocalTeam(SageTrainer(store, **kw)), **run)
 
 
 def _run(team: Any, *, epochs: int, eval_every: int, checkpoint_dir: Any, checkpoint: Any,
