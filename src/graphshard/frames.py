@@ -88,7 +88,8 @@ class MultiTypeData(MutableMapping[str, dict]):
             raise KeyError(f"no type has feature {name!r}")
         return found
 
-    def __setitem__(self, name: str, value: dict) -> None:
+    def __setitem__(self, name: str, value: Any) -> None:
+        # Any, not dict: a column assigned as on a one-type graph is checked here and refused
         if not isinstance(value, dict):
             raise ValidationError(f"feature {name!r}: this graph has several types; assign a "
                                   "dict {type: column}", field=name)

@@ -44,7 +44,7 @@ class Ragged:
         object.__setattr__(self, "values", values)
 
     @classmethod
-    def from_rows(cls, rows: list, dtype: npt.DTypeLike = None) -> Ragged:
+    def from_rows(cls, rows: list, dtype: npt.DTypeLike | None = None) -> Ragged:
         """Build from a list of sequences (or bytes/str for binary rows: str rows are
         stored as their UTF-8 bytes, and each row's length counts those bytes).
 

@@ -10,7 +10,8 @@ import graphshard as gs
 pytest.importorskip("torch", reason="needs torch (pip install 'graphshard[train]')")
 from graphshard.examples import load_checkpoint, train_sage
 from graphshard.examples.ddp import RayTeam
-from graphshard.examples.sage import SageTrainer, _run, trainer_share
+from graphshard.examples.sage import _run
+from graphshard.examples.sage_trainer import SageTrainer, trainer_share
 
 KW = dict(feat="feat", label="label", train_mask="train_mask", val_mask="val_mask",
           test_mask="test_mask", fanouts=[5, 5], hidden=16, batch_size=64, lr=1e-2,

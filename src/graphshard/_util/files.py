@@ -14,7 +14,7 @@ import threading
 import tokenize
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 from .scratch import REUSE_MIN_BYTES, claim_scratch
 
@@ -315,7 +315,8 @@ def warn_if_short_of_space(folder: str | os.PathLike[str], need: int, what: str,
 _LOAD_LOCK = threading.Lock()
 
 
-def load_npy(path: str | os.PathLike[str], *, mmap_mode: str | None = None) -> Any:
+def load_npy(path: str | os.PathLike[str], *,
+             mmap_mode: Literal["r", "r+", "w+", "c"] | None = None) -> Any:
     """``np.load`` without pickle; a damaged file is a :class:`FormatError` naming it.
     Safe to call from several threads at once (see :data:`_LOAD_LOCK`).
 

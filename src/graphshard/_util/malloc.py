@@ -16,12 +16,13 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
+from collections.abc import Callable
 
 __all__ = ["keep_heap", "trim_heap"]
 
 
 @functools.cache
-def _libc_function(name: str, *argtypes: type) -> ctypes._CFuncPtr | None:
+def _libc_function(name: str, *argtypes: type) -> Callable[..., int] | None:
     """The C library's function ``name`` taking ``argtypes`` and returning an int, or None
     where the library or the function is missing (macOS, musl)."""
     try:  # pragma: no cover - depends on the C library

@@ -50,7 +50,8 @@ def init_ray(ray: Any, address: str | None = None, **kwargs: Any) -> None:
     with _local_node_address():
         ray.init(address=None, _node_ip_address=LOOPBACK, **kwargs)
     util = getattr(ray, "util", None)
-    ip = util.get_node_ip_address() if hasattr(util, "get_node_ip_address") else None
+    ip = (util.get_node_ip_address()
+          if util is not None and hasattr(util, "get_node_ip_address") else None)
     if ip is not None and not is_loopback(ip):
         log.warning("the local Ray runs on %s, not on %s: its servers may be reachable from "
                     "the network (Ray %s)", ip, LOOPBACK, getattr(ray, "__version__", "?"))
@@ -73,7 +74,8 @@ def _cluster_found() -> bool:
     try:
         from ray._private.services import canonicalize_bootstrap_address
 
-        return canonicalize_bootstrap_address(None) is not None
+        # None: read RAY_ADDRESS, as ray.init does (Ray's docstring allows it, its hint says str)
+        return canonicalize_bootstrap_address(None) is not None  # type: ignore[arg-type]
     except Exception:  # a Ray without this helper, or a bad RAY_ADDRESS: ray.init decides
         return bool(os.environ.get("RAY_ADDRESS"))
 

@@ -38,6 +38,7 @@ import tempfile
 import uuid
 from collections.abc import Iterable
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
@@ -177,6 +178,7 @@ def save_npy(path: str | os.PathLike[str], array: np.ndarray,
     array = np.asarray(array)
     if pool is not None and array.nbytes >= REUSE_MIN_BYTES and not path.exists():
         claim_scratch(pool, array.nbytes + 128, path)  # 128: the .npy header
+    handle: BinaryIO
     try:
         handle = open(path, "r+b")  # noqa: SIM115 - closed by the with below
     except FileNotFoundError:

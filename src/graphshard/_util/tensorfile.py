@@ -91,7 +91,7 @@ def _write_file(handle: IO[bytes] | DirectWriter, header: bytes,
         digest.update(chunk)
     for arr in arrays:
         if arr.nbytes:
-            view = memoryview(arr.reshape(-1)).cast("B")
+            view = arr.reshape(-1).data.cast("B")
             handle.write(view)
             digest.update(view)
     return digest.hexdigest()
@@ -130,7 +130,7 @@ def load_tensors(path: str | os.PathLike[str], *, mmap: bool = True
     base = 8 + header_len
     data_len = size - base
     tensors: dict[str, np.ndarray] = {}
-    whole = None
+    whole: np.ndarray | None = None
     if mmap and data_len > 0:
         whole = np.memmap(path, dtype=np.uint8, mode="r", offset=base, shape=(data_len,))
     elif data_len > 0:

@@ -106,8 +106,8 @@ class PartIndex:
         self._src_pt: dict[EdgeType, IdArray] = {}
         self._in: dict[EdgeType, CSR] = {}
         self._out: dict[EdgeType, tuple[IdArray, CSR]] = {}
-        for t, et in enumerate(self.canonical_etypes):
-            sel = np.flatnonzero(inner & (etype_of == t))
+        for k, et in enumerate(self.canonical_etypes):
+            sel = np.flatnonzero(inner & (etype_of == k))
             lo, n = _range(self.book.partid2eids(self.part_id, et))
             _, e_pt = self.book.map_to_per_etype(eid[sel]) if len(sel) else (None, sel)
             order = np.argsort(e_pt, kind="stable")  # already sorted: inner edges in ID order

@@ -24,6 +24,7 @@ import numpy as np
 
 from .._util.arrays import as_ids, check_id_range
 from ..errors import ValidationError
+from ..typing import EdgeType
 from ._rpc import Router, group_by_owner
 from ._tensors import check_name
 from .graph import DistGraph
@@ -35,7 +36,8 @@ def resolve_policy(g: DistGraph, num_rows: int, policy: str | None) -> tuple[str
     """``("node", ntype)`` or ``("edge", canonical etype)`` from a policy string, or from
     ``num_rows`` when ``policy`` is None (it must match exactly one type's count)."""
     if policy is None:
-        cands = [("node", t) for t in g.ntypes if g.num_nodes(t) == num_rows]
+        cands: list[tuple[str, str | EdgeType]] = [
+            ("node", t) for t in g.ntypes if g.num_nodes(t) == num_rows]
         cands += [("edge", et) for et in g.canonical_etypes if g.num_edges(et) == num_rows]
         if len(cands) != 1:
             raise ValidationError(f"cannot infer the partition policy of {num_rows} rows: "

@@ -27,9 +27,9 @@ _LAZY = {
     "Checkpoint": ".checkpoint",
     "load_checkpoint": ".checkpoint",
     "save_checkpoint": ".checkpoint",
-    "SageTrainer": ".sage",
+    "SageTrainer": ".sage_trainer",
     "plot_curves": ".curves",
-    "trainer_share": ".sage",
+    "trainer_share": ".sage_trainer",
     "read_config": ".config",
     "CONFIG_KEYS": ".config",
 }

@@ -12,6 +12,7 @@ import numpy as np
 
 from .._util.arrays import as_ids
 from ..errors import ValidationError
+from ..ragged import Ragged
 from ..store import GraphStore, as_store
 from ..typing import IdArray
 
@@ -53,9 +54,17 @@ def the_ntype(store: GraphStore, what: str) -> str:
 
 def read_rows(store: GraphStore, ntype: str, name: str, ids: IdArray) -> np.ndarray:
     """Feature ``name`` at ``ids``, read in chunks (bounded requests to graph servers)."""
-    parts = [store.node_features(ntype, name, ids[i:i + _CHUNK])
+    parts = [_dense_rows(store, ntype, name, ids[i:i + _CHUNK])
              for i in range(0, len(ids), _CHUNK)]
-    return np.concatenate(parts) if parts else store.node_features(ntype, name, ids)
+    return np.concatenate(parts) if parts else _dense_rows(store, ntype, name, ids)
+
+
+def _dense_rows(store: GraphStore, ntype: str, name: str, ids: IdArray) -> np.ndarray:
+    rows = store.node_features(ntype, name, ids)
+    if isinstance(rows, Ragged):
+        raise ValidationError(f"node feature {name!r} of {ntype!r} has rows of varying length; "
+                              "the training examples need a fixed-width feature", field=name)
+    return rows
 
 
 def node_ids(store: GraphStore, ntype: str, spec: Any, what: str) -> IdArray:

@@ -24,8 +24,9 @@ _INFER_CHUNK = 4096
 def sage_class(torch: Any) -> type:
     """The ``SAGE`` module class, built on ``torch`` (imported by the caller)."""
     nn = torch.nn
+    module: Any = nn.Module  # torch is imported lazily: the base class is known at run time
 
-    class SAGE(nn.Module):
+    class SAGE(module):
         """GraphSAGE with the mean aggregator: ``W_self h_v + W_neigh mean(h_u, u -> v)``."""
 
         def __init__(self, in_dim: int, hidden: int, out_dim: int, num_layers: int,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -40,9 +40,10 @@ def epoch_walks(st: GraphStore, plans: list[tuple[Any, str]], walk_len: int,
     for k, (path, start_type) in enumerate(plans):
         rng = np.random.default_rng(subseed(seed, 3, epoch, k))
         starts = rng.permutation(np.tile(np.arange(st.num_nodes(start_type)), walk_times))
-        chunks = range(0, len(starts), walk_buffer)
+        offsets = range(0, len(starts), walk_buffer)
+        chunks: Iterable[int] = offsets
         if bar:
-            chunks = progress(chunks, desc=f"epoch {epoch}", unit="buffer", total=len(chunks))
+            chunks = progress(offsets, desc=f"epoch {epoch}", unit="buffer", total=len(offsets))
         for c, lo in enumerate(chunks):
             yield k, c, rng, random_walk(st, starts[lo:lo + walk_buffer], walk_len, path,
                                          seed=subseed(seed, 4, epoch, k, c))

@@ -1,13 +1,15 @@
 """Several GraphSAGE trainers on Ray: one actor per trainer, gradients all-reduced by DDP.
 
-Each trainer is a Ray actor holding a :class:`~graphshard.examples.sage.SageTrainer` over its
-own :class:`~graphshard.dist.DistGraph` connection (partitions on the trainer's machine are
-read in-process), with the model wrapped in ``torch.nn.parallel.DistributedDataParallel`` on
-a gloo process group.  Trainer ``r`` takes the training nodes of its partitions
-(:func:`~graphshard.examples.sage.trainer_share`); all trainers take the same number of steps
-per epoch (the largest share sets it, smaller shares make smaller batches) so that every
-all-reduce has all ranks.  The driver runs the epoch loop: it starts an epoch on every actor,
-asks rank 0 to evaluate and for the state to checkpoint, and loads a checkpoint into all.
+Each trainer is a Ray actor holding a
+:class:`~graphshard.examples.sage_trainer.SageTrainer` over its own
+:class:`~graphshard.dist.DistGraph` connection (partitions on the trainer's machine are read
+in-process), with the model wrapped in ``torch.nn.parallel.DistributedDataParallel`` on a
+gloo process group.  Trainer ``r`` takes the training nodes of its partitions
+(:func:`~graphshard.examples.sage_trainer.trainer_share`); all trainers take the same number
+of steps per epoch (the largest share sets it, smaller shares make smaller batches) so that
+every all-reduce has all ranks.  The driver runs the epoch loop: it starts an epoch on every
+actor, asks rank 0 to evaluate and for the state to checkpoint, and loads a checkpoint into
+all.
 
 Unstable API (issue 7).
 
@@ -50,7 +52,7 @@ class _TrainerActor:
         tdist = torch.distributed
 
         from ..dist import DistGraph
-        from .sage import SageTrainer
+        from .sage_trainer import SageTrainer
 
         tdist.init_process_group("gloo", init_method=f"tcp://{master[0]}:{master[1]}",
                                  rank=rank, world_size=world)
@@ -96,7 +98,7 @@ class RayTeam:
     Args:
         config: Path of the partition config JSON.
         num_trainers: Trainer actors (DDP world size).
-        kw: Keyword arguments of :class:`~graphshard.examples.sage.SageTrainer`.
+        kw: Keyword arguments of :class:`~graphshard.examples.sage_trainer.SageTrainer`.
         trainer_cpus: CPUs each actor reserves (Ray also sets its thread count to this).
 
     A context manager: leaving it stops the actors, and the servers if it started them.

@@ -40,15 +40,11 @@ from typing import Any
 
 import numpy as np
 
-from .._util.optional import import_optional
 from .._util.progress import progress
 from ..errors import ValidationError
-from ..sampling import sample_blocks
-from ..store import as_store
-from ..typing import IdArray
-from ._common import node_ids, open_store, read_rows, subseed, the_ntype
-from ._sage_model import accuracy, dense, inference, sage_class
+from ._common import open_store
 from .checkpoint import resume_checkpoint
+from .sage_trainer import SageTrainer, trainer_share
 
 __all__ = ["SageTrainer", "TrainResult", "train_sage", "trainer_share"]
 
@@ -99,125 +95,6 @@ class TrainResult:
         return (f"TrainResult(epochs={len(self.losses)}, loss={last(self.losses)}, "
                 f"val_acc={last(self.val_acc)}, test_acc={last(self.test_acc)}, "
                 f"seconds={sum(self.seconds):.1f})")
-
-
-def trainer_share(book: Any, train: IdArray, rank: int, world: int) -> IdArray:
-    """The training nodes of trainer ``rank`` of ``world``: those owned by its partitions.
-
-    With at least as many partitions as trainers, trainer ``r`` takes the nodes of parts
-    ``r, r + world, ...``; with fewer, the trainers of one partition split its nodes into
-    equal contiguous runs (``world`` must then be a multiple of the number of parts).
-    ``book`` is a partition book, or None for an unpartitioned graph (equal runs).
-    """
-    if world == 1:
-        return train
-    if book is None:
-        return np.array_split(train, world)[rank]
-    parts = int(book.num_partitions())
-    owner = np.asarray(book.nid2partid(train, book.ntypes[0] if len(book.ntypes) == 1 else None))
-    if parts >= world:
-        return train[owner % world == rank]
-    if world % parts:
-        raise ValidationError(f"{world} trainers cannot share {parts} partitions evenly: use a "
-                              f"multiple of {parts} trainers, or at most {parts}",
-                              field="num_trainers", value=world)
-    own = train[owner == rank % parts]
-    return np.array_split(own, world // parts)[rank // parts]
-
-
-class SageTrainer:
-    """One GraphSAGE trainer: its store (a Graph or GraphStore), model, optimizer and
-    training nodes (its :func:`trainer_share` of ``train_mask`` as rank ``rank`` of ``world``).
-
-    ``train_sage`` drives one of these in-process; the multi-trainer run drives one per
-    process (rank) and wraps the model for DDP (set :attr:`net`).  Each epoch is seeded by
-    ``(seed, epoch)`` alone (batch order, sampling, dropout), so a run resumed from a
-    checkpoint continues exactly as an uninterrupted one.
-    """
-
-    def __init__(self, store: Any, *, feat: str, label: str, train_mask: Any,
-                 val_mask: Any, test_mask: Any, fanouts: Sequence[int], hidden: int,
-                 batch_size: int, lr: float, dropout: float, weight_decay: float, seed: int,
-                 rank: int = 0, world: int = 1) -> None:
-        torch = import_optional("torch", "training")
-        store = as_store(store)
-        self.torch, self.store, self.feat = torch, store, feat
-        self.fanouts, self.seed, self.rank = [int(f) for f in fanouts], int(seed), int(rank)
-        self.batch_size = int(batch_size)
-        self.nt = nt = the_ntype(store, "train_sage")
-        if len(store.canonical_etypes) != 1:
-            raise ValidationError(f"train_sage needs a graph with one edge type, got "
-                                  f"{store.canonical_etypes}", field="store")
-        n = store.num_nodes(nt)
-        all_ids = np.arange(n, dtype=np.int64)
-        self.labels = read_rows(store, nt, label, all_ids).reshape(n).astype(np.int64)
-        train = node_ids(store, nt, train_mask, "train_mask")
-        self.val = node_ids(store, nt, val_mask, "val_mask")
-        self.test = node_ids(store, nt, test_mask, "test_mask")
-        if not len(train):
-            raise ValidationError("train_sage: no training nodes", field="train_mask")
-        book = store.get_partition_book() if hasattr(store, "get_partition_book") else None
-        self.train = trainer_share(book, train, self.rank, int(world))
-        in_dim = dense(store.node_features(nt, feat, all_ids[:1])).shape[1]
-        torch.manual_seed(seed)  # the same initial model on every rank
-        self.model = sage_class(torch)(in_dim, int(hidden), int(self.labels.max()) + 1,
-                                        len(self.fanouts), float(dropout))
-        self.net = self.model
-        self.opt = torch.optim.Adam(self.model.parameters(), lr=lr, weight_decay=weight_decay)
-
-    def _batches(self, epoch: int, steps: int | None) -> list[IdArray]:
-        perm = np.random.default_rng(subseed(self.seed, 0, epoch)).permutation(self.train)
-        if steps is None:
-            return [perm[i:i + self.batch_size] for i in range(0, len(perm), self.batch_size)]
-        if len(perm) < steps:  # a small share repeats nodes: no rank may skip an all-reduce
-            perm = np.resize(perm, steps)
-        return np.array_split(perm, steps)  # every rank takes the same number of steps
-
-    def train_epoch(self, epoch: int, steps: int | None = None) -> tuple[float, int]:
-        """One pass over this trainer's nodes: (sum of loss x batch size, nodes seen)."""
-        torch, store, nt = self.torch, self.store, self.nt
-        torch.manual_seed(subseed(self.seed, 6, epoch, self.rank))  # dropout
-        self.model.train()
-        total, count = 0.0, 0
-        for step, batch in enumerate(self._batches(epoch, steps)):
-            sb = sample_blocks(store, batch, self.fanouts, seed=subseed(self.seed, 1, epoch, step))
-            x = torch.from_numpy(dense(store.node_features(nt, self.feat, sb.input_nodes[nt])))
-            y = torch.from_numpy(self.labels[sb.output_nodes[nt]])
-            loss = torch.nn.functional.cross_entropy(self.net(sb.blocks, x), y)
-            self.opt.zero_grad()
-            loss.backward()
-            self.opt.step()
-            total += float(loss.detach()) * len(batch)
-            count += len(batch)
-        return total, count
-
-    def evaluate(self) -> tuple[float, float]:
-        """(validation, test) accuracy with full-neighbour inference."""
-        pred = inference(self.torch, self.model, self.store, self.nt, self.feat).argmax(1)
-        return accuracy(pred, self.labels, self.val), accuracy(pred, self.labels, self.test)
-
-    def num_train(self) -> int:
-        """Training nodes of this trainer."""
-        return len(self.train)
-
-    def state(self) -> tuple[dict[str, Any], dict[str, Any]]:
-        """(model, optimizer) state dicts."""
-        return self.model.state_dict(), self.opt.state_dict()
-
-    def load_state(self, model: dict[str, Any], optimizer: dict[str, Any]) -> None:
-        """Load state dicts whose tensors may be NumPy arrays (from a checkpoint)."""
-        self.model.load_state_dict(_to_torch(self.torch, model))
-        self.opt.load_state_dict(_to_torch(self.torch, optimizer))
-
-
-def _to_torch(torch: Any, obj: Any) -> Any:
-    if isinstance(obj, np.ndarray):
-        return torch.from_numpy(np.array(obj))
-    if isinstance(obj, dict):
-        return {k: _to_torch(torch, v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_to_torch(torch, v) for v in obj]
-    return obj
 
 
 class _LocalTeam:
@@ -320,8 +197,9 @@ def train_sage(store_or_config: Any, *, feat: str = "feat", label: str = "label"
               weight_decay=float(weight_decay), seed=int(seed))
     params = _params(kw, int(num_trainers))
     ck = resume_checkpoint(checkpoint_dir, params) if checkpoint_dir and resume else None
-    run = dict(epochs=int(epochs), eval_every=int(eval_every), checkpoint_dir=checkpoint_dir,
-               checkpoint=ck, on_epoch=on_epoch, params=params)
+    run: dict[str, Any] = dict(epochs=int(epochs), eval_every=int(eval_every),
+                               checkpoint_dir=checkpoint_dir, checkpoint=ck,
+                               on_epoch=on_epoch, params=params)
     if int(num_trainers) > 1:
         if not isinstance(store_or_config, (str, os.PathLike)):
             raise ValidationError("train_sage: num_trainers > 1 needs the path of a partition "
@@ -333,8 +211,7 @@ def train_sage(store_or_config: Any, *, feat: str = "feat", label: str = "label"
                      trainer_cpus=float(trainer_cpus)) as team:
             return _run(team, **run)
     with open_store(store_or_config) as store:
-        team = _LocalTeam(SageTrainer(store, **kw))
-        return _run(team, **run)
+        return _run(_LocalTeam(SageTrainer(store, **kw)), **run)
 
 
 def _run(team: Any, *, epochs: int, eval_every: int, checkpoint_dir: Any, checkpoint: Any,

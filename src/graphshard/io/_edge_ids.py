@@ -206,11 +206,12 @@ def check_id_space(path: Path, field: str, top: int, num_edges: int, row: int | 
 
 
 def _size(num_bytes: int) -> str:
+    size: float = num_bytes
     for unit in ("B", "KB", "MB", "GB", "TB", "PB"):
-        if num_bytes < 1000 or unit == "PB":
-            return f"{num_bytes:.1f} {unit}" if unit != "B" else f"{num_bytes} B"
-        num_bytes /= 1000
-    return f"{num_bytes:.1f} PB"  # pragma: no cover
+        if size < 1000 or unit == "PB":
+            return f"{size:.1f} {unit}" if unit != "B" else f"{size} B"
+        size /= 1000
+    return f"{size:.1f} PB"  # pragma: no cover
 
 
 def unify(columns: list[IdColumn], path: Path, field: str) -> list[pa.Array]:

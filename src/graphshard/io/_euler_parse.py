@@ -324,7 +324,8 @@ def infer_slots(path: Path, max_lines: int = 1000) -> dict[str, int]:
                 raise fail(path, f"malformed JSON ({exc})", line=i + 1) from None
             if not isinstance(obj, dict):
                 raise fail(path, "expected a JSON object", line=i + 1)
-            edges = obj.get("edge") if isinstance(obj.get("edge"), list) else []
+            edge = obj.get("edge")
+            edges = edge if isinstance(edge, list) else []
             for side, objs in (("node", [obj]), ("edge", edges)):
                 for o in objs:
                     for k in KINDS:

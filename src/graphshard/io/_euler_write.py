@@ -184,13 +184,13 @@ def _euler1_files(g: Graph, gids: dict[str, np.ndarray], rels: list[str], plan: 
     for ti, nt in enumerate(progress(g.ntypes, desc="write euler", unit="ntype")):
         frame = g.nodes[nt].data
         cols = [(s, _rows(frame[s["name"]], s, f"node type {nt!r}")) for s in nspecs[nt]]
-        w = frame["weight"].astype(np.float64).tolist() if nweights[nt] else None
+        node_w = frame["weight"].astype(np.float64).tolist() if nweights[nt] else None
         for i, gid in enumerate(gids[nt].tolist()):
             edges = blocks[nt][i]
             nbr: dict[str, dict[str, float]] = {str(r): {} for r in range(len(rels))}
             for e in edges:
                 nbr[str(e["edge_type"])][str(e["dst_id"])] = e["weight"]
-            block = {"node_id": gid, "node_type": ti, "node_weight": w[i] if w else 1.0,
+            block = {"node_id": gid, "node_type": ti, "node_weight": node_w[i] if node_w else 1.0,
                      "neighbor": nbr, **_feature_maps(cols, i), "edge": edges}
             lines[gid % num_partitions].append(json.dumps(block, separators=(",", ":")))
     return {f"{name}_{idx}.json": "\n".join(part) + ("\n" if part else "")

@@ -14,10 +14,10 @@ file at a time and validate it against the metadata before yielding it.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -210,7 +210,7 @@ def load_chunked_meta(path: PathLike) -> ChunkedMeta:
                        dict(zip(ntypes, nchunks, strict=True)),
                        dict(zip(etypes, ecount, strict=True)),
                        dict(zip(etypes, echunks, strict=True)), edges,
-                       node_data, {tuple(k.split(":")): v for k, v in edge_data.items()})
+                       node_data, {_edge_key(k): v for k, v in edge_data.items()})
 
 
 def _data_specs(raw: Any, known: set[str], base: Path, path: Path, key: str
@@ -278,7 +278,7 @@ def iter_edge_chunks(meta: ChunkedMeta, etype: EdgeType | str) -> Iterator[EdgeC
         >>> [(c.offset, c.dst.tolist()) for c in iter_edge_chunks(m, "_N:_E:_N")]
         [(0, [1, 2]), (2, [0])]
     """
-    et = tuple(etype.split(":")) if isinstance(etype, str) else tuple(etype)
+    et = _edge_key(etype)
     if et not in meta.edges:
         raise fail(meta.path, f"unknown edge type {etype!r}; edge types are "
                    f"{[':'.join(e) for e in meta.edges]}", field="edge_type", value=etype)
@@ -317,18 +317,26 @@ def iter_node_data_chunks(meta: ChunkedMeta, ntype: str, name: str) -> Iterator[
 def iter_edge_data_chunks(meta: ChunkedMeta, etype: EdgeType | str, name: str
                           ) -> Iterator[DataChunk]:
     """Yield the rows of edge feature ``name`` of ``etype`` one chunk file at a time."""
-    et = tuple(etype.split(":")) if isinstance(etype, str) else tuple(etype)
+    et = _edge_key(etype)
     spec = _data_spec(meta, "edge", et, name)
     yield from _iter_data(meta, spec, meta.num_edges[et], f"edge type {':'.join(et)!r}")
 
 
+def _edge_key(etype: EdgeType | str) -> EdgeType:
+    """``etype`` (``"src:rel:dst"`` or a tuple) as a key of the per-edge-type tables; a name
+    without three parts finds no key there."""
+    return cast(EdgeType, tuple(etype.split(":")) if isinstance(etype, str) else tuple(etype))
+
+
 def _data_spec(meta: ChunkedMeta, kind: str, type_name: Any, name: str) -> FileSpec:
     """The files of node (``kind="node"``) or edge feature ``name``; names what is missing."""
+    table: Mapping[Any, dict[str, FileSpec]]
+    key: Any  # a node type or an edge type, as the table
     if kind == "node":
         table, key, field = meta.node_data, str(type_name), "node_data"
     else:
         table = meta.edge_data
-        key = tuple(type_name.split(":")) if isinstance(type_name, str) else tuple(type_name)
+        key = _edge_key(type_name)
         field = "edge_data"
     try:
         return table[key][name]
@@ -339,11 +347,13 @@ def _data_spec(meta: ChunkedMeta, kind: str, type_name: Any, name: str) -> FileS
 
 def _concat(chunks: list[DataChunk]) -> np.ndarray | Ragged:
     parts = [c.data for c in chunks]
-    if any(isinstance(p, Ragged) for p in parts):
-        if not all(isinstance(p, Ragged) for p in parts):
+    ragged = [p for p in parts if isinstance(p, Ragged)]
+    if ragged:
+        if len(ragged) != len(parts):
             raise fail(None, "a feature mixes Ragged and dense chunks")
-        return concat_ragged(parts, parts[0].values.dtype)
-    return np.concatenate(parts) if len(parts) != 1 else parts[0]
+        return concat_ragged(ragged, ragged[0].values.dtype)
+    dense = [p for p in parts if not isinstance(p, Ragged)]
+    return np.concatenate(dense) if len(dense) != 1 else dense[0]
 
 
 def read_chunked(path: PathLike) -> Graph:
@@ -407,9 +417,11 @@ def _check_declared_sizes(meta: ChunkedMeta) -> None:
             raise fail(meta.path, f"{meta.num_edges[et]:,} edges of {name!r} declared but its "
                        f"files can hold at most {sum(caps):,}", field="num_edges_per_type",
                        value=meta.num_edges[et])
-    for kind, table, counts, chunks in (
-            ("node", meta.node_data, meta.num_nodes, meta.node_chunks),
-            ("edge", meta.edge_data, meta.num_edges, meta.edge_chunks)):
+    tables: list[tuple[str, Mapping[Any, dict[str, FileSpec]], Mapping[Any, int],
+                       Mapping[Any, list[int] | None]]] = [
+        ("node", meta.node_data, meta.num_nodes, meta.node_chunks),
+        ("edge", meta.edge_data, meta.num_edges, meta.edge_chunks)]
+    for kind, table, counts, per_chunk in tables:
         for t, feats in table.items():
             for fname, spec in feats.items():
                 cap = sum(row_capacity(spec, i, edges=False) for i in range(len(spec.files)))
@@ -417,7 +429,7 @@ def _check_declared_sizes(meta: ChunkedMeta) -> None:
                     raise fail(meta.path, f"{counts[t]:,} {kind}s of type {t!r} declared but "
                                f"the files of feature {fname!r} can hold at most {cap:,} rows",
                                field=f"num_{kind}s_per_"
-                               + ("chunk" if chunks[t] is not None else "type"),
+                               + ("chunk" if per_chunk[t] is not None else "type"),
                                value=counts[t])
     nodes, edges = sum(meta.num_nodes.values()), sum(meta.num_edges.values())
     check_fits_memory(nodes * 8 + edges * 16, path=meta.path, field="num_edges_per_type",
@@ -439,7 +451,7 @@ def read_edge_chunk(meta: ChunkedMeta, etype: EdgeType | str, index: int, offset
         >>> read_edge_chunk(load_chunked_meta(d), "_N:_E:_N", 1, 2).src.tolist()
         [2]
     """
-    et = tuple(etype.split(":")) if isinstance(etype, str) else tuple(etype)
+    et = _edge_key(etype)
     _, srcs, dsts = _checked_edge_views(meta, et, index)
     return EdgeChunk(index, offset, _join(srcs), _join(dsts))
 

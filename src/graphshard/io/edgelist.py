@@ -29,6 +29,7 @@ import pyarrow.parquet as pq
 from ..errors import FormatError, ValidationError
 from ..graph import DEFAULT_ETYPE, DEFAULT_NTYPE, Graph, heterograph
 from ..ragged import Ragged
+from ..typing import EdgeType, EdgeTypeLike
 from ._common import PathLike, column_to_numpy, fail, id_column, ragged_to_strings
 from ._edge_ids import (
     ID_MODES,
@@ -322,6 +323,7 @@ def _build(path: Path, cols: dict[str, IdColumn], types: pa.DictionaryArray | No
             for name, col in feats.items():
                 g.edata[name] = col
             return g
+    groups: dict[EdgeType, int | None]
     if types is None:
         groups = {(DEFAULT_NTYPE, "_E", DEFAULT_NTYPE): None}
         codes = None
@@ -331,7 +333,8 @@ def _build(path: Path, cols: dict[str, IdColumn], types: pa.DictionaryArray | No
         groups = {}
         for i, name in enumerate(names):
             parts = name.split(":")
-            et = tuple(parts) if len(parts) == 3 else (DEFAULT_NTYPE, name, DEFAULT_NTYPE)
+            et = (parts[0], parts[1], parts[2]) if len(parts) == 3 else \
+                (DEFAULT_NTYPE, name, DEFAULT_NTYPE)
             groups[et] = i
     ntypes = list(dict.fromkeys(t for et in groups for t in (et[0], et[2])))
     sel = {et: (None if i is None else np.flatnonzero(codes == i)) for et, i in groups.items()}
@@ -348,7 +351,7 @@ def _build(path: Path, cols: dict[str, IdColumn], types: pa.DictionaryArray | No
                     [pick("dst", sel[et]) for et in groups if et[2] == nt]
             u = pc.unique(pa.chunked_array(parts).combine_chunks())
             uniq[nt] = u.take(pc.sort_indices(u))
-    data = {}
+    data: dict[EdgeTypeLike, tuple[Any, ...]] = {}
     for et, rows in sel.items():
         if ints:
             data[et] = (s if rows is None else s[rows], d if rows is None else d[rows])

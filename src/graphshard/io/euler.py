@@ -33,6 +33,7 @@ from .._util.progress import progress
 from ..errors import ValidationError
 from ..graph import Graph, heterograph
 from ..ragged import Ragged
+from ..typing import EdgeTypeLike
 from ._common import PathLike, fail
 from ._euler_meta import META_NAMES, load_meta
 from ._euler_parse import (
@@ -65,7 +66,7 @@ def _files(path: PathLike | list[PathLike]) -> list[Path]:
         if not f.is_file():
             raise fail(f, "Euler data file does not exist")
     if not files:
-        raise fail(path, "no Euler data files found")
+        raise fail(str(path), "no Euler data files found")
     return files
 
 
@@ -236,7 +237,8 @@ def _assemble(nodes: Side, edges: Side, meta: dict | None, files: list[Path],
                  for k in np.unique(gkey).tolist()]
     eperm = np.lexsort((np.arange(len(gkey)), local[src_row], gkey))
     gsorted = gkey[eperm]
-    data, eidx = {}, {}
+    data: dict[EdgeTypeLike, tuple[Any, Any]] = {}
+    eidx: dict[tuple, np.ndarray] = {}
     for cet in order:
         try:
             k = (names.index(cet[0]) * nrel + rels.index(cet[1])) * ntn + names.index(cet[2])
@@ -337,8 +339,8 @@ def _set_columns(frame: Any, side: Side, rows: np.ndarray, spec: list | None, wh
                                   f"{what} weight")
     if spec is not None:
         for f in spec:
-            rag = side.feats.get((f["kind"], str(f["slot"])))
-            rag = rag[0].take(rows) if rag is not None else \
+            found = side.feats.get((f["kind"], str(f["slot"])))
+            rag = found[0].take(rows) if found is not None else \
                 Ragged(np.zeros(0, np.uint8), np.zeros(len(rows) + 1, np.int64))
             try:
                 frame[f["name"]] = _shape(rag, f, what, meta_name, files)

@@ -19,6 +19,7 @@ from .._util.optional import import_optional
 from ..errors import ValidationError
 from ..graph import DEFAULT_ETYPE, DEFAULT_NTYPE, Graph, graph, heterograph
 from ..ragged import Ragged
+from ..typing import EdgeTypeLike
 
 __all__ = ["from_dgl", "from_networkx", "from_pyg", "from_scipy", "to_dgl", "to_networkx",
            "to_pyg", "to_scipy"]
@@ -27,7 +28,8 @@ log = logging.getLogger(__name__)
 
 
 def _dense(frame: Any, owner: str) -> dict[str, np.ndarray]:
-    out, skipped = {}, []
+    out: dict[str, np.ndarray] = {}
+    skipped: list[str] = []
     for name, col in frame.items():
         (skipped.append(name) if isinstance(col, Ragged) else out.__setitem__(name, col))
     if skipped:
@@ -71,7 +73,7 @@ def from_dgl(dg: Any) -> Graph:
     Example:
         >>> g = from_dgl(dgl_graph)  # doctest: +SKIP
     """
-    data = {}
+    data: dict[EdgeTypeLike, tuple[np.ndarray, np.ndarray]] = {}
     for et in dg.canonical_etypes:
         s, d = dg.edges(etype=et, order="eid")
         data[tuple(et)] = (as_array(s), as_array(d))

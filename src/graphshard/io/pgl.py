@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -76,15 +77,14 @@ def _file_map(spec: FileMap | PathLike | Sequence[PathLike], what: str) -> dict[
         pairs = [item.split(":", 1) for item in spec.split(",") if item.strip()]
         if not all(len(p) == 2 for p in pairs):
             raise fail(None, f"{what}: expected 'type:path,type:path', got {spec!r}", field=what)
-        spec = {}
+        listed: dict[str, list[PathLike]] = {}
         for k, v in pairs:
-            spec.setdefault(k.strip(), []).append(v.strip())
-    if not isinstance(spec, Mapping):
-        paths = [spec] if isinstance(spec, (str, Path)) else list(spec)
-        spec = {"*": paths}
+            listed.setdefault(k.strip(), []).append(v.strip())
+        spec = listed
+    mapping = spec if isinstance(spec, Mapping) else {"*": spec}
     out: dict[str, list[Path]] = {}
-    for key, paths in spec.items():
-        paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    for key, given in mapping.items():
+        paths = [given] if isinstance(given, (str, os.PathLike)) else list(given)
         files: list[Path] = []
         for p in map(Path, paths):
             if p.is_dir():
@@ -130,7 +130,8 @@ def _read_edges(file: Path) -> tuple[IdColumn, IdColumn, np.ndarray | None]:
     return ends[0], ends[1], weight
 
 
-def _parse_feature(field: str, feats: dict[str, list], row: int, file: Path, line: int) -> None:
+def _parse_feature(field: str, feats: dict[str, dict[int, list[str]]], row: int, file: Path,
+                   line: int) -> None:
     name, _, payload = field.strip().partition(" ")
     if not name:
         return
@@ -196,6 +197,11 @@ def _column(rows: dict[int, list[str]], n: int, name: str,
     return Ragged(values, offsets)
 
 
+def _line_in(extra: list[tuple[Path, int, list[str]]], start: int, row: int) -> int:
+    """The line of ``row`` of the run of ``extra`` (file, line, fields) starting at ``start``."""
+    return extra[start + row][1]
+
+
 def _read_nodes(files: dict[str, list[Path]], ntypes: set[str]
                 ) -> dict[str, tuple[pa.Array, dict[str, Any]]]:
     """Per node type: sorted unique IDs (integers, or strings) and their features."""
@@ -222,14 +228,14 @@ def _read_nodes(files: dict[str, list[Path]], ntypes: set[str]
                     extra.append((file, lineno, fields[2:]))
     out = {}
     for t, (ids, extra) in raw.items():
-        files = [e[0] for e in extra]
-        cuts = [0] + [k for k in range(1, len(files)) if files[k] is not files[k - 1]] + \
-            [len(files)]
-        cols = [parse_ids(pa.array(ids[a:b], pa.string()), path=files[a], field="id",
+        srcs = [e[0] for e in extra]
+        cuts = [0] + [k for k in range(1, len(srcs)) if srcs[k] is not srcs[k - 1]] + \
+            [len(srcs)]
+        cols = [parse_ids(pa.array(ids[a:b], pa.string()), path=srcs[a], field="id",
                           text=True, mode="auto", relabel=True, has_ids_option=False,
-                          line_of=lambda row, a=a, extra=extra: extra[a + row][1])
+                          line_of=functools.partial(_line_in, extra, a))
                 for a, b in itertools.pairwise(cuts)]
-        arr = pa.chunked_array(unify(cols, files[0], "id")).combine_chunks()
+        arr = pa.chunked_array(unify(cols, srcs[0], "id")).combine_chunks()
         uniq, first = np.unique(arr.to_numpy(zero_copy_only=False), return_index=True)
         feats: dict[str, dict[int, list]] = {}
         for row, k in enumerate(first.tolist()):
@@ -287,8 +293,8 @@ def read_pgl(edge_files: FileMap, node_files: FileMap | PathLike | None = None,
         if t in nodes:
             uniq[t] = nodes[t][0]
             continue
-        ends = [p[k] for et, parts in raw.items() for p in parts
-                for k, tt in ((1, et[0]), (2, et[2])) if tt == t]
+        ends = [end for et, parts in raw.items() for p in parts
+                for end, tt in ((p[1], et[0]), (p[2], et[2])) if tt == t]
         files = [p[0] for et, parts in raw.items() for p in parts for tt in (et[0], et[2])
                  if tt == t]
         ids = pc.unique(pa.chunked_array(unify(ends, files[0], "src/dst")).combine_chunks())

@@ -422,9 +422,10 @@ def rebalance_loop(parts: IdArray, node_w: IdArray, num_parts: int, max_w: IdArr
         ask = pw
         if last is not None and not (over < STALL * last)[last > 0].any():
             # the last round shed under 1% of the excess in every column over: stuck
-            ask = None if made_room else _room_weights(pw, np.asarray(max_w))
-            if ask is None:
+            room = None if made_room else _room_weights(pw, np.asarray(max_w))
+            if room is None:
                 break
+            ask = room
             made_room, over = True, None
         last = over
         rows, targets, gains, ties = candidates(parts, ask, it)

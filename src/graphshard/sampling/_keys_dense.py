@@ -141,7 +141,8 @@ def neg_log32(u: np.float32) -> np.float32:
     :func:`.rng.neg_log`: ``u = 2**e * m``, ``m`` in ``[sqrt(1/2), sqrt(2))``,
     ``log(m) = 2 atanh(s)`` with ``s = (m - 1) / (m + 1)`` summed to ``s**9`` (the next
     term is under 1e-8 of the sum), the reciprocal by 3 Newton steps."""
-    m = _mantissa(u)
+    # numba's stubs type an intrinsic as called with its typing context first
+    m: np.float32 = _mantissa(u)  # type: ignore[call-arg]
     x = m + np.float32(_F_ONE)
     y = np.float32(_F_Y0) - x * np.float32(_F_Y1)
     y = y + y * (np.float32(_F_ONE) - x * y)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,6 +30,9 @@ from ..typing import EdgeType, EdgeTypeLike, IdArray
 from .backend import get_backend
 from .neighbors import exclude_by_type, sample_hop
 from .validate import etype_salt, layer_fanouts, resolve_seed, seeds_by_type
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["Block", "SampledBlocks", "sample_blocks"]
 
@@ -76,12 +79,13 @@ class Block:
         """Edges over all types."""
         return sum(len(v) for v in self.src.values())
 
-    def edge_index(self, etype: EdgeTypeLike | None = None) -> IdArray:
+    def edge_index(self, etype: EdgeTypeLike | None = None) -> IdArray | torch.Tensor:
         """PyG-style ``(2, E)`` int64 array (a new array; a tensor after ``to_torch``) of local
         ``[src; dst]``; both rows index the source node list, since the destination nodes
         are its prefix."""
         et = self._et(etype)
-        src, dst = self.src[et], self.dst[et]
+        src: Any = self.src[et]  # IdArray, or a tensor after to_torch
+        dst: Any = self.dst[et]
         if hasattr(src, "detach"):  # a block converted by to_torch
             import torch
 
@@ -112,7 +116,8 @@ class SampledBlocks:
     output_nodes: dict[str, IdArray]
     blocks: list[Block]
 
-    def to_pyg(self, etype: EdgeTypeLike | None = None) -> list[tuple[IdArray, IdArray]]:
+    def to_pyg(self, etype: EdgeTypeLike | None = None
+               ) -> list[tuple[IdArray, IdArray | torch.Tensor]]:
         """Per layer ``(node_ids, edge_index)`` of one edge type (graphs with one node type)."""
         if len(self.input_nodes) != 1:
             raise ValidationError("to_pyg needs a graph with one node type; use the blocks' "

@@ -67,7 +67,7 @@ class NeighborLoader:
                                   f"{batch_size} and {prefetch}", field="batch_size")
         self._ntype, self._seeds = next(iter(by_type.items()))
         self._fanouts = fanouts
-        self._opts = {"replace": replace, "prob": prob, "backend": backend}
+        self._opts: dict[str, Any] = {"replace": replace, "prob": prob, "backend": backend}
         self.batch_size = int(batch_size)
         self.shuffle = shuffle
         self.drop_last = drop_last

@@ -62,7 +62,7 @@ def uniform(state: np.uint64, step: int) -> float:
 
 
 @kernel
-def randint(state: np.uint64, step: int, n: int) -> int:
+def randint(state: np.uint64, step: int, n: int) -> np.int64 | int:
     """An integer in ``[0, n)`` (``n >= 1``)."""
     r = np.int64(uniform(state, step) * n)
     return r if r < n else n - 1
@@ -74,7 +74,8 @@ def neg_log(u: float) -> float:
     ``m`` in ``[sqrt(1/2), sqrt(2))`` from the bits, and ``log(m) = 2 atanh(s)``,
     ``s = (m - 1) / (m + 1)``, summed to ``s**17`` (``|s| < 0.172``: the next term is below
     1e-15 of the sum).  The reciprocal is Newton's, as a division would not vectorise."""
-    b = viewer(u, np.int64)
+    # numba's stubs type an intrinsic as called with its typing context first
+    b: np.int64 = viewer(u, np.int64)  # type: ignore[call-arg]
     e = (b >> _S52) - 1023
     m = viewer((b & _MANT) | _ONE_BITS, np.float64)  # in [1, 2)
     big = m > _SQRT2
