@@ -130,6 +130,7 @@ def partition(input: Path | None, generate: str | None, fmt: str | None, parts: 
     else:
         from .io.convert import read_graph
 
+        assert input is not None  # one of INPUT and --generate, checked above
         g = read_graph(_input_format(input, fmt), [input],
                        **dict(_parse_option(o) for o in options))
         name = name or input.name.split(".")[0]

@@ -336,7 +336,7 @@ def graph(data: tuple[Any, Any], *, num_nodes: int | None = None) -> Graph:
                        num_nodes_dict=None if num_nodes is None else {DEFAULT_NTYPE: num_nodes})
 
 
-def heterograph(data_dict: Mapping[EdgeTypeLike, tuple[Any, Any]],
+def heterograph(data_dict: Mapping[Any, tuple[Any, Any]],
                 num_nodes_dict: Mapping[str, int] | None = None) -> Graph:
     """A heterogeneous graph from ``{(src_type, rel, dst_type): (src, dst)}``.
 

@@ -27,8 +27,10 @@ from .._util.arrays import as_ids
 from ..errors import ValidationError
 from ..partition.config import ConfigLike, as_config
 from ..partition.files import load_partition_data
+from ..ragged import Ragged
 from ..sampling.backend import get_backend
 from ..sampling.neighbors import sample_etype
+from ..store import GraphStore
 from ..typing import EdgeType, IdArray
 from ._index import PartIndex
 from ._tensors import TensorShard
@@ -91,11 +93,11 @@ class GraphServer:
         """In-degrees of owned nodes, or this part's share of out-degrees."""
         return self.index.degrees(ids, et, edge_dir)
 
-    def node_features(self, ntype: str, name: str, ids: IdArray) -> np.ndarray:
+    def node_features(self, ntype: str, name: str, ids: IdArray) -> np.ndarray | Ragged:
         """Feature rows of owned nodes."""
         return self.index.node_features(ntype, name, ids)
 
-    def edge_features(self, et: EdgeType, name: str, eids: IdArray) -> np.ndarray:
+    def edge_features(self, et: EdgeType, name: str, eids: IdArray) -> np.ndarray | Ragged:
         """Feature rows of owned edges."""
         return self.index.edge_features(et, name, eids)
 
@@ -126,7 +128,10 @@ class GraphServer:
         for et, keys, k, salt in requests:
             keys = as_ids(keys, "keys")
             if prob is not None or et in exclude:
-                out.append(sample_etype(self.index, et, "in", keys, k, replace=replace,
+                # the part's index answers every store call sample_etype makes (adjacency,
+                # weight_table, cached, neighbors, edge_features) for the edges it owns
+                store = cast(GraphStore, self.index)
+                out.append(sample_etype(store, et, "in", keys, k, replace=replace,
                                         prob=prob, exclude=exclude.get(et), seed=seed,
                                         salt=salt, backend=backend))
                 continue

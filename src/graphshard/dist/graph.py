@@ -60,6 +60,9 @@ class DistGraph:
                  colocate: str | Sequence[int] = "auto", timeout: float = 60.0,
                  start: bool = True) -> None:
         cfg = as_config(config)  # parsed once: the servers of this process share it
+        if cfg.path is None:
+            raise ValidationError("DistGraph needs a config read from a file (its servers "
+                                  "load the parts next to it)", field="config")
         self.config = str(cfg.path.resolve())
         self.graph_name = cfg.graph_name
         self._book = cfg.book()
@@ -243,7 +246,9 @@ class DistGraph:
             ref = self.router.put(arr)
             res = self.router.call([(p, "degrees", (ref, et, "out"))
                                     for p in range(self.num_partitions())])
-            return np.sum(res, axis=0, dtype=np.int64) if res else np.zeros(len(arr), np.int64)
+            if not res:
+                return np.zeros(len(arr), np.int64)
+            return np.asarray(np.sum(res, axis=0), dtype=np.int64)
         arr, groups = self._node_groups(ids, et[2])
         out = np.zeros(len(arr), dtype=np.int64)
         for idx, deg in self._by_owner("degrees", arr, groups, lambda x: (x, et, "in")):
@@ -251,7 +256,7 @@ class DistGraph:
         return out
 
     def _rows(self, kind: str, key: str, method: str, type_arg: Any, arr: IdArray,
-              groups: list[IdArray], name: str) -> np.ndarray:
+              groups: list[IdArray], name: str) -> np.ndarray | Ragged:
         shape, dtype = self._feature_info(kind, key)
         pieces = self._by_owner(method, arr, groups, lambda x: (type_arg, name, x))
         if shape is None:

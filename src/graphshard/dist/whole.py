@@ -54,7 +54,8 @@ def assemble_graph(config: ConfigLike, *, features: bool = True) -> Graph:
             g.nodes[ntype].data[name] = _concat([ix.node_feats[key] for ix in parts])
         for key in first.edge_feats:
             etype, name = key.split("/", 1)
-            g.edges[tuple(etype.split(":"))].data[name] = _concat(
+            src, rel, dst = etype.split(":")
+            g.edges[(src, rel, dst)].data[name] = _concat(
                 [ix.edge_feats[key] for ix in parts])
     return g
 
