@@ -95,9 +95,6 @@ KNOWN_CIRCLES = [
     ["graphshard.examples.ddp", "graphshard.examples.sage"],
     ["graphshard.partition.backends", "graphshard.partition.methods",
      "graphshard.partition.portfolio"],
-    ["graphshard.pipeline.lp", "graphshard.pipeline.lp_actors", "graphshard.pipeline.lp_exec",
-     "graphshard.pipeline.lp_levels", "graphshard.pipeline.lp_moves",
-     "graphshard.pipeline.lp_refine", "graphshard.pipeline.lp_thin"],
 ]
 
 

@@ -15,7 +15,7 @@ from graphshard.errors import ConfigError, ValidationError
 from graphshard.partition import build_partitions
 from graphshard.partition.assignment import read_assignment, write_assignment
 from graphshard.pipeline import assign, dispatch, run_pipeline
-from graphshard.pipeline.engine import ray_session, start_ray
+from graphshard.pipeline.executor import ray_session, start_ray
 from graphshard.ragged import Ragged
 
 
@@ -406,9 +406,9 @@ def test_each_step_logs_its_tasks_and_seconds(tmp_path, caplog):
     src = np.arange(40)
     gs.io.write_chunked(gs.graph((src, (src + 1) % 40)), tmp_path / "ring", 3)
     write_assignment(tmp_path / "assign", {"_N": src % 2}, 2)
-    with caplog.at_level("INFO", logger="graphshard.pipeline.engine"):
+    with caplog.at_level("INFO", logger="graphshard.pipeline.executor"):
         dispatch(tmp_path / "ring", tmp_path / "assign", tmp_path / "parts")
-    lines = [r.getMessage() for r in caplog.records if r.name == "graphshard.pipeline.engine"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "graphshard.pipeline.executor"]
     assert [line.split(":")[0] for line in lines] == [
         "mapping node IDs", "routing edges", "building parts"]
     assert lines[1].startswith("routing edges: 3 tasks in ")

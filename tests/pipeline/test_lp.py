@@ -15,10 +15,10 @@ from graphshard.partition.adjacency import symmetric_adjacency
 from graphshard.partition.backends import adjacency_cut, max_part_weight
 from graphshard.partition.balance import commit_moves, needed_moves
 from graphshard.partition.methods import MethodOptions, run_method
-from graphshard.pipeline import lp as lp_mod
-from graphshard.pipeline import lp_shards
+from graphshard.pipeline.lp import driver as lp_mod
 from graphshard.pipeline.lp import lp_assign
-from graphshard.pipeline.lp_shards import gather
+from graphshard.pipeline.lp import shards as lp_shards
+from graphshard.pipeline.lp.shards import gather
 
 
 def _chunked(g: gs.Graph, tmp_path, num_chunks: int, fmt: str = "numpy"):
@@ -300,7 +300,7 @@ def test_ray_matches_in_process(tmp_path):
 
 @pytest.mark.parametrize("unit", [False, True])
 def test_group_keys_merges_repeats_like_a_sorted_reference(unit):
-    from graphshard.pipeline.lp_level_kernels import group_keys
+    from graphshard.pipeline.lp.kernels.levels import group_keys
 
     rng = np.random.default_rng(1)
     lo, num_rows, n = 20, 50, 70
@@ -414,8 +414,8 @@ def test_cli_assign_balance_edges_reaches_lp(tmp_path):
 def test_gather_thins_a_level_above_the_limit_to_its_heaviest_symmetric_edges(tmp_path):
     from pathlib import Path
 
-    from graphshard.pipeline.lp_exec import InProcessExecutor
-    from graphshard.pipeline.lp_levels import contract_level, level0_from_chunks
+    from graphshard.pipeline.executor import InProcessExecutor
+    from graphshard.pipeline.lp.levels import contract_level, level0_from_chunks
 
     g = gs.datasets.rmat(5000, 50000, seed=1, num_features=0)
     ex = InProcessExecutor(2)
@@ -437,9 +437,9 @@ def test_gather_thins_a_level_above_the_limit_to_its_heaviest_symmetric_edges(tm
 def test_two_hop_groups_the_leaves_left_alone_by_their_favourite_cluster(tmp_path):
     from pathlib import Path
 
-    from graphshard.pipeline.lp_cluster import two_hop
-    from graphshard.pipeline.lp_exec import InProcessExecutor
-    from graphshard.pipeline.lp_levels import level0_from_chunks
+    from graphshard.pipeline.executor import InProcessExecutor
+    from graphshard.pipeline.lp.clustering import two_hop
+    from graphshard.pipeline.lp.levels import level0_from_chunks
 
     leaves = np.arange(1, 101)  # two stars: hubs 0 and 101, 100 leaves each
     src = np.concatenate([leaves, leaves + 101])

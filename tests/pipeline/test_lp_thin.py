@@ -1,4 +1,4 @@
-"""Thinning of dense coarse levels (``graphshard.pipeline.lp_thin``)."""
+"""Thinning of dense coarse levels (``graphshard.pipeline.lp.thin``)."""
 
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ import graphshard as gs
 from graphshard.io.chunked import load_chunked_meta
 from graphshard.partition.backends import adjacency_cut, max_part_weight
 from graphshard.partition.methods import MethodOptions, run_method
-from graphshard.pipeline import lp as lp_mod
+from graphshard.pipeline.executor import InProcessExecutor
+from graphshard.pipeline.lp import driver as lp_mod
 from graphshard.pipeline.lp import lp_assign
-from graphshard.pipeline.lp_exec import InProcessExecutor
-from graphshard.pipeline.lp_level_kernels import weight_histogram
-from graphshard.pipeline.lp_levels import contract_level, level0_from_chunks
-from graphshard.pipeline.lp_shards import gather
-from graphshard.pipeline.lp_thin import thin_level, thin_weight
+from graphshard.pipeline.lp.kernels.levels import weight_histogram
+from graphshard.pipeline.lp.levels import contract_level, level0_from_chunks
+from graphshard.pipeline.lp.shards import gather
+from graphshard.pipeline.lp.thin import thin_level, thin_weight
 
 
 def _csr(adj, n):

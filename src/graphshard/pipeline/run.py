@@ -22,7 +22,7 @@ from .._util.scratch import make_work_dir, scratch_folder
 from ..partition.build import claim_out_dir
 from .assign import AssignResult, assign, check_assign_args
 from .dispatch import DispatchResult, check_memory_budget, checked_graph_name, dispatch
-from .engine import ray_session
+from .executor import ray_session
 from .pieces import finish_piece, finished_summary
 
 __all__ = ["PipelineResult", "run_pipeline"]

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ValidationError
-from ..partition.balance import counting_order
-from ..typing import IdArray
-from .lp_cluster_kernels import alone_nodes, merge_by_favourite
-from .lp_shards import ShardedGraph, favourite_task
+from ...errors import ValidationError
+from ...partition.balance import counting_order
+from ...typing import IdArray
+from .kernels.clustering import alone_nodes, merge_by_favourite
+from .shards import ShardedGraph, favourite_task
 
 __all__ = ["group_isolated", "two_hop"]
 

@@ -3,7 +3,7 @@
 The scalable, high-quality assignment method of the pipeline, in the spirit of ParHIP and
 dKaMinPar.  No worker ever holds the whole edge list:
 
-1. **Shard** the input (:func:`~graphshard.pipeline.lp_levels.level0_from_chunks`): stream
+1. **Shard** the input (:func:`~graphshard.pipeline.lp.levels.level0_from_chunks`): stream
    the edge chunks twice (degrees, then bucketed pieces) into CSR shards of about
    ``max_task_entries`` entries each, stored as ``.npy`` files in a work directory.
 2. **Coarsen**: size-constrained label-propagation clustering (each cluster weighs at most
@@ -21,21 +21,21 @@ dKaMinPar.  No worker ever holds the whole edge list:
    (:data:`HARD_SHRINK`), since each of its levels costs about as much as the finest.
    A coarse level with more than :data:`THIN_DEGREE` entries a node on average is
    thinned to about that many, keeping its expected weights
-   (:func:`~graphshard.pipeline.lp_thin.thin_level`): clustering, contraction and
+   (:func:`~graphshard.pipeline.lp.thin.thin_level`): clustering, contraction and
    refinement on it then cost in proportion to its nodes.
 3. **Partition** the coarsest graph in memory with ``run_method``, node weights = cluster
    weights (one column per balance constraint): by default METIS and KaMinPar, keeping
    the lower cut (:data:`INITIAL_METHODS`).  When
    coarsening stalls above ``coarse_entries`` (a power-law graph's core), the shard
    tasks thin it to its heaviest edges first
-   (:func:`~graphshard.pipeline.lp_shards.gather`), so the driver never holds more.
+   (:func:`~graphshard.pipeline.lp.shards.gather`), so the driver never holds more.
 4. **Uncoarsen**: project the parts to each finer level, rebalance if a part is over
    ``(1 + imbalance) * n / num_parts`` and refine by size-constrained label propagation
    (moves that strictly reduce the cut and keep every part within the limit), then by
    relaxed rounds in the spirit of Jet: positive-gain moves may overload a part's node
    count by ``RELAX`` of the average, a balancer moves the cheapest nodes back out, and
    the best balanced state is kept (plain constrained LP stalls once METIS has filled
-   the parts); see :mod:`~graphshard.pipeline.lp_refine`.  Every loop stops early:
+   the parts); see :mod:`~graphshard.pipeline.lp.refinement`.  Every loop stops early:
    label propagation once a round commits moves of fewer than ``REFINE_MIN_MOVED``
    (:data:`CLUSTER_MIN_MOVED`) of the nodes or, in refinement, gains less than
    ``REFINE_MIN_GAIN`` of the cut (times the level's share of the finest level's
@@ -56,7 +56,7 @@ row) and a few per-node arrays (4 bytes a node each: labels and weights are int3
 they fit); the driver holds per-node arrays, the moves of one round (sweep and rebalancing
 tasks return moves, not a value per row), and, at step 3, the coarsest graph.  On Ray the
 per-node arrays reach the actors as ``.npy`` files in the work directory, which they
-memory-map (:func:`~graphshard.pipeline.lp_exec.sharing_files`), so the driver's memory
+memory-map (:func:`~graphshard.pipeline.executor.sharing_files`), so the driver's memory
 holds no object-store copies of them.  Merged pieces are not deleted but kept in a
 scratch pool, and the next level's files are written over them in place
 (:mod:`graphshard._util.scratch`): fresh page-cache pages are what writing costs most on a
@@ -81,25 +81,25 @@ from pathlib import Path
 
 import numpy as np
 
-from .._util.files import warn_if_short_of_space
-from .._util.optional import is_installed
-from .._util.scratch import ScratchPool, make_work_dir, scratch_folder
-from ..errors import ValidationError
-from ..io.chunked import ChunkedMeta
-from ..partition.adjacency import Adjacency
-from ..partition.backends import adjacency_cut, max_part_weight
-from ..partition.balance import weight_sums
-from ..partition.methods import METHODS, MethodOptions, run_method
-from ..typing import IdArray
-from .lp_cluster import group_isolated, two_hop
-from .lp_exec import make_executor, sharing_files
-from .lp_levels import contract_level, level0_degrees, level0_from_chunks, type_offsets
-from .lp_refine import RELAX_COSTLY_SHARE, label_rounds
-from .lp_refine import refine as _refine
-from .lp_shards import ShardedGraph, gather, release_scratch
-from .lp_thin import thin_level
+from ..._util.files import warn_if_short_of_space
+from ..._util.optional import is_installed
+from ..._util.scratch import ScratchPool, make_work_dir, scratch_folder
+from ...errors import ValidationError
+from ...io.chunked import ChunkedMeta
+from ...partition.adjacency import Adjacency
+from ...partition.backends import adjacency_cut, max_part_weight
+from ...partition.balance import weight_sums
+from ...partition.methods import METHODS, MethodOptions, run_method
+from ...typing import IdArray
+from ..executor import make_executor, sharing_files
+from .clustering import group_isolated, two_hop
+from .levels import contract_level, level0_degrees, level0_from_chunks, type_offsets
+from .refinement import RELAX_COSTLY_SHARE, label_rounds
+from .refinement import refine as _refine
+from .shards import ShardedGraph, gather, release_scratch
+from .thin import thin_level
 
-__all__ = ["lp_assign"]
+__all__ = ["initial_partition", "lp_assign", "part_limit", "warm_up"]
 
 logger = logging.getLogger(__name__)
 
@@ -115,16 +115,11 @@ CLUSTER_MIN_MOVED = 0.01
 #: clustering leaves rows with more entries where they are (hubs; their leaves join them)
 CLUSTER_MAX_ROW = 1000
 #: most clustering rounds on a level with at least ``RELAX_COSTLY_SHARE`` of the finest
-#: level's entries, where a round costs about a sweep of the whole graph.  R-MAT, SBM
-#: and random-geometric 1M-node graphs: cut 0.96-1.12x of three rounds' (geometric mean
-#: 1.017x at k=4/8/64 with seed 0, 0.998x and 0.994x at k=8/64 with seeds 1 and 2;
-#: Walshaw graphs unchanged); 100M-edge R-MAT, k=16: a 0.08% lower cut for 7% less CPU
-#: time in the shard workers
+#: level's entries, where a round costs about a sweep of the whole graph: fewer rounds
+#: there save time for about the same cut (benchmarks/TUNING.md)
 CLUSTER_COSTLY_ROUNDS = 2
 #: most a level's average node weight may grow per coarsening step.  Gentle steps keep
-#: the structure that the initial partition and refinement need: 2 instead of 4 cut
-#: 0.93x the edges (geometric mean) of R-MAT, SBM and random-geometric 1M-node graphs,
-#: k=4/8/64, two seeds (RGG k=64: 0.71-0.77x), for 4% more time on a 100M-edge R-MAT
+#: the structure that the initial partition and refinement need (benchmarks/TUNING.md)
 SHRINK = 2
 #: ... and after a contraction that kept most entries (elasticity below HARD_ELASTICITY):
 #: there each level costs about as much as the finest, so fewer levels pay
@@ -135,21 +130,19 @@ HARD_ELASTICITY = 0.5
 MIN_ELASTICITY = 0.25
 _STALL = 0.95  # stop coarsening when a level keeps more than this fraction of its nodes
 #: coarse levels denser than this (entries a node) are thinned to it, unbiased
-#: (:func:`~graphshard.pipeline.lp_thin.thin_level`): power-law graphs keep most entries
+#: (:func:`~graphshard.pipeline.lp.thin.thin_level`): power-law graphs keep most entries
 #: on their first coarse levels, which then cost as much as the finest.  The price is
-#: some cut: clustering and refinement on a thinned level follow the sample (R-MAT,
-#: k=16: 100M edges 0.79x the time for a 0.2% larger cut, 10M edges 2% larger)
+#: some cut: clustering and refinement on a thinned level follow the sample (benchmarks/TUNING.md)
 THIN_DEGREE = 32
 #: in-memory methods tried on the coarsest graph; the lowest cut within the balance limit
 #: is kept.  A method not installed, or one that cannot balance several columns when
 #: there are several (``balance_edges``), is skipped; each runs on one thread, so the
-#: result stays reproducible.  Final cut with this pair vs METIS alone, 1M-node graphs,
-#: k=4/8/64, seeds 0 and 1: RGG 0.78-0.84x, R-MAT 0.93-1.0x, SBM 1.0x but k=4 1.08x and
-#: 1.15x (KaMinPar's coarse cut was the lower, its refined cut the higher)
+#: result stays reproducible.  The pair cuts fewer edges than METIS alone on most graphs
+#: (benchmarks/TUNING.md)
 INITIAL_METHODS = ("metis", "kaminpar")
 #: scratch bytes a run writes per input edge, at its peak (level 1's pieces beside level
-#: 0's shards): 6.4 GB measured for a 100M-edge R-MAT, k=16.  A warning below this much
-#: free space in the work folder
+#: 0's shards; measured: benchmarks/TUNING.md).  A warning below this much free space
+#: in the work folder
 SCRATCH_BYTES_PER_EDGE = 64
 
 
@@ -344,7 +337,8 @@ def lp_assign(meta: ChunkedMeta, num_parts: int, *, imbalance: float = 0.03, see
     t0 = time.perf_counter()
     with ThreadPoolExecutor(1) as first_pass:  # the degrees are counted while Ray starts
         degrees = first_pass.submit(level0_degrees, meta)
-        ex = make_executor(workers, use_ray, address)
+        ex = make_executor(num_workers=workers, use_ray=use_ray, address=address,
+                           actors=True, warm=warm_up)
     tmp = scratch_folder(work_dir, "lp")  # also removes those of killed runs
     try:
         pool = ScratchPool(tmp / "free" if scratch_pool is None else scratch_pool)
@@ -502,3 +496,32 @@ def _multilevel(levels: list[ShardedGraph], ex, k: int, imbalance: float, seed: 
         logger.warning("lp: parts weigh up to %s, over the limits %s", heaviest.tolist(),
                        max_part.tolist())
     return parts
+
+
+def warm_up() -> float:
+    """Run :func:`lp_assign` in-process on a tiny graph, so that this process has imported
+    the pipeline and loaded (or compiled) every kernel it calls: what each Ray actor of
+    :class:`~graphshard.pipeline.executor.RayActorExecutor` runs as it starts.
+
+    The in-process executor hands tasks read-only arrays, as Ray does, so the kernels are
+    specialised exactly as the shard tasks of a real run will call them.
+
+    Returns:
+        Seconds spent.
+
+    Example:
+        >>> warm_up() >= 0
+        True
+    """
+    from ...graph import graph
+    from ...io.chunked import load_chunked_meta, write_chunked
+
+    t = time.perf_counter()
+    n = 64
+    src = np.concatenate([np.arange(n), np.arange(0, n, 4)])
+    dst = np.concatenate([(np.arange(n) + 1) % n, (np.arange(0, n, 4) + n // 2) % n])
+    with tempfile.TemporaryDirectory(prefix="graphshard-warm-") as d:
+        write_chunked(graph((src, dst), num_nodes=n), d, 2)
+        lp_assign(load_chunked_meta(d), 2, coarse_nodes=8, max_task_entries=64,
+                  lp_rounds=1, refine_rounds=1, workers=1, work_dir=d)
+    return time.perf_counter() - t
