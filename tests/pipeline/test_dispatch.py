@@ -312,7 +312,7 @@ def test_a_finished_assignment_is_reused_while_it_matches(cora, tmp_path, monkey
     import graphshard.pipeline.run as run_module
 
     gs.io.write_chunked(cora, tmp_path / "chunked", 3)
-    opts = {"seed": 2, "balance_edges": True, "workers": 1}
+    opts = {"seed": 2, "balance_edges": True, "num_workers": 1}
     first = run_pipeline(tmp_path / "chunked", 4, tmp_path / "out", method="lp",
                          assign_options=opts)
     calls = []
@@ -320,7 +320,8 @@ def test_a_finished_assignment_is_reused_while_it_matches(cora, tmp_path, monkey
     monkeypatch.setattr(run_module, "assign",
                         lambda *a, **k: calls.append(k) or real_assign(*a, **k))
     again = run_pipeline(tmp_path / "chunked", 4, tmp_path / "out", method="lp",
-                         assign_options={**opts, "workers": 2}, dispatch_options={"num_hops": 2})
+                         assign_options={**opts, "num_workers": 2},
+                         dispatch_options={"num_hops": 2})
     assert calls == [] and again.assignment.seconds == 0.0  # reused: workers change nothing
     assert again.assignment.part_sizes == first.assignment.part_sizes
     assert json.loads(again.partitions.config_path.read_text())["halo_hops"] == 2

@@ -243,7 +243,7 @@ def test_lp_on_ray_actors_equals_in_process(pool, tmp_path, k):
     meta = load_chunked_meta(tmp_path / "chunked")
     opts = {"coarse_nodes": 200, "max_task_entries": 12000, "lp_rounds": 2,
             "refine_rounds": 2, "seed": 4}
-    local = lp_assign(meta, k, workers=2, **opts)["_N"]
+    local = lp_assign(meta, k, num_workers=2, **opts)["_N"]
     remote = lp_assign(meta, k, use_ray=True, **opts)["_N"]
     np.testing.assert_array_equal(local, remote)
     assert np.bincount(local, minlength=k).min() > 0

@@ -2,6 +2,7 @@
 
 - :mod:`~graphshard.pipeline.lp.driver`: :func:`lp_assign`, the multilevel loop, the
   initial partition of the coarsest graph;
+- :mod:`~graphshard.pipeline.lp.params`: :class:`LpParams`, its options and tuned constants;
 - :mod:`~graphshard.pipeline.lp.levels`: building level 0 from the edge chunks and the
   coarse levels by contraction;
 - :mod:`~graphshard.pipeline.lp.shards`: the sharded CSR levels and their shard tasks;
@@ -18,5 +19,6 @@ Example:
 """
 
 from .driver import lp_assign, warm_up
+from .params import LpParams
 
-__all__ = ["lp_assign", "warm_up"]
+__all__ = ["LpParams", "lp_assign", "warm_up"]

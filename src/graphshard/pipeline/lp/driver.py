@@ -8,9 +8,9 @@ dKaMinPar.  No worker ever holds the whole edge list:
    ``max_task_entries`` entries each, stored as ``.npy`` files in a work directory.
 2. **Coarsen**: size-constrained label-propagation clustering (each cluster weighs at most
    ``imbalance * n / num_parts``), one task per shard per sub-round (rows with more than
-   :data:`CLUSTER_MAX_ROW` entries, a power-law graph's hubs, stay put: their leaves join
+   ``LpParams.cluster_max_row`` entries, a power-law graph's hubs, stay put: their leaves join
    them, and the sweeps skip half of R-MAT's entries; levels that cost about a sweep of
-   the whole graph get at most :data:`CLUSTER_COSTLY_ROUNDS` rounds); contract the clusters
+   the whole graph get at most ``cluster_costly_rounds`` rounds); contract the clusters
    into a coarse weighted graph by streaming shards into pieces again.  Nodes left alone
    because their favourite cluster was full are first grouped by that favourite (two-hop
    clustering: a hub's leaves merge, and so do their parallel edges to it).  Repeat until
@@ -18,14 +18,14 @@ dKaMinPar.  No worker ever holds the whole edge list:
    Each level aims at the node count where the entries would fit, extrapolated from how
    the last contraction shrank them (:func:`_elasticity`): a power-law graph keeps most
    of its entries when its nodes merge, so it coarsens in fewer, harder steps
-   (:data:`HARD_SHRINK`), since each of its levels costs about as much as the finest.
-   A coarse level with more than :data:`THIN_DEGREE` entries a node on average is
+   (``hard_shrink``), since each of its levels costs about as much as the finest.
+   A coarse level with more than ``thin_degree`` entries a node on average is
    thinned to about that many, keeping its expected weights
    (:func:`~graphshard.pipeline.lp.thin.thin_level`): clustering, contraction and
    refinement on it then cost in proportion to its nodes.
 3. **Partition** the coarsest graph in memory with ``run_method``, node weights = cluster
    weights (one column per balance constraint): by default METIS and KaMinPar, keeping
-   the lower cut (:data:`INITIAL_METHODS`).  When
+   the lower cut (``LpParams.method``).  When
    coarsening stalls above ``coarse_entries`` (a power-law graph's core), the shard
    tasks thin it to its heaviest edges first
    (:func:`~graphshard.pipeline.lp.shards.gather`), so the driver never holds more.
@@ -37,7 +37,7 @@ dKaMinPar.  No worker ever holds the whole edge list:
    the best balanced state is kept (plain constrained LP stalls once METIS has filled
    the parts); see :mod:`~graphshard.pipeline.lp.refinement`.  Every loop stops early:
    label propagation once a round commits moves of fewer than ``REFINE_MIN_MOVED``
-   (:data:`CLUSTER_MIN_MOVED`) of the nodes or, in refinement, gains less than
+   (``cluster_min_moved``) of the nodes or, in refinement, gains less than
    ``REFINE_MIN_GAIN`` of the cut (times the level's share of the finest level's
    entries: rounds on small levels are cheap); relaxed rounds once one gains less than
    ``RELAX_MIN_GAIN`` of the cut.  On the costly levels (``RELAX_COSTLY_SHARE`` of the
@@ -61,7 +61,7 @@ holds no object-store copies of them.  Merged pieces are not deleted but kept in
 scratch pool, and the next level's files are written over them in place
 (:mod:`graphshard._util.scratch`): fresh page-cache pages are what writing costs most on a
 VM.  The result depends on ``seed`` and on the shard
-layout (``max_task_entries``), never on how the input is chunked, on ``workers``, or on
+layout (``max_task_entries``), never on how the input is chunked, on ``num_workers``, or on
 ``use_ray``: every random choice is a keyed hash of (seed, node, step).
 """
 
@@ -78,6 +78,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -91,98 +92,42 @@ from ...partition.backends import adjacency_cut, max_part_weight
 from ...partition.balance import weight_sums
 from ...partition.methods import METHODS, MethodOptions, run_method
 from ...typing import IdArray
-from ..executor import make_executor, sharing_files
+from ..executor import Executor, make_executor, sharing_files
 from .clustering import group_isolated, two_hop
 from .levels import contract_level, level0_degrees, level0_from_chunks, type_offsets
+from .params import LpParams
 from .refinement import RELAX_COSTLY_SHARE, label_rounds
 from .refinement import refine as _refine
 from .shards import ShardedGraph, gather, release_scratch
 from .thin import thin_level
 
-__all__ = ["initial_partition", "lp_assign", "part_limit", "warm_up"]
+__all__ = ["LpParams", "initial_partition", "lp_assign", "part_limit", "warm_up"]
 
 logger = logging.getLogger(__name__)
 
-#: default entries per shard task (16 bytes an entry: 64 MiB of edges per task)
-DEFAULT_TASK_ENTRIES = 1 << 22
-#: default entry limit of the coarsest graph, partitioned on one worker
-DEFAULT_COARSE_ENTRIES = 1 << 22
-_MAX_LEVELS = 30
-#: clustering scores a cluster by connection / weight ** CLUSTER_NORM
-CLUSTER_NORM = 0.0
-#: clustering stops after a round that moves fewer than this fraction of the nodes
-CLUSTER_MIN_MOVED = 0.01
-#: clustering leaves rows with more entries where they are (hubs; their leaves join them)
-CLUSTER_MAX_ROW = 1000
-#: most clustering rounds on a level with at least ``RELAX_COSTLY_SHARE`` of the finest
-#: level's entries, where a round costs about a sweep of the whole graph: fewer rounds
-#: there save time for about the same cut (benchmarks/TUNING.md)
-CLUSTER_COSTLY_ROUNDS = 2
-#: most a level's average node weight may grow per coarsening step.  Gentle steps keep
-#: the structure that the initial partition and refinement need (benchmarks/TUNING.md)
-SHRINK = 2
-#: ... and after a contraction that kept most entries (elasticity below HARD_ELASTICITY):
-#: there each level costs about as much as the finest, so fewer levels pay
-HARD_SHRINK = 16
-HARD_ELASTICITY = 0.5
-#: floor of the entries-per-nodes shrink exponent used to aim the coarsening (power-law
-#: graphs keep most entries when their nodes merge; aiming by nodes alone over-levels them)
-MIN_ELASTICITY = 0.25
-_STALL = 0.95  # stop coarsening when a level keeps more than this fraction of its nodes
-#: coarse levels denser than this (entries a node) are thinned to it, unbiased
-#: (:func:`~graphshard.pipeline.lp.thin.thin_level`): power-law graphs keep most entries
-#: on their first coarse levels, which then cost as much as the finest.  The price is
-#: some cut: clustering and refinement on a thinned level follow the sample (benchmarks/TUNING.md)
-THIN_DEGREE = 32
-#: in-memory methods tried on the coarsest graph; the lowest cut within the balance limit
-#: is kept.  A method not installed, or one that cannot balance several columns when
-#: there are several (``balance_edges``), is skipped; each runs on one thread, so the
-#: result stays reproducible.  The pair cuts fewer edges than METIS alone on most graphs
-#: (benchmarks/TUNING.md)
-INITIAL_METHODS = ("metis", "kaminpar")
-#: scratch bytes a run writes per input edge, at its peak (level 1's pieces beside level
-#: 0's shards; measured: benchmarks/TUNING.md).  A warning below this much free space
-#: in the work folder
-SCRATCH_BYTES_PER_EDGE = 64
-
-
-def _check(meta: ChunkedMeta, num_parts: int, imbalance: float,
-           method: str | Sequence[str], *,
-           max_task_entries: int, coarse_entries: int, lp_rounds: int, refine_rounds: int,
-           workers: int | None) -> None:
+def _check(meta: ChunkedMeta, num_parts: int, num_workers: int | None) -> None:
+    """The arguments of :func:`lp_assign` that :class:`LpParams` does not check."""
     if not isinstance(meta, ChunkedMeta):
         raise ValidationError(f"lp_assign needs a ChunkedMeta (load_chunked_meta(dir)), got "
                               f"{type(meta).__name__}", field="meta")
     if not isinstance(num_parts, (int, np.integer)) or num_parts < 1:
         raise ValidationError(f"num_parts must be a positive integer, got {num_parts!r}",
                               field="num_parts", value=num_parts)
-    if not 0 <= imbalance < 1:
-        raise ValidationError(f"imbalance must be in [0, 1), got {imbalance}",
-                              field="imbalance", value=imbalance)
-    for name, value in (("max_task_entries", max_task_entries),
-                        ("coarse_entries", coarse_entries), ("lp_rounds", lp_rounds),
-                        ("refine_rounds", refine_rounds)):
-        if not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValidationError(f"{name} must be a positive integer, got {value!r}",
-                                  field=name, value=value)
-    if workers is not None and (not isinstance(workers, (int, np.integer)) or workers < 1):
-        raise ValidationError(f"workers must be a positive integer or None, got {workers!r}",
-                              field="workers", value=workers)
-    for name in [method] if isinstance(method, str) else method:
-        if name not in METHODS:
-            raise ValidationError(f"unknown initial partitioning method {name!r}; choose one "
-                                  f"of {sorted(METHODS)}", field="method", value=name)
+    if num_workers is not None and (not isinstance(num_workers, (int, np.integer))
+                                    or num_workers < 1):
+        raise ValidationError(f"num_workers must be a positive integer or None, got "
+                              f"{num_workers!r}", field="num_workers", value=num_workers)
 
 
-def _coarsen(level: ShardedGraph, ex, *, max_cluster: IdArray, seed: int, rounds: int,
-             depth: int) -> tuple[IdArray, int]:
+def _coarsen(level: ShardedGraph, ex: Executor, params: LpParams, *, max_cluster: IdArray,
+             rounds: int, depth: int) -> tuple[IdArray, int]:
     """Cluster ``level`` (``max_cluster``: a cluster's weight limit per constraint);
     returns (fine node -> coarse ID, number of clusters)."""
     labels = np.arange(level.num_nodes, dtype=_label_dtype(level.num_nodes))
     labels, _, _ = label_rounds(level, ex, labels, level.node_weights.copy(), max_cluster,
-                                seed=seed, step0=depth * 1000, rounds=rounds,
-                                strict=False, min_moved=CLUSTER_MIN_MOVED,
-                                norm=CLUSTER_NORM, max_row=CLUSTER_MAX_ROW)
+                                seed=params.seed, step0=depth * 1000, rounds=rounds,
+                                strict=False, min_moved=params.cluster_min_moved,
+                                norm=params.cluster_norm, max_row=params.cluster_max_row)
     labels = two_hop(labels, level, ex, max_cluster)
     labels = group_isolated(labels, level, int(max_cluster[0]))
     used = np.zeros(len(labels) + 1, dtype=labels.dtype)  # labels are node IDs
@@ -221,9 +166,10 @@ def _cluster_cap(total_w: int, num_nodes: int, target: float, max_cluster: int,
     return int(max(2, min(max_cluster, math.ceil(want))))
 
 
-def _elasticity(levels: list[ShardedGraph], contracted: int | None = None) -> float:
+def _elasticity(levels: list[ShardedGraph], contracted: int | None = None,
+                floor: float = LpParams.min_elasticity) -> float:
     """How the entries shrank with the nodes on the last contraction: ``log(entry ratio) /
-    log(node ratio)``, clipped to ``[MIN_ELASTICITY, 1]`` (1 before the first).  Meshes
+    log(node ratio)``, clipped to ``[floor, 1]`` (1 before the first).  Meshes
     keep about 1; power-law graphs, whose hubs keep most entries, near 0.
     ``contracted``: the last level's entries before thinning (default: as stored).
 
@@ -242,7 +188,7 @@ def _elasticity(levels: list[ShardedGraph], contracted: int | None = None) -> fl
         max(1, f.num_entries)
     if not 0 < shrink_n < 1:
         return 1.0
-    return min(1.0, max(MIN_ELASTICITY, math.log(shrink_e) / math.log(shrink_n)))
+    return min(1.0, max(floor, math.log(shrink_e) / math.log(shrink_n)))
 
 
 def _node_target(g: ShardedGraph, coarse_entries: int, elasticity: float) -> float:
@@ -260,15 +206,11 @@ def _node_target(g: ShardedGraph, coarse_entries: int, elasticity: float) -> flo
     return g.num_nodes * ratio ** (1.0 / elasticity)
 
 
-def lp_assign(meta: ChunkedMeta, num_parts: int, *, imbalance: float = 0.03, seed: int = 0,
-              coarse_nodes: int | None = None, lp_rounds: int = 3, refine_rounds: int = 4,
-              workers: int | None = None, use_ray: bool = False,
-              method: str | Sequence[str] = INITIAL_METHODS,
-              max_task_entries: int = DEFAULT_TASK_ENTRIES,
-              coarse_entries: int = DEFAULT_COARSE_ENTRIES,
-              work_dir: str | Path | None = None,
-              address: str | None = None, balance_edges: bool = False,
-              scratch_pool: str | Path | None = None) -> dict[str, np.ndarray]:
+def lp_assign(meta: ChunkedMeta, num_parts: int, params: LpParams | None = None, *,
+              num_workers: int | None = None, use_ray: bool = False,
+              address: str | None = None, work_dir: str | Path | None = None,
+              scratch_pool: str | Path | None = None,
+              **options: Any) -> dict[str, np.ndarray]:
     """Assign every node of a chunked graph to one of ``num_parts`` parts, out of core.
 
     The graph is treated as undirected (both directions of every edge, all edge types
@@ -284,36 +226,30 @@ def lp_assign(meta: ChunkedMeta, num_parts: int, *, imbalance: float = 0.03, see
     Args:
         meta: The chunked graph (:func:`graphshard.io.chunked.load_chunked_meta`).
         num_parts: Number of parts.
-        imbalance: Allowed imbalance of the node counts.
-        seed: Seed of every random choice; same seed, same result.
-        coarse_nodes: Coarsen until at most this many nodes remain (besides the entry
-            limit ``coarse_entries``); ``None``: coarsen only until the graph fits.
-        lp_rounds: Clustering rounds per level (at most :data:`CLUSTER_COSTLY_ROUNDS`
-            on the levels that cost about a sweep of the whole graph).
-        refine_rounds: Refinement rounds per level.
-        workers: Concurrent tasks (threads in-process, default all cores; Ray: default
-            all CPUs of the cluster).
-        use_ray: Run shard tasks as Ray tasks (``ray.init()`` unless Ray is running); the
-            work directory must then be visible to every Ray worker.
-        method: ``run_method`` backend for the coarsest graph (node-weighted), or several:
-            the lowest cut within the balance limit is kept (:data:`INITIAL_METHODS`).
-        max_task_entries: Edge entries per shard task: the per-task memory knob.
-        coarse_entries: Largest coarsest graph (entries) partitioned on one worker.
+        params: What decides the result: balance, seed, rounds, the shard layout, the
+            initial methods and the tuned constants (:class:`LpParams`; default: its
+            defaults).
+        num_workers: Concurrent tasks (threads in-process, default all cores; Ray actors,
+            default all CPUs of the cluster).  The result does not depend on it.
+        use_ray: Run shard tasks on Ray actors (``ray.init()`` unless Ray is running);
+            the work directory must then be visible to every Ray worker.
+        address: Ray cluster to join (implies ``use_ray``), e.g. ``"auto"``.
         work_dir: Parent folder of the temporary shard files (default: the system's;
             created when missing).
-        address: Ray cluster to join (implies ``use_ray``), e.g. ``"auto"``.
-        balance_edges: Balance in-edges per part as well as nodes (see above).
         scratch_pool: A :class:`~graphshard._util.scratch.ScratchPool` folder on the file
             system of ``work_dir``: freed scratch files are kept there for later ones to
             be written over, and at the end every scratch file is left there for the
             next step (``graphshard pipeline`` hands them to dispatch); the caller
             removes it.  None: a pool of this run's own, removed with its scratch.
+        **options: Fields of :class:`LpParams` replacing those of ``params``, e.g.
+            ``seed=7, coarse_nodes=300``.
 
     Returns:
         Node type -> int64 part of every node of that type, in per-type ID order.
 
     Raises:
-        ValidationError: a bad ``num_parts``, ``imbalance`` or ``method``.
+        ValidationError: a bad ``num_parts``, ``num_workers`` or option (an
+            :class:`LpParams` field out of range, an unknown ``method`` or option name).
         FormatError: a malformed chunk file (from the reader).
 
     Example:
@@ -326,25 +262,24 @@ def lp_assign(meta: ChunkedMeta, num_parts: int, *, imbalance: float = 0.03, see
         >>> np.bincount(parts).tolist(), int((parts[src] != parts[dst]).sum())
         ([20, 20], 2)
     """
-    _check(meta, num_parts, imbalance, method, max_task_entries=max_task_entries,
-           coarse_entries=coarse_entries, lp_rounds=lp_rounds, refine_rounds=refine_rounds,
-           workers=workers)
+    _check(meta, num_parts, num_workers)
+    params = LpParams.with_options(params, options)
     if work_dir is not None:
         make_work_dir(work_dir)
     warn_if_short_of_space(work_dir or tempfile.gettempdir(),
-                           SCRATCH_BYTES_PER_EDGE * sum(meta.num_edges.values()),
+                           params.scratch_bytes_per_edge * sum(meta.num_edges.values()),
                            "lp's scratch", "choose another disk with work_dir / --work-dir")
     t0 = time.perf_counter()
     with ThreadPoolExecutor(1) as first_pass:  # the degrees are counted while Ray starts
         degrees = first_pass.submit(level0_degrees, meta)
-        ex = make_executor(num_workers=workers, use_ray=use_ray, address=address,
+        ex = make_executor(num_workers=num_workers, use_ray=use_ray, address=address,
                            actors=True, warm=warm_up)
     tmp = scratch_folder(work_dir, "lp")  # also removes those of killed runs
     try:
         pool = ScratchPool(tmp / "free" if scratch_pool is None else scratch_pool)
         with sharing_files(ex, tmp / "shared"):
-            levels = [level0_from_chunks(meta, tmp / "level0", max_task_entries, ex,
-                                         edge_weighted=balance_edges, pool=pool,
+            levels = [level0_from_chunks(meta, tmp / "level0", params.max_task_entries, ex,
+                                         edge_weighted=params.balance_edges, pool=pool,
                                          degrees=degrees.result())]
             del degrees
             n = levels[0].num_nodes
@@ -352,9 +287,8 @@ def lp_assign(meta: ChunkedMeta, num_parts: int, *, imbalance: float = 0.03, see
             if num_parts == 1 or n == 0:
                 parts = np.zeros(n, dtype=np.int64)
             else:
-                parts = _multilevel(levels, ex, num_parts, imbalance, seed, coarse_nodes,
-                                    coarse_entries, lp_rounds, refine_rounds, method,
-                                    max_task_entries, tmp, workers, pool)
+                threads = params.initial_threads or num_workers
+                parts = _multilevel(levels, ex, num_parts, params, tmp, pool, threads)
     finally:  # the work directory goes while Ray shuts down
         if scratch_pool is not None:  # its files, but the small ones, go to the next step
             ex.close()
@@ -429,10 +363,12 @@ def initial_partition(adj: Adjacency, k: int, methods: Sequence[str], options: M
     return best[1], best[2]
 
 
-def _multilevel(levels: list[ShardedGraph], ex, k: int, imbalance: float, seed: int,
-                coarse_nodes: int | None, coarse_entries: int, lp_rounds: int,
-                refine_rounds: int, method: str | Sequence[str], budget: int, tmp: Path,
-                workers: int | None, pool: ScratchPool) -> IdArray:
+def _multilevel(levels: list[ShardedGraph], ex: Executor, k: int, params: LpParams,
+                tmp: Path, pool: ScratchPool, threads: int | None) -> IdArray:
+    """Coarsen ``levels[0]``, partition the coarsest level (``threads``: of a single
+    initial method), then project and refine back up; the parts of level 0."""
+    imbalance, seed, coarse_nodes = params.imbalance, params.seed, params.coarse_nodes
+    coarse_entries = params.coarse_entries
     totals = levels[0].node_weights.sum(axis=0)
     total_w = int(totals[0])
     max_part = part_limit(levels[0].node_weights, k, imbalance)
@@ -440,29 +376,32 @@ def _multilevel(levels: list[ShardedGraph], ex, k: int, imbalance: float, seed: 
     other_caps = [max(1, int(imbalance * t / k)) for t in totals[1:]]
     maps: list[IdArray] = []
     contracted = None  # the last level's entries before thinning
-    while len(levels) <= _MAX_LEVELS:
+    while len(levels) <= params.max_levels:
         g = levels[-1]
         if g.num_entries <= coarse_entries and (coarse_nodes is None
                                                 or g.num_nodes <= coarse_nodes):
             break
         t = time.perf_counter()
-        elasticity = _elasticity(levels, contracted)
+        elasticity = _elasticity(levels, contracted, params.min_elasticity)
         target = coarse_nodes if coarse_nodes is not None else \
             _node_target(g, coarse_entries, elasticity)
-        shrink = SHRINK if elasticity >= HARD_ELASTICITY else HARD_SHRINK
+        shrink = params.shrink if elasticity >= params.hard_elasticity \
+            else params.hard_shrink
         cap = np.array([_cluster_cap(total_w, g.num_nodes, target, max_cluster, shrink),
                         *other_caps], dtype=np.int64)
         costly = g.num_entries >= RELAX_COSTLY_SHARE * levels[0].num_entries
-        clusters, nc = _coarsen(g, ex, max_cluster=cap, seed=seed, depth=len(levels),
-                                rounds=min(lp_rounds, CLUSTER_COSTLY_ROUNDS) if costly
-                                else lp_rounds)
-        if nc > _STALL * g.num_nodes:
+        rounds = min(params.lp_rounds, params.cluster_costly_rounds) if costly \
+            else params.lp_rounds
+        clusters, nc = _coarsen(g, ex, params, max_cluster=cap, depth=len(levels),
+                                rounds=rounds)
+        if nc > params.stall * g.num_nodes:
             logger.info("lp: coarsening stalled at %d nodes", g.num_nodes)
             break
-        coarse = contract_level(g, clusters, nc, tmp / f"level{len(levels)}", budget, ex,
-                                pool)
+        coarse = contract_level(g, clusters, nc, tmp / f"level{len(levels)}",
+                                params.max_task_entries, ex, pool)
         contracted = coarse.num_entries
-        levels.append(thin_level(coarse, ex, THIN_DEGREE, seed=seed + 7919 * len(levels)))
+        levels.append(thin_level(coarse, ex, params.thin_degree,
+                                 seed=seed + 7919 * len(levels)))
         maps.append(clusters)
         logger.info("lp: level %d %r in %.1fs", len(levels) - 1, levels[-1],
                     time.perf_counter() - t)
@@ -471,8 +410,9 @@ def _multilevel(levels: list[ShardedGraph], ex, k: int, imbalance: float, seed: 
     if coarsest.num_entries > coarse_entries:
         logger.info("lp: the coarsest level keeps %d entries (> coarse_entries %d): "
                     "partitioning its heaviest edges", coarsest.num_entries, coarse_entries)
-    options = MethodOptions(imbalance=imbalance, seed=seed, threads=workers)
+    options = MethodOptions(imbalance=imbalance, seed=seed, threads=threads)
     adj = gather(coarsest, ex, coarse_entries, seed)
+    method = params.method
     if isinstance(method, str):
         parts, chosen = run_method(adj, k, method, options), method
     else:
@@ -488,7 +428,7 @@ def _multilevel(levels: list[ShardedGraph], ex, k: int, imbalance: float, seed: 
         if depth < len(levels) - 1:
             parts = parts[maps[depth]]
         parts, gain, decay = _refine(g, ex, parts, k, max_part, seed=seed, depth=depth,
-                                     rounds=refine_rounds,
+                                     rounds=params.refine_rounds,
                                      work_share=g.num_entries / max(1, levels[0].num_entries),
                                      coarser_gain=gain, coarser_decay=decay)
     heaviest = weight_sums(parts, levels[0].node_weights, k).max(axis=0)
@@ -523,5 +463,5 @@ def warm_up() -> float:
     with tempfile.TemporaryDirectory(prefix="graphshard-warm-") as d:
         write_chunked(graph((src, dst), num_nodes=n), d, 2)
         lp_assign(load_chunked_meta(d), 2, coarse_nodes=8, max_task_entries=64,
-                  lp_rounds=1, refine_rounds=1, workers=1, work_dir=d)
+                  lp_rounds=1, refine_rounds=1, num_workers=1, work_dir=d)
     return time.perf_counter() - t
