@@ -146,8 +146,7 @@ def refine(g: ShardedGraph, ex: Executor, parts: IdArray, k: int, max_part: IdAr
     the next coarser level gained at least :data:`RELAX_PREDICT_GAIN` of its cut
     (``coarser_gain``), and the strict rounds stop once the next is predicted to gain
     too little: its gain taken as the last round's times ``coarser_decay``, the ratio
-    of the next coarser level's second to first round (100M R-MAT: 0.03, where the
-    finest level's second round, 2.4 s, gained 0.03% of the cut).
+    of the next coarser level's second to first round (figures: benchmarks/TUNING.md).
 
     Returns ``(parts, gain, decay)``: ``gain`` is the fraction of the cut that the
     relaxed rounds removed (0 when they did not run), ``decay`` this level's ratio of

@@ -161,8 +161,8 @@ def lp_sweep(indptr, indices, weights, lo, labels, node_w, label_w, max_w, seed,
             ``live`` and ``lw`` are left equal to ``labels`` and
             ``label_w`` (the changes are undone at the end).
         max_row: rows with more entries stay where they are (0: no limit).  Clustering
-            leaves the hubs of a power-law graph alone: in R-MAT, the 0.5% of the rows
-            with over 1000 entries hold half of them, and the leaves still join the hubs.
+            leaves the hubs of a power-law graph alone: a few rows hold most entries
+            (benchmarks/TUNING.md), and the leaves still join the hubs.
         table_row: with at least :data:`FAR_LABELS` labels, rows of at most this many
             entries are rated in a small hash table (:data:`TABLE_ROW`; 0: none).
         fresh: copy ``labels`` and ``label_w`` into ``live`` and ``lw`` first; False when
@@ -179,7 +179,7 @@ def lp_sweep(indptr, indices, weights, lo, labels, node_w, label_w, max_w, seed,
     ncon = max_w.shape[0]
     # the shard's own rows and the label weights change live, in scratch copies of the
     # snapshot (unless they hold it already), copied as flat loops (numba's 2-D slice
-    # assignment runs at a third of the speed: 55 ms a task at 8M nodes)
+    # assignment is slower: benchmarks/TUNING.md)
     if fresh:
         _copy_flat(live, labels)
         _copy_flat(lw, label_w)
