@@ -15,7 +15,7 @@ from graphshard.partition.adjacency import symmetric_adjacency
 from graphshard.partition.backends import adjacency_cut, max_part_weight
 from graphshard.partition.balance import commit_moves, needed_moves
 from graphshard.partition.methods import MethodOptions, run_method
-from graphshard.pipeline.lp import LpParams, lp_assign
+from graphshard.pipeline.lp import LpParams, clustering, lp_assign
 from graphshard.pipeline.lp import driver as lp_mod
 from graphshard.pipeline.lp import shards as lp_shards
 from graphshard.pipeline.lp.shards import gather
@@ -332,10 +332,10 @@ def test_coarsening_aims_lower_when_entries_do_not_shrink():
 
     mesh = [level(1000, 6), level(250, 6)]       # entries shrank with the nodes
     power = [level(1000, 6), level(250, 22)]     # nodes / 4, entries barely moved
-    assert lp_mod._elasticity(mesh) == 1.0
-    assert lp_mod._elasticity(power) < LpParams().hard_elasticity
-    t_mesh = lp_mod._node_target(mesh[-1], 1000, lp_mod._elasticity(mesh))
-    t_power = lp_mod._node_target(power[-1], 1000, lp_mod._elasticity(power))
+    assert clustering.entry_elasticity(mesh) == 1.0
+    assert clustering.entry_elasticity(power) < LpParams().hard_elasticity
+    t_mesh = clustering.node_target(mesh[-1], 1000, clustering.entry_elasticity(mesh))
+    t_power = clustering.node_target(power[-1], 1000, clustering.entry_elasticity(power))
     assert t_power < t_mesh < 250
 
 
@@ -493,14 +493,14 @@ def test_costly_levels_get_fewer_clustering_rounds(sbm, tmp_path, monkeypatch):
     entries (a round there costs about a sweep of the graph) is capped at
     ``LpParams.cluster_costly_rounds`` rounds; cheaper levels get all of ``lp_rounds``."""
     calls = []
-    real = lp_mod.label_rounds
+    real = clustering.label_rounds
 
     def rounds(level, *args, **kwargs):
         if not kwargs["strict"]:
             calls.append((level.num_entries, kwargs["rounds"]))
         return real(level, *args, **kwargs)
 
-    monkeypatch.setattr(lp_mod, "label_rounds", rounds)
+    monkeypatch.setattr(clustering, "label_rounds", rounds)
     lp_assign(_chunked(sbm, tmp_path, 4), 4, seed=0, lp_rounds=5, coarse_nodes=200,
               num_workers=1)
     finest = calls[0][0]

@@ -16,7 +16,8 @@ dKaMinPar.  No worker ever holds the whole edge list:
    clustering: a hub's leaves merge, and so do their parallel edges to it).  Repeat until
    the coarse graph fits one worker (``coarse_entries``, and ``coarse_nodes`` if given).
    Each level aims at the node count where the entries would fit, extrapolated from how
-   the last contraction shrank them (:func:`_elasticity`): a power-law graph keeps most
+   the last contraction shrank them
+   (:func:`~graphshard.pipeline.lp.clustering.entry_elasticity`): a power-law graph keeps most
    of its entries when its nodes merge, so it coarsens in fewer, harder steps
    (``hard_shrink``), since each of its levels costs about as much as the finest.
    A coarse level with more than ``thin_degree`` entries a node on average is
@@ -69,7 +70,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import math
 import shutil
 import tempfile
 import threading
@@ -93,10 +93,10 @@ from ...partition.balance import weight_sums
 from ...partition.methods import METHODS, MethodOptions, run_method
 from ...typing import IdArray
 from ..executor import Executor, make_executor, sharing_files
-from .clustering import group_isolated, two_hop
+from .clustering import cluster_cap, coarsen, entry_elasticity, label_dtype, node_target
 from .levels import contract_level, level0_degrees, level0_from_chunks, type_offsets
 from .params import LpParams
-from .refinement import RELAX_COSTLY_SHARE, label_rounds
+from .refinement import RELAX_COSTLY_SHARE
 from .refinement import refine as _refine
 from .shards import ShardedGraph, gather, release_scratch
 from .thin import thin_level
@@ -117,93 +117,6 @@ def _check(meta: ChunkedMeta, num_parts: int, num_workers: int | None) -> None:
                                     or num_workers < 1):
         raise ValidationError(f"num_workers must be a positive integer or None, got "
                               f"{num_workers!r}", field="num_workers", value=num_workers)
-
-
-def _coarsen(level: ShardedGraph, ex: Executor, params: LpParams, *, max_cluster: IdArray,
-             rounds: int, depth: int) -> tuple[IdArray, int]:
-    """Cluster ``level`` (``max_cluster``: a cluster's weight limit per constraint);
-    returns (fine node -> coarse ID, number of clusters)."""
-    labels = np.arange(level.num_nodes, dtype=_label_dtype(level.num_nodes))
-    labels, _, _ = label_rounds(level, ex, labels, level.node_weights.copy(), max_cluster,
-                                seed=params.seed, step0=depth * 1000, rounds=rounds,
-                                strict=False, min_moved=params.cluster_min_moved,
-                                norm=params.cluster_norm, max_row=params.cluster_max_row)
-    labels = two_hop(labels, level, ex, max_cluster)
-    labels = group_isolated(labels, level, int(max_cluster[0]))
-    used = np.zeros(len(labels) + 1, dtype=labels.dtype)  # labels are node IDs
-    used[1:][labels] = 1
-    np.cumsum(used, out=used)  # IDs of the used labels, in label order: O(n), no sort
-    return used[labels], int(used[-1])
-
-
-def _label_dtype(num_labels: int) -> type:
-    """The smallest signed integer type that holds ``num_labels`` labels: the driver's
-    per-node arrays shrink, and a sweep's random reads of its neighbours' parts (int8 for
-    up to 127 parts) hit the caches more often.
-
-    Example:
-        >>> [_label_dtype(n).__name__ for n in (16, 1000, 10**6)]
-        ['int8', 'int16', 'int32']
-    """
-    for t in (np.int8, np.int16, np.int32):
-        if num_labels <= np.iinfo(t).max:
-            return t
-    return np.int64
-
-
-def _cluster_cap(total_w: int, num_nodes: int, target: float, max_cluster: int,
-                 shrink: float) -> int:
-    """Cluster weight limit of one level: at most ``max_cluster`` (balance), and growing the
-    average node weight by at most ``shrink`` per level (gradual coarsening keeps the
-    structure that refinement on the way back up needs), but enough to reach ``target``.
-
-    Example:
-        >>> _cluster_cap(10**6, 10**6, 8000, 7500, 4), _cluster_cap(10**6, 10**5, 8000, 7500, 4)
-        (4, 40)
-    """
-    avg = total_w / max(1, num_nodes)
-    want = max(2 * avg, min(shrink * avg, 2 * total_w / max(1.0, target)))
-    return int(max(2, min(max_cluster, math.ceil(want))))
-
-
-def _elasticity(levels: list[ShardedGraph], contracted: int | None = None,
-                floor: float = LpParams.min_elasticity) -> float:
-    """How the entries shrank with the nodes on the last contraction: ``log(entry ratio) /
-    log(node ratio)``, clipped to ``[floor, 1]`` (1 before the first).  Meshes
-    keep about 1; power-law graphs, whose hubs keep most entries, near 0.
-    ``contracted``: the last level's entries before thinning (default: as stored).
-
-    Example:
-        >>> from pathlib import Path
-        >>> lv = [ShardedGraph(Path("."), np.array([0, n]), np.ones(n, np.int64),
-        ...                    np.full(n, d, np.int64)) for n, d in ((1000, 10), (250, 36))]
-        >>> _elasticity(lv[:1]), _elasticity(lv)
-        (1.0, 0.25)
-    """
-    if len(levels) < 2:
-        return 1.0
-    g, f = levels[-1], levels[-2]
-    shrink_n = g.num_nodes / max(1, f.num_nodes)
-    shrink_e = max(g.num_entries if contracted is None else contracted, 1) / \
-        max(1, f.num_entries)
-    if not 0 < shrink_n < 1:
-        return 1.0
-    return min(1.0, max(floor, math.log(shrink_e) / math.log(shrink_n)))
-
-
-def _node_target(g: ShardedGraph, coarse_entries: int, elasticity: float) -> float:
-    """Nodes at which level ``g``'s coarsening should fit ``coarse_entries``, if the entries
-    go on shrinking with the nodes as they did (``elasticity``, see :func:`_elasticity`).
-
-    Example:
-        >>> from pathlib import Path
-        >>> g = ShardedGraph(Path("."), np.array([0, 250]), np.ones(250, np.int64),
-        ...                  np.full(250, 36, np.int64))
-        >>> round(_node_target(g, 5000, 1.0)), round(_node_target(g, 5000, 0.25))
-        (139, 24)
-    """
-    ratio = min(1.0, coarse_entries / max(1, g.num_entries))
-    return g.num_nodes * ratio ** (1.0 / elasticity)
 
 
 def lp_assign(meta: ChunkedMeta, num_parts: int, params: LpParams | None = None, *,
@@ -382,17 +295,17 @@ def _multilevel(levels: list[ShardedGraph], ex: Executor, k: int, params: LpPara
                                                 or g.num_nodes <= coarse_nodes):
             break
         t = time.perf_counter()
-        elasticity = _elasticity(levels, contracted, params.min_elasticity)
+        elasticity = entry_elasticity(levels, contracted, params.min_elasticity)
         target = coarse_nodes if coarse_nodes is not None else \
-            _node_target(g, coarse_entries, elasticity)
+            node_target(g, coarse_entries, elasticity)
         shrink = params.shrink if elasticity >= params.hard_elasticity \
             else params.hard_shrink
-        cap = np.array([_cluster_cap(total_w, g.num_nodes, target, max_cluster, shrink),
+        cap = np.array([cluster_cap(total_w, g.num_nodes, target, max_cluster, shrink),
                         *other_caps], dtype=np.int64)
         costly = g.num_entries >= RELAX_COSTLY_SHARE * levels[0].num_entries
         rounds = min(params.lp_rounds, params.cluster_costly_rounds) if costly \
             else params.lp_rounds
-        clusters, nc = _coarsen(g, ex, params, max_cluster=cap, depth=len(levels),
+        clusters, nc = coarsen(g, ex, params, max_cluster=cap, depth=len(levels),
                                 rounds=rounds)
         if nc > params.stall * g.num_nodes:
             logger.info("lp: coarsening stalled at %d nodes", g.num_nodes)
@@ -418,7 +331,7 @@ def _multilevel(levels: list[ShardedGraph], ex: Executor, k: int, params: LpPara
     else:
         parts, chosen = initial_partition(adj, k, method, options, max_part)
     del adj
-    parts = parts.astype(_label_dtype(k))
+    parts = parts.astype(label_dtype(k))
     logger.info("lp: initial partition of %d nodes by %s in %.1fs", levels[-1].num_nodes,
                 chosen, time.perf_counter() - t)
     gain = 1.0  # what the relaxed rounds of the level above gained
