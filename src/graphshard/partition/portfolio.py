@@ -42,13 +42,10 @@ def quality_partition(adj: Adjacency, num_parts: int, options: MethodOptions) ->
     imbalance, then by portfolio order.  Reproducible for a seed with ``threads=1``
     (KaMinPar's parallel refinement is racy; the Mt-KaHyPar preset is deterministic).
 
-    Measured on the 18 Walshaw graphs of ``shared/data`` below 1M edges at k=2, eps=5%,
-    one thread: geometric mean of cut / best-known 1.021 (KaMinPar strong, 1 seed: 1.041;
-    Mt-KaHyPar DETERMINISTIC_QUALITY 1.049; QUALITY preset 1.038; METIS 1.20).  The
-    benchmark prints the full 19-graph table.  The non-reproducible alternative (Mt-KaHyPar
-    QUALITY + KaMinPar strong at 2 seeds each on 2 threads) is in benchmarks/TUNING.md.
-    Falls back to
-    whichever backend is installed, and to METIS for several balance constraints (logged).
+    On the Walshaw graphs it comes closer to the best-known cuts than any of its members
+    alone (figures and the non-reproducible alternative: benchmarks/TUNING.md).  Falls back
+    to whichever backend is installed, and to METIS for several balance constraints
+    (logged).
 
     Example:
         >>> from graphshard.partition.adjacency import symmetric_adjacency
