@@ -81,10 +81,10 @@ def child(args: argparse.Namespace) -> None:
     warm = tempfile.mkdtemp()
     src = np.arange(200)
     gs.io.write_chunked(gs.graph((src, (src + 1) % 200)), warm, 2)
-    lp_assign(load_chunked_meta(warm), 4, coarse_nodes=20, workers=args.workers)
+    lp_assign(load_chunked_meta(warm), 4, coarse_nodes=20, num_workers=args.workers)
     meta = load_chunked_meta(args.child)
     t = time.perf_counter()
-    parts = lp_assign(meta, args.k[0], coarse_nodes=args.coarse_nodes, workers=args.workers,
+    parts = lp_assign(meta, args.k[0], coarse_nodes=args.coarse_nodes, num_workers=args.workers,
                       seed=args.seed)
     sec = time.perf_counter() - t
     np.save(Path(args.child) / "parts.npy", np.concatenate(list(parts.values())))

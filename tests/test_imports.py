@@ -90,20 +90,12 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return result
 
 
-#: Circles still to be broken (issue 25); the list may only shrink.
-KNOWN_CIRCLES = [
-    ["graphshard.pipeline.lp", "graphshard.pipeline.lp_actors", "graphshard.pipeline.lp_exec",
-     "graphshard.pipeline.lp_levels", "graphshard.pipeline.lp_moves",
-     "graphshard.pipeline.lp_refine", "graphshard.pipeline.lp_thin"],
-]
-
-
 def test_no_import_circle():
     imports = _imports()
     graph = {m: {t for t, _ in found if t in imports and t != m} for m, found in imports.items()}
     # every import counts, at module level or inside a function (a lazy import still ties
     # the two modules together), except those under `if TYPE_CHECKING:`
-    assert sorted(_cycles(graph)) == KNOWN_CIRCLES
+    assert _cycles(graph) == []
 
 
 def test_no_package_reaches_into_another_packages_private_names():

@@ -262,7 +262,7 @@ def _assign_options(fn: Any) -> Any:
     options = [
         click.option("--seed", type=int, default=0, show_default=True),
         click.option("--imbalance", type=float, default=0.03, show_default=True),
-        click.option("--workers", type=click.IntRange(min=1),
+        click.option("--workers", "num_workers", type=click.IntRange(min=1),
                      help="lp: concurrent shard tasks (default: all cores, or all Ray CPUs)."),
         click.option("--max-task-entries", type=click.IntRange(min=1), metavar="N",
                      help="lp: edge entries per shard task, the per-task memory knob (16 "

@@ -12,7 +12,7 @@ import pytest
 
 import graphshard._util.ray
 from graphshard._util.ray import LOOPBACK, is_loopback
-from graphshard.pipeline.engine import start_ray
+from graphshard.pipeline.executor import start_ray
 
 # Runs in a fresh interpreter (one Ray per process; the session's shared Ray is another one):
 # DistGraph starts a local Ray and the graph servers, then the listening TCP sockets of this

@@ -15,7 +15,7 @@ from graphshard.errors import ConfigError, ValidationError
 from graphshard.partition import build_partitions
 from graphshard.partition.assignment import read_assignment, write_assignment
 from graphshard.pipeline import assign, dispatch, run_pipeline
-from graphshard.pipeline.engine import ray_session, start_ray
+from graphshard.pipeline.executor import ray_session, start_ray
 from graphshard.ragged import Ragged
 
 
@@ -312,7 +312,7 @@ def test_a_finished_assignment_is_reused_while_it_matches(cora, tmp_path, monkey
     import graphshard.pipeline.run as run_module
 
     gs.io.write_chunked(cora, tmp_path / "chunked", 3)
-    opts = {"seed": 2, "balance_edges": True, "workers": 1}
+    opts = {"seed": 2, "balance_edges": True, "num_workers": 1}
     first = run_pipeline(tmp_path / "chunked", 4, tmp_path / "out", method="lp",
                          assign_options=opts)
     calls = []
@@ -320,7 +320,8 @@ def test_a_finished_assignment_is_reused_while_it_matches(cora, tmp_path, monkey
     monkeypatch.setattr(run_module, "assign",
                         lambda *a, **k: calls.append(k) or real_assign(*a, **k))
     again = run_pipeline(tmp_path / "chunked", 4, tmp_path / "out", method="lp",
-                         assign_options={**opts, "workers": 2}, dispatch_options={"num_hops": 2})
+                         assign_options={**opts, "num_workers": 2},
+                         dispatch_options={"num_hops": 2})
     assert calls == [] and again.assignment.seconds == 0.0  # reused: workers change nothing
     assert again.assignment.part_sizes == first.assignment.part_sizes
     assert json.loads(again.partitions.config_path.read_text())["halo_hops"] == 2
@@ -406,9 +407,9 @@ def test_each_step_logs_its_tasks_and_seconds(tmp_path, caplog):
     src = np.arange(40)
     gs.io.write_chunked(gs.graph((src, (src + 1) % 40)), tmp_path / "ring", 3)
     write_assignment(tmp_path / "assign", {"_N": src % 2}, 2)
-    with caplog.at_level("INFO", logger="graphshard.pipeline.engine"):
+    with caplog.at_level("INFO", logger="graphshard.pipeline.executor"):
         dispatch(tmp_path / "ring", tmp_path / "assign", tmp_path / "parts")
-    lines = [r.getMessage() for r in caplog.records if r.name == "graphshard.pipeline.engine"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "graphshard.pipeline.executor"]
     assert [line.split(":")[0] for line in lines] == [
         "mapping node IDs", "routing edges", "building parts"]
     assert lines[1].startswith("routing edges: 3 tasks in ")

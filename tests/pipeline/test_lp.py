@@ -15,10 +15,10 @@ from graphshard.partition.adjacency import symmetric_adjacency
 from graphshard.partition.backends import adjacency_cut, max_part_weight
 from graphshard.partition.balance import commit_moves, needed_moves
 from graphshard.partition.methods import MethodOptions, run_method
-from graphshard.pipeline import lp as lp_mod
-from graphshard.pipeline import lp_shards
-from graphshard.pipeline.lp import lp_assign
-from graphshard.pipeline.lp_shards import gather
+from graphshard.pipeline.lp import LpParams, clustering, lp_assign
+from graphshard.pipeline.lp import driver as lp_mod
+from graphshard.pipeline.lp import shards as lp_shards
+from graphshard.pipeline.lp.shards import gather
 
 
 def _chunked(g: gs.Graph, tmp_path, num_chunks: int, fmt: str = "numpy"):
@@ -69,9 +69,9 @@ def test_heterogeneous_ids_follow_type_order(tmp_path):
 
 def test_deterministic_and_independent_of_workers_and_chunking(sbm, tmp_path):
     base = lp_assign(_chunked(sbm, tmp_path, 4), 4, coarse_nodes=300, seed=7,
-                     max_task_entries=20000, workers=1)["_N"]
+                     max_task_entries=20000, num_workers=1)["_N"]
     again = lp_assign(_chunked(sbm, tmp_path, 1), 4, coarse_nodes=300, seed=7,
-                      max_task_entries=20000, workers=2)["_N"]
+                      max_task_entries=20000, num_workers=2)["_N"]
     csv = lp_assign(_chunked(sbm, tmp_path, 9, fmt="csv"), 4, coarse_nodes=300, seed=7,
                     max_task_entries=20000)["_N"]
     np.testing.assert_array_equal(base, again)
@@ -300,7 +300,7 @@ def test_ray_matches_in_process(tmp_path):
 
 @pytest.mark.parametrize("unit", [False, True])
 def test_group_keys_merges_repeats_like_a_sorted_reference(unit):
-    from graphshard.pipeline.lp_level_kernels import group_keys
+    from graphshard.pipeline.lp.kernels.levels import group_keys
 
     rng = np.random.default_rng(1)
     lo, num_rows, n = 20, 50, 70
@@ -332,10 +332,10 @@ def test_coarsening_aims_lower_when_entries_do_not_shrink():
 
     mesh = [level(1000, 6), level(250, 6)]       # entries shrank with the nodes
     power = [level(1000, 6), level(250, 22)]     # nodes / 4, entries barely moved
-    assert lp_mod._elasticity(mesh) == 1.0
-    assert lp_mod._elasticity(power) < lp_mod.HARD_ELASTICITY
-    t_mesh = lp_mod._node_target(mesh[-1], 1000, lp_mod._elasticity(mesh))
-    t_power = lp_mod._node_target(power[-1], 1000, lp_mod._elasticity(power))
+    assert clustering.entry_elasticity(mesh) == 1.0
+    assert clustering.entry_elasticity(power) < LpParams().hard_elasticity
+    t_mesh = clustering.node_target(mesh[-1], 1000, clustering.entry_elasticity(mesh))
+    t_power = clustering.node_target(power[-1], 1000, clustering.entry_elasticity(power))
     assert t_power < t_mesh < 250
 
 
@@ -344,12 +344,12 @@ def test_assign_passes_lp_options_and_checks_them(sbm, tmp_path):
 
     d = tmp_path / "g"
     gs.io.write_chunked(sbm, d, 3)
-    res = assign(d, 4, tmp_path / "a", method="lp", seed=7, workers=1,
+    res = assign(d, 4, tmp_path / "a", method="lp", seed=7, num_workers=1,
                  max_task_entries=20000, coarse_entries=30000)
     parts = np.load(tmp_path / "a" / "_N.npy")
     _check_valid(parts, 4, 0.03)
     assert res.part_sizes == np.bincount(parts, minlength=4).tolist()
-    same = lp_assign(load_chunked_meta(d), 4, seed=7, workers=1, max_task_entries=20000,
+    same = lp_assign(load_chunked_meta(d), 4, seed=7, num_workers=1, max_task_entries=20000,
                      coarse_entries=30000)["_N"]  # options passed through, same workers
     np.testing.assert_array_equal(parts, same)
     with pytest.raises(ValidationError, match="max_task_entries"):
@@ -406,16 +406,16 @@ def test_cli_assign_balance_edges_reaches_lp(tmp_path):
                                       str(tmp_path / "a"), "--engine", "local", "--workers",
                                       "1", "--balance-edges"])
     assert result.exit_code == 0, result.output
-    want = lp_assign(load_chunked_meta(d), 3, workers=1, balance_edges=True)["_N"]
+    want = lp_assign(load_chunked_meta(d), 3, num_workers=1, balance_edges=True)["_N"]
     np.testing.assert_array_equal(np.load(tmp_path / "a" / "_N.npy"), want)
-    assert not np.array_equal(want, lp_assign(load_chunked_meta(d), 3, workers=1)["_N"])
+    assert not np.array_equal(want, lp_assign(load_chunked_meta(d), 3, num_workers=1)["_N"])
 
 
 def test_gather_thins_a_level_above_the_limit_to_its_heaviest_symmetric_edges(tmp_path):
     from pathlib import Path
 
-    from graphshard.pipeline.lp_exec import InProcessExecutor
-    from graphshard.pipeline.lp_levels import contract_level, level0_from_chunks
+    from graphshard.pipeline.executor import InProcessExecutor
+    from graphshard.pipeline.lp.levels import contract_level, level0_from_chunks
 
     g = gs.datasets.rmat(5000, 50000, seed=1, num_features=0)
     ex = InProcessExecutor(2)
@@ -437,9 +437,9 @@ def test_gather_thins_a_level_above_the_limit_to_its_heaviest_symmetric_edges(tm
 def test_two_hop_groups_the_leaves_left_alone_by_their_favourite_cluster(tmp_path):
     from pathlib import Path
 
-    from graphshard.pipeline.lp_cluster import two_hop
-    from graphshard.pipeline.lp_exec import InProcessExecutor
-    from graphshard.pipeline.lp_levels import level0_from_chunks
+    from graphshard.pipeline.executor import InProcessExecutor
+    from graphshard.pipeline.lp.clustering import two_hop
+    from graphshard.pipeline.lp.levels import level0_from_chunks
 
     leaves = np.arange(1, 101)  # two stars: hubs 0 and 101, 100 leaves each
     src = np.concatenate([leaves, leaves + 101])
@@ -491,21 +491,40 @@ def test_initial_partition_keeps_the_lowest_cut_within_the_limit(sbm, monkeypatc
 def test_costly_levels_get_fewer_clustering_rounds(sbm, tmp_path, monkeypatch):
     """Clustering on a level holding at least RELAX_COSTLY_SHARE of the finest level's
     entries (a round there costs about a sweep of the graph) is capped at
-    CLUSTER_COSTLY_ROUNDS rounds; cheaper levels get all of ``lp_rounds``."""
+    ``LpParams.cluster_costly_rounds`` rounds; cheaper levels get all of ``lp_rounds``."""
     calls = []
-    real = lp_mod.label_rounds
+    real = clustering.label_rounds
 
     def rounds(level, *args, **kwargs):
         if not kwargs["strict"]:
             calls.append((level.num_entries, kwargs["rounds"]))
         return real(level, *args, **kwargs)
 
-    monkeypatch.setattr(lp_mod, "label_rounds", rounds)
+    monkeypatch.setattr(clustering, "label_rounds", rounds)
     lp_assign(_chunked(sbm, tmp_path, 4), 4, seed=0, lp_rounds=5, coarse_nodes=200,
-              workers=1)
+              num_workers=1)
     finest = calls[0][0]
-    assert calls[0][1] == lp_mod.CLUSTER_COSTLY_ROUNDS < 5
+    assert calls[0][1] == LpParams().cluster_costly_rounds < 5
     assert any(entries < lp_mod.RELAX_COSTLY_SHARE * finest for entries, _ in calls)
     for entries, count in calls:
         costly = entries >= lp_mod.RELAX_COSTLY_SHARE * finest
-        assert count == (lp_mod.CLUSTER_COSTLY_ROUNDS if costly else 5)
+        assert count == (LpParams().cluster_costly_rounds if costly else 5)
+
+
+def test_lp_params_validate_and_take_options():
+    params = LpParams(seed=3, method=["metis"])
+    assert params.method == ("metis",)
+    assert LpParams.with_options(params, {"lp_rounds": 1}) == LpParams(seed=3, method=("metis",),
+                                                                      lp_rounds=1)
+    with pytest.raises(ValidationError, match="lp_rounds must be a positive integer, got 0"):
+        LpParams(lp_rounds=0)
+    with pytest.raises(ValidationError, match="initial_threads must be a positive integer or "
+                                              "None, got 0"):
+        LpParams(initial_threads=0)
+    with pytest.raises(ValidationError, match="method: at least one"):
+        LpParams(method=())
+    with pytest.raises(ValidationError, match="unknown lp option 'rounds'; choose from "
+                                              "balance_edges, "):
+        LpParams.with_options(None, {"rounds": 1})
+    with pytest.raises(ValidationError, match="params must be an LpParams, got dict"):
+        LpParams.with_options({}, {})  # type: ignore[arg-type]

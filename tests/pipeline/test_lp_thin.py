@@ -1,4 +1,4 @@
-"""Thinning of dense coarse levels (``graphshard.pipeline.lp_thin``)."""
+"""Thinning of dense coarse levels (``graphshard.pipeline.lp.thin``)."""
 
 from __future__ import annotations
 
@@ -12,13 +12,12 @@ import graphshard as gs
 from graphshard.io.chunked import load_chunked_meta
 from graphshard.partition.backends import adjacency_cut, max_part_weight
 from graphshard.partition.methods import MethodOptions, run_method
-from graphshard.pipeline import lp as lp_mod
+from graphshard.pipeline.executor import InProcessExecutor
 from graphshard.pipeline.lp import lp_assign
-from graphshard.pipeline.lp_exec import InProcessExecutor
-from graphshard.pipeline.lp_level_kernels import weight_histogram
-from graphshard.pipeline.lp_levels import contract_level, level0_from_chunks
-from graphshard.pipeline.lp_shards import gather
-from graphshard.pipeline.lp_thin import thin_level, thin_weight
+from graphshard.pipeline.lp.kernels.levels import weight_histogram
+from graphshard.pipeline.lp.levels import contract_level, level0_from_chunks
+from graphshard.pipeline.lp.shards import gather
+from graphshard.pipeline.lp.thin import thin_level, thin_weight
 
 
 def _csr(adj, n):
@@ -67,13 +66,12 @@ def test_a_thinned_level_is_symmetric_unbiased_and_keeps_its_heavy_edges(tmp_pat
     assert abs(kept - total) <= 4 * sd
 
 
-def test_lp_with_thinned_levels_stays_valid_and_good(tmp_path, monkeypatch, caplog):
+def test_lp_with_thinned_levels_stays_valid_and_good(tmp_path, caplog):
     g = gs.datasets.sbm(6000, 60000, num_blocks=8, p_in=0.9, seed=3, num_features=0)
     d = tmp_path / "chunked"
     gs.io.write_chunked(g, d, 4)
-    monkeypatch.setattr(lp_mod, "THIN_DEGREE", 6)
     with caplog.at_level(logging.INFO, logger="graphshard.pipeline"):
-        parts = lp_assign(load_chunked_meta(d), 4, coarse_nodes=200)["_N"]
+        parts = lp_assign(load_chunked_meta(d), 4, coarse_nodes=200, thin_degree=6)["_N"]
     assert "thinned" in caplog.text
     assert np.bincount(parts, minlength=4).max() <= max_part_weight(6000, 4, 0.03)
     src, dst, _ = g.homogeneous_edges()

@@ -2,9 +2,8 @@
 
 A buffered write copies every byte into page-cache pages that the kernel must first
 allocate.  On a VM whose host takes back the guest's free memory, those fresh pages are
-what writing costs most: 8 files of 280 MB took 4.8-5.5 s of system time written through
-the page cache, and 0.3-0.4 s of CPU in all written with ``O_DIRECT`` (1.8-2.1 s of wall
-time, the disk's own speed; this project's 2-core test VM).  Output that this process
+what writing costs most, and ``O_DIRECT`` avoids them at the disk's own speed
+(benchmarks/TUNING.md).  Output that this process
 never reads again (partition files) therefore goes straight to the disk, and it does not
 push the input's cached pages out either.
 

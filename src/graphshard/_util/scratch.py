@@ -2,9 +2,8 @@
 being deleted.
 
 A new file costs the kernel fresh page-cache pages.  On a VM whose host takes back the
-guest's free memory (free page reporting), fresh pages are expensive: writing 2.2 GiB of
-new files ran at 0.37 GB/s, all of it system time, where writing the same bytes over
-files whose pages were still cached ran at 8 GB/s (this project's 2-core test VM).
+guest's free memory (free page reporting), fresh pages are expensive: writing over files
+whose pages are still cached is many times faster than writing new ones (benchmarks/TUNING.md).
 Pipelines write many gigabytes of short-lived files (the ``lp`` method's pieces and
 shards, then dispatch's routed pieces), so a freed file goes to a
 :class:`ScratchPool` folder, and a later write takes one over when it can

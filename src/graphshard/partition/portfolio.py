@@ -42,12 +42,10 @@ def quality_partition(adj: Adjacency, num_parts: int, options: MethodOptions) ->
     imbalance, then by portfolio order.  Reproducible for a seed with ``threads=1``
     (KaMinPar's parallel refinement is racy; the Mt-KaHyPar preset is deterministic).
 
-    Measured on the 18 Walshaw graphs of ``shared/data`` below 1M edges at k=2, eps=5%,
-    one thread: geometric mean of cut / best-known 1.021 (KaMinPar strong, 1 seed: 1.041;
-    Mt-KaHyPar DETERMINISTIC_QUALITY 1.049; QUALITY preset 1.038; METIS 1.20).  The
-    benchmark prints the full 19-graph table.  The non-reproducible alternative, Mt-KaHyPar
-    QUALITY + KaMinPar strong at 2 seeds each on 2 threads, measured 1.010.  Falls back to
-    whichever backend is installed, and to METIS for several balance constraints (logged).
+    On the Walshaw graphs it comes closer to the best-known cuts than any of its members
+    alone (figures and the non-reproducible alternative: benchmarks/TUNING.md).  Falls back
+    to whichever backend is installed, and to METIS for several balance constraints
+    (logged).
 
     Example:
         >>> from graphshard.partition.adjacency import symmetric_adjacency
@@ -116,8 +114,8 @@ SMALL_K = 4
 def auto_choice(adj: Adjacency, num_parts: int, options: MethodOptions) -> tuple[str, str]:
     """The ``(backend, preset)`` that :func:`auto_partition` runs for this graph.
 
-    Rule, from measured properties (figures: ``benchmarks/bench_partition_methods.py``,
-    k = 8 and 64, eps = 3%, 2 cores shared with other jobs, loadavg 3-5):
+    Rule, from measured properties (the figures behind each branch:
+    benchmarks/TUNING.md, "In-memory portfolio"):
 
     1. Several balance constraints (``ncon > 1``) -> METIS, the only backend balancing
        them all.
@@ -125,19 +123,13 @@ def auto_choice(adj: Adjacency, num_parts: int, options: MethodOptions) -> tuple
        meshes, RGG and SBM 0.01-0.4) or >= 5% isolated nodes (R-MAT 34-43%):
 
        a. with >= 10M adjacency entries and k <= 8 -> Mt-KaHyPar ``default``: METIS
-          scales badly on big power-law graphs; on R-MAT 1M nodes/10M edges, k=8,
-          Mt-KaHyPar cut 0.41x METIS's in 0.48x its time at 1.12x its peak RSS (KaMinPar:
-          1.39x cut, 0.04x time, 0.46x memory); end to end in the shared harness 0.43x
-          pymetis's cut in 0.73x its time.  At k=64 it took 3.5x METIS's time (112 s vs
-          32 s) for 0.72x its cut, so larger k goes to (b).  On R-MAT 100k/1M edges
-          Mt-KaHyPar took 7-11x METIS's time.
-       b. smaller, k > 4 -> KaMinPar ``default`` with isolated-node packing: R-MAT
-          20k/200k edges cut 0.77x METIS's at 1.0x time; R-MAT 100k/1M edges k=8..64
-          0.81-0.90x of METIS's cut at 0.4-0.7x its time.
-       c. smaller, k <= 4 -> METIS (recursive bisection): on R-MAT 100k/1M edges at k=4
-          KaMinPar cut 1.29x METIS's (407,130 vs 314,545 undirected edges).
-    3. Otherwise (near-uniform degrees) -> METIS: there KaMinPar cut 0.86-1.04x METIS's
-       but took 1.1-5.7x METIS's time, over the 1.0x budget.
+          scales badly on big power-law graphs; at larger k Mt-KaHyPar's time grows past
+          METIS's, so larger k goes to (b), and on smaller graphs it is slower too.
+       b. smaller, k > 4 -> KaMinPar ``default`` with isolated-node packing: a lower cut
+          than METIS's in no more time.
+       c. smaller, k <= 4 -> METIS (recursive bisection): KaMinPar's cut is higher there.
+    3. Otherwise (near-uniform degrees) -> METIS: KaMinPar's cut is about the same but
+       it takes longer than the time budget (1.0x METIS's).
 
     A rule whose backend is not installed falls through to the next one (finally METIS).
 

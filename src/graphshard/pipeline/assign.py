@@ -112,7 +112,7 @@ def _write(out_dir: str | os.PathLike[str], parts: dict[str, IdArray], num_parts
 
 def assign(chunked_dir: str | os.PathLike[str], num_parts: int,
            out_dir: str | os.PathLike[str], *, method: str = "lp", seed: int = 0,
-           imbalance: float = 0.03, use_ray: bool = False, workers: int | None = None,
+           imbalance: float = 0.03, use_ray: bool = False, num_workers: int | None = None,
            max_task_entries: int | None = None, coarse_entries: int | None = None,
            work_dir: str | os.PathLike[str] | None = None,
            address: str | None = None, balance_edges: bool = False,
@@ -127,7 +127,7 @@ def assign(chunked_dir: str | os.PathLike[str], num_parts: int,
         seed: Seed of every random choice.
         imbalance: Allowed node-count imbalance (``lp``; ``random`` is exact).
         use_ray: Run ``lp``'s shard tasks on Ray.
-        workers: ``lp``: concurrent tasks (default: all cores / all Ray CPUs).
+        num_workers: ``lp``: concurrent tasks (default: all cores / all Ray CPUs).
         max_task_entries: ``lp``: edge entries per shard task, the per-task memory knob
             (16 bytes an entry).
         coarse_entries: ``lp``: largest coarsest graph (entries) partitioned on one worker.
@@ -155,7 +155,7 @@ def assign(chunked_dir: str | os.PathLike[str], num_parts: int,
     total = sum(meta.num_nodes.values())
     clock = time.perf_counter()
     fn = ASSIGN_METHODS[method].fn
-    given = {"workers": workers, "max_task_entries": max_task_entries,
+    given = {"num_workers": num_workers, "max_task_entries": max_task_entries,
              "coarse_entries": coarse_entries, "work_dir": work_dir, "address": address,
              "balance_edges": balance_edges or None, "scratch_pool": scratch_pool}
     lp_options = {k: v for k, v in given.items() if v is not None}

@@ -40,7 +40,7 @@ from ..partition.config import make_config, write_config
 from ..partition.report import PartitionReport
 from ..ragged import Ragged
 from .dispatch_kernels import new_ids_of_block, route_edges
-from .engine import make_executor
+from .executor import make_executor
 from .parts import build_part
 from .pieces import finish_piece, finished_summary, remove_work
 
@@ -49,7 +49,7 @@ __all__ = ["DispatchResult", "Plan", "checked_graph_name", "dispatch"]
 log = logging.getLogger(__name__)
 
 #: bytes the output folder holds per edge at its peak (parts beside the work files), with
-#: no features and no original IDs: 5.8 GB measured for a 100M-edge R-MAT, k=16
+#: no features and no original IDs (measured: benchmarks/TUNING.md)
 OUTPUT_BYTES_PER_EDGE = 58
 
 #: Bytes per edge a chunk task holds at its peak (IDs read, looked up, split, written).
@@ -353,7 +353,9 @@ def dispatch(chunked_dir: str | os.PathLike[str], assign_dir: str | os.PathLike[
     k = _prepare_assignment(Path(assign_dir), meta, work, num_parts)
     ntypes = list(meta.num_nodes)
     etypes = [":".join(et) for et in meta.num_edges]
-    executor = make_executor(use_ray=use_ray, address=address)
+    # in-process, one task at a time: each may use up to memory_budget
+    executor = make_executor(num_workers=None if use_ray or address else 1, use_ray=use_ray,
+                             address=address)
     cleanup = None
     try:
         plan = _make_plan(meta, executor, work, out, ntypes, etypes, k, node_block, num_hops,
@@ -377,7 +379,7 @@ def dispatch(chunked_dir: str | os.PathLike[str], assign_dir: str | os.PathLike[
             cleanup = pool.submit(remove_work, work)
             pool.shutdown(wait=False)
     finally:
-        executor.shutdown()
+        executor.close()
     if cleanup is not None:
         cleanup.result()  # a failed removal raises here
     return DispatchResult(config_path, report)

@@ -16,7 +16,7 @@ from ..typing import IdArray
 __all__ = ["BITMAP_FREE_BYTES", "halo_of_part", "new_ids_of_block", "route_edges"]
 
 
-#: Edges ahead whose node-map lines :func:`_route` prefetches (-15% per chunk at 100M edges).
+#: Edges ahead whose node-map lines :func:`_route` prefetches (benchmarks/TUNING.md).
 _AHEAD = 32
 
 

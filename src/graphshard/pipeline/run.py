@@ -22,7 +22,7 @@ from .._util.scratch import make_work_dir, scratch_folder
 from ..partition.build import claim_out_dir
 from .assign import AssignResult, assign, check_assign_args
 from .dispatch import DispatchResult, check_memory_budget, checked_graph_name, dispatch
-from .engine import ray_session
+from .executor import ray_session
 from .pieces import finish_piece, finished_summary
 
 __all__ = ["PipelineResult", "run_pipeline"]
@@ -30,7 +30,7 @@ __all__ = ["PipelineResult", "run_pipeline"]
 log = logging.getLogger(__name__)
 
 #: options of :func:`assign` that do not change the assignment (where and how it runs)
-_RUN_ONLY_OPTIONS = ("workers", "work_dir")
+_RUN_ONLY_OPTIONS = ("num_workers", "work_dir")
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ def run_pipeline(chunked_dir: str | os.PathLike[str], num_parts: int,
         use_ray: Run both steps on Ray (a local Ray unless ``address`` names a cluster).
         address: Ray cluster to join (implies ``use_ray``).
         assign_options: More keyword arguments of :func:`assign` (``seed``,
-            ``imbalance``, ``balance_edges``, ``workers``, ``work_dir``, ...).
+            ``imbalance``, ``balance_edges``, ``num_workers``, ``work_dir``, ...).
         dispatch_options: More keyword arguments of :func:`dispatch` (``graph_name``,
             ``num_hops``, ``save_orig_ids``, ``memory_budget``, ...).
 

@@ -1,16 +1,16 @@
 """Numba kernels of the clustering steps on per-node arrays
-(:mod:`graphshard.pipeline.lp_cluster`): finding the nodes that label propagation left
+(:mod:`graphshard.pipeline.lp.clustering`): finding the nodes that label propagation left
 alone, and grouping them by their favourite cluster.  One pass over the nodes or the
-alone nodes each, after a counting sort instead of a comparison sort: at 8M nodes and 2.3M
-alone nodes the NumPy steps they replace (``bincount``, ``lexsort``, cumulative sums per
-run) took 1.3 s of the driver's time while the workers waited.
+alone nodes each, after a counting sort instead of a comparison sort: the NumPy steps they
+replace (``bincount``, ``lexsort``, cumulative sums per run) kept the workers waiting on
+the driver (benchmarks/TUNING.md).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .._util.jit import kernel
+from ...._util.jit import kernel
 
 __all__ = ["alone_nodes", "merge_by_favourite"]
 

@@ -8,24 +8,23 @@ per-node arrays, so its edge memory is bounded by the shard, never by the graph.
 Randomness is keyed (STYLE §8): :func:`graphshard._util.keyed.keyed_hash` mixes
 ``(seed, item, step)``, so the order of visits and every tie-break are the same on any
 thread or worker count.  The kernels that build the levels are in
-:mod:`graphshard.pipeline.lp_level_kernels`.
+:mod:`graphshard.pipeline.lp.kernels.levels`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .._util.jit import kernel
-from .._util.keyed import GOLDEN, keyed_hash, mix
-from .._util.prefetch import prefetch
+from ...._util.jit import kernel
+from ...._util.keyed import GOLDEN, keyed_hash, mix
+from ...._util.prefetch import prefetch
 
 __all__ = ["favourite_labels", "lp_sweep", "shard_cut"]
 
 
 #: label arrays of at least this many labels (clustering: one per node) get their lines
-#: prefetched a row ahead in :func:`lp_sweep`; smaller ones stay in cache anyway (measured
-#: on a 194M-entry R-MAT level: -26% per clustering task; with k labels in cache the
-#: extra prefetches cost 12%)
+#: prefetched a row ahead in :func:`lp_sweep`; smaller ones stay in cache anyway, where
+#: the extra prefetches only cost (benchmarks/TUNING.md)
 FAR_LABELS = 1 << 18
 
 #: rows are visited in blocks of this many consecutive node IDs (see :func:`_visit_order`)
@@ -33,7 +32,7 @@ VISIT_BLOCK = 64
 
 #: with far labels, rows of at most this many entries are rated in a small hash table
 #: that stays in cache (:func:`_rate_in_table`) instead of the per-label ``rating`` array:
-#: a clustering task of the 100M-edge R-MAT 1.2x faster, the same moves
+#: the same moves, fewer cache misses (benchmarks/TUNING.md)
 TABLE_ROW = 1024
 
 
@@ -90,10 +89,10 @@ def _visit_order(lo, num_rows, seed, step, sub, num_sub):  # pragma: no cover - 
     (ties of the 24-bit row keys: ascending rows).
 
     A row's neighbours sit next to those of the rows visited just before it, so a sweep
-    reads its shard in runs (1.5-2x faster on R-MAT 1M than a random order over the whole
-    shard; the cut was no worse).  Only the blocks are sorted, and each block's few rows
-    by insertion (a sub-round costs its share of the rows; a sort of all active rows
-    took 15% of a refinement sweep); blocks are of global IDs, so the order does not
+    reads its shard in runs (faster than a random order over the whole shard, the cut no
+    worse: benchmarks/TUNING.md).  Only the blocks are sorted, and each block's few rows
+    by insertion (a sub-round costs its share of the rows, not a sort of all active
+    rows); blocks are of global IDs, so the order does not
     depend on where a shard starts.
     """
     rows = np.empty(num_rows, dtype=np.int64)
@@ -158,12 +157,12 @@ def lp_sweep(indptr, indices, weights, lo, labels, node_w, label_w, max_w, seed,
         max_w: int64 ``(C,)`` limit of a label's weight in each column.
         live, lw, rating: scratch of the shapes and dtypes of ``labels``, ``label_w`` and
             ``(L,)`` int64; ``rating`` must be zero, and is left zero (callers reuse
-            them: fresh per-node arrays at every task cost page faults, 0.1 s a task at
-            8M nodes).  ``live`` and ``lw`` are left equal to ``labels`` and
+            them: fresh per-node arrays at every task cost page faults; benchmarks/TUNING.md).
+            ``live`` and ``lw`` are left equal to ``labels`` and
             ``label_w`` (the changes are undone at the end).
         max_row: rows with more entries stay where they are (0: no limit).  Clustering
-            leaves the hubs of a power-law graph alone: in R-MAT, the 0.5% of the rows
-            with over 1000 entries hold half of them, and the leaves still join the hubs.
+            leaves the hubs of a power-law graph alone: a few rows hold most entries
+            (benchmarks/TUNING.md), and the leaves still join the hubs.
         table_row: with at least :data:`FAR_LABELS` labels, rows of at most this many
             entries are rated in a small hash table (:data:`TABLE_ROW`; 0: none).
         fresh: copy ``labels`` and ``label_w`` into ``live`` and ``lw`` first; False when
@@ -180,7 +179,7 @@ def lp_sweep(indptr, indices, weights, lo, labels, node_w, label_w, max_w, seed,
     ncon = max_w.shape[0]
     # the shard's own rows and the label weights change live, in scratch copies of the
     # snapshot (unless they hold it already), copied as flat loops (numba's 2-D slice
-    # assignment runs at a third of the speed: 55 ms a task at 8M nodes)
+    # assignment is slower: benchmarks/TUNING.md)
     if fresh:
         _copy_flat(live, labels)
         _copy_flat(lw, label_w)

@@ -14,7 +14,7 @@ Building a level is an external bucket sort in two task kinds:
   linear in the entries);
 * a *shard* task reads its slice of every piece (memory-mapped) and groups them into its
   CSR, merging repeats (:func:`build_shard`; a counting sort by row,
-  :func:`~graphshard.pipeline.lp_level_kernels.group_keys`, linear in entries plus rows).
+  :func:`~graphshard.pipeline.lp.kernels.levels.group_keys`, linear in entries plus rows).
 
 No comparison sort of the edges.
 
@@ -31,14 +31,13 @@ from pathlib import Path
 
 import numpy as np
 
-from .._util.files import load_npy
-from .._util.scratch import save_npy
-from ..io.chunked import ChunkedMeta, read_edge_chunk
-from ..partition.adjacency import Adjacency
-from ..partition.balance import needed_moves, rebalance_candidates
-from ..typing import EdgeType, IdArray
-from .lp_kernels import TABLE_ROW, favourite_labels, lp_sweep, shard_cut
-from .lp_level_kernels import (
+from ..._util.files import load_npy
+from ..._util.scratch import save_npy
+from ...io.chunked import ChunkedMeta, read_edge_chunk
+from ...partition.adjacency import Adjacency
+from ...partition.balance import needed_moves, rebalance_candidates
+from ...typing import EdgeType, IdArray
+from .kernels.levels import (
     bucket_entries,
     contract_entries,
     group_keys,
@@ -46,6 +45,7 @@ from .lp_level_kernels import (
     sort_rows,
     weight_histogram,
 )
+from .kernels.sweep import TABLE_ROW, favourite_labels, lp_sweep, shard_cut
 
 __all__ = [
     "ShardedGraph",
@@ -76,7 +76,7 @@ class ShardedGraph:
         bounds: int64 ``num_shards + 1`` node boundaries.
         node_weights: ``(num_nodes, C)`` weights of every node, one column per balance
             constraint (nodes; in-edges with ``balance_edges``); int32 when the column
-            totals fit (:func:`~graphshard.pipeline.lp_levels.compact_ints`), else int64.
+            totals fit (:func:`~graphshard.pipeline.lp.levels.compact_ints`), else int64.
         degrees: stored entries of every node (int32 or int64 alike).
     """
 
@@ -285,7 +285,7 @@ def histogram_task(prefix: str, lo: int) -> IdArray:
 
 def heavy_entries_task(prefix: str, lo: int, *, bucket: int, threshold: np.uint64,
                        seed: int) -> tuple[IdArray, IdArray, IdArray]:
-    """:func:`~graphshard.pipeline.lp_level_kernels.keep_heavy` on one shard."""
+    """:func:`~graphshard.pipeline.lp.kernels.levels.keep_heavy` on one shard."""
     indptr, indices, weights = (np.asarray(a) for a in load_shard(prefix))
     return keep_heavy(indptr, indices, weights, lo, bucket, threshold, np.uint64(seed))
 
@@ -296,7 +296,7 @@ _scratch_arrays = threading.local()
 def _scratch(name: str, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     """A zeroed-at-first array of ``shape`` kept by this thread for the next task (a view
     of the largest one asked under ``name`` and ``dtype``): per-node scratch allocated
-    afresh at every task costs page faults, 0.1 s a task at 8M nodes.  Kernels given
+    afresh at every task costs page faults (benchmarks/TUNING.md).  Kernels given
     a zeroed scratch must leave it zeroed (:func:`lp_sweep`'s ``rating``)."""
     cache = _scratch_arrays.__dict__
     key = (name, np.dtype(dtype).str, shape[1:])
@@ -316,7 +316,7 @@ def sweep_task(prefix: str, lo: int, *, labels: IdArray, node_w: IdArray, label_
                max_w: IdArray, seed: int, step: int, sub: int, num_sub: int,
                strict: bool, norm: float = 0.0, max_row: int = 0,
                snapshot: int | None = None) -> tuple[IdArray, IdArray, IdArray, int]:
-    """:func:`~graphshard.pipeline.lp_kernels.lp_sweep` on one shard; returns the moves
+    """:func:`~graphshard.pipeline.lp.kernels.sweep.lp_sweep` on one shard; returns the moves
     only, ``(nodes, new labels, gains)`` (the driver's memory goes with the moves, not
     with the nodes), and the visited rows' weight to other labels (``lp_sweep``'s
     ``external``).
@@ -361,7 +361,7 @@ def cut_task(prefix: str, lo: int, *, labels: IdArray) -> int:
 
 
 def favourite_task(prefix: str, lo: int, *, labels: IdArray, wanted: IdArray) -> IdArray:
-    """:func:`~graphshard.pipeline.lp_kernels.favourite_labels` of the ``wanted`` rows of
+    """:func:`~graphshard.pipeline.lp.kernels.sweep.favourite_labels` of the ``wanted`` rows of
     one shard, in row order (-1 for a row without edges)."""
     indptr, indices, weights = (np.asarray(a) for a in load_shard(prefix))
     fav = favourite_labels(indptr, indices, weights, lo, labels,

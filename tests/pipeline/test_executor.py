@@ -20,9 +20,10 @@ from graphshard.io.chunked import load_chunked_meta
 from graphshard.partition.adjacency import symmetric_adjacency
 from graphshard.partition.methods import MethodOptions, run_method
 from graphshard.partition.metis_lib import metis_kway
-from graphshard.pipeline import lp_actors, lp_exec
-from graphshard.pipeline.lp import lp_assign
-from graphshard.pipeline.lp_actors import FileRef, ShardWorker, _same, _save_shared
+from graphshard.pipeline import actors as lp_actors
+from graphshard.pipeline import executor as lp_exec
+from graphshard.pipeline.actors import FileRef, ShardWorker, _same, _save_shared
+from graphshard.pipeline.lp import lp_assign, warm_up
 
 
 def _write_into(x: int, *, arr: np.ndarray) -> int:
@@ -78,7 +79,7 @@ def test_shard_worker_resolves_shared_once_per_map(monkeypatch):
         return [np.arange(5) * int(r[-1]) for r in refs]
 
     monkeypatch.setattr(lp_actors, "_get", fake_get)
-    w = ShardWorker(warm=False)
+    w = ShardWorker()
     out = [w.run(_scaled, (i,), 7, {"offset": 1}, ["factor"], ["ref2"]) for i in range(3)]
     assert out == [1, 3, 5] and resolved == [["ref2"]]
     assert w.run(_scaled, (4,), 8, {"offset": 0}, ["factor"], ["ref3"]) == 12
@@ -97,7 +98,7 @@ def test_same_compares_blocks_dtype_and_shape():
 
 def test_shard_worker_maps_shared_files_read_only(tmp_path):
     ref = _save_shared(tmp_path / "factor.npy", np.arange(6) * 5)
-    w = ShardWorker(warm=False)
+    w = ShardWorker()
     assert w.run(_scaled, (2,), 1, {"offset": 1}, ["factor"], [ref]) == 11
     with pytest.raises(ValueError, match="read-only"):
         w.run(_write_into, (3,), 2, {}, ["arr"], [FileRef(ref.path)])
@@ -105,7 +106,7 @@ def test_shard_worker_maps_shared_files_read_only(tmp_path):
 
 
 def test_warm_up_runs_the_pipeline():
-    assert lp_actors.warm_up() > 0
+    assert warm_up() > 0
 
 
 class _Bars:
@@ -146,7 +147,7 @@ def test_in_process_map_advances_a_bar_per_task(monkeypatch, workers):
 def pool(ray_cluster):
     # the task functions above live in a test module that Ray workers cannot import
     ray_cluster.cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    with lp_exec.ray_actors(2) as ex:
+    with lp_exec.ray_actors(2, warm=warm_up) as ex:
         yield ex
     deadline = time.time() + 30  # killed actors give their CPUs back
     while ray_cluster.available_resources().get("CPU", 0) < 2 and time.time() < deadline:
@@ -174,7 +175,7 @@ def test_ray_pool_consumes_calls_lazily(pool, tmp_path):
 
     assert pool.map(_mark, calls()) == list(range(12))
     # queued on the actors plus prepared, never the whole stream
-    assert max(ahead) <= (pool._pool.depth + 1) * pool.workers < 11
+    assert max(ahead) <= (pool._pool.depth + 1) * pool.num_workers < 11
 
 
 def test_ray_pool_reuses_unchanged_shared_arrays(pool):
@@ -212,7 +213,7 @@ def test_ray_pool_shares_files_and_deletes_replaced_ones(pool, tmp_path):
 
 
 def test_ray_pool_advances_a_bar_per_task(pool, monkeypatch):
-    from graphshard.pipeline.lp_shards import sweep_task
+    from graphshard.pipeline.lp.shards import sweep_task
 
     bars = _Bars()
     monkeypatch.setattr(lp_exec, "progress_bar", bars)
@@ -228,8 +229,8 @@ def test_ray_pool_raises_the_task_error(pool):
 
 
 def test_make_executor_borrows_the_kept_pool(pool):
-    ex = lp_exec.make_executor(None, True)
-    assert ex.workers == 2 and ex.map(_scaled, [(1,)], shared={
+    ex = lp_exec.make_executor(use_ray=True, actors=True)
+    assert ex.num_workers == 2 and ex.map(_scaled, [(1,)], shared={
         "factor": np.arange(3), "offset": 0}) == [1]
     ex.close()  # a borrowed pool stays up
     assert pool.map(_scaled, [(2,)], shared={"factor": np.arange(3), "offset": 0}) == [2]
@@ -242,7 +243,7 @@ def test_lp_on_ray_actors_equals_in_process(pool, tmp_path, k):
     meta = load_chunked_meta(tmp_path / "chunked")
     opts = {"coarse_nodes": 200, "max_task_entries": 12000, "lp_rounds": 2,
             "refine_rounds": 2, "seed": 4}
-    local = lp_assign(meta, k, workers=2, **opts)["_N"]
+    local = lp_assign(meta, k, num_workers=2, **opts)["_N"]
     remote = lp_assign(meta, k, use_ray=True, **opts)["_N"]
     np.testing.assert_array_equal(local, remote)
     assert np.bincount(local, minlength=k).min() > 0

@@ -2,17 +2,17 @@
 edge chunks, bucketing entries by shard, grouping a shard's rows (repeats merged),
 contraction through a clustering, and the weight histogram and heavy-edge selection of
 the thinned coarsest level.  Pure functions on one edge chunk or one shard's arrays (see
-:mod:`graphshard.pipeline.lp_kernels` for the shard layout); the label-propagation
-sweeps are in :mod:`graphshard.pipeline.lp_kernels`.
+:mod:`graphshard.pipeline.lp.kernels.sweep` for the shard layout); the label-propagation
+sweeps are in :mod:`graphshard.pipeline.lp.kernels.sweep`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .._util.jit import kernel
-from .._util.keyed import keyed_hash
-from .._util.prefetch import prefetch
+from ...._util.jit import kernel
+from ...._util.keyed import keyed_hash
+from ...._util.prefetch import prefetch
 
 __all__ = ["accumulate_degrees", "bucket_entries", "contract_entries", "group_keys",
            "keep_heavy", "sort_rows", "weight_histogram"]
@@ -226,7 +226,7 @@ def sort_rows(indptr, indices, weights):  # pragma: no cover - compiled
 @kernel
 def keep_heavy(indptr, indices, weights, lo, bucket, threshold, seed
                ):  # pragma: no cover - compiled
-    """Entries of a shard kept by :func:`~graphshard.pipeline.lp_shards.gather`'s thinning:
+    """Entries of a shard kept by :func:`~graphshard.pipeline.lp.shards.gather`'s thinning:
     all above weight bucket ``bucket``, and those in it whose keyed hash of the unordered
     pair is below ``threshold`` (both directions of an edge share the decision).
 

@@ -15,11 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..partition.balance import commit_moves, weight_sums
-from ..typing import IdArray
-from .lp_exec import Executor
-from .lp_moves import level_cut, rebalance
-from .lp_shards import ShardedGraph, sweep_task
+from ...partition.balance import commit_moves, rebalance_loop, weight_sums
+from ...typing import IdArray
+from ..executor import Executor
+from .shards import ShardedGraph, cut_task, rebalance_task, sweep_task
 
 __all__ = [
     "REFINE_MIN_GAIN",
@@ -32,6 +31,8 @@ __all__ = [
     "RELAX_PREDICT_GAIN",
     "RoundStats",
     "label_rounds",
+    "level_cut",
+    "rebalance",
     "refine",
 ]
 
@@ -39,8 +40,8 @@ logger = logging.getLogger(__name__)
 
 #: sub-rounds per round on a level with several shards: rows active in one sub-round see
 #: the others' labels of the previous one (fewer simultaneous, conflicting moves).  Each
-#: sub-round is one task per shard and one commit; 2 instead of 4 cost 3% of the cut on
-#: R-MAT 1M (k=8) and saved 10% of the CPU time and half the sweep tasks
+#: sub-round is one task per shard and one commit; fewer sub-rounds trade a little cut
+#: for CPU time and tasks (benchmarks/TUNING.md)
 SUBROUNDS = 2
 #: relaxed refinement rounds may overload a part's node count by this fraction of the
 #: average (the other balance columns, e.g. in-edges, stay at their limit: a balancer
@@ -56,8 +57,7 @@ RELAX_MIN_GAIN = 0.005
 #: round costs about a full sweep of the graph and two cut passes) ...
 RELAX_COSTLY_SHARE = 0.5
 #: ... relaxed rounds run only if those of the next coarser level gained at least this
-#: fraction of its cut (R-MAT 100M: 0.02% on level 2, then 0.04% and 0.004% on the two
-#: finest, for 11 s of 130; R-MAT 10M: 0.24%, then 0.8% and 0.1%)
+#: fraction of its cut: the gains of consecutive levels go together (benchmarks/TUNING.md)
 RELAX_PREDICT_GAIN = 0.001
 #: strict refinement stops after a round that moves fewer than this fraction of the nodes
 REFINE_MIN_MOVED = 0.01
@@ -146,8 +146,7 @@ def refine(g: ShardedGraph, ex: Executor, parts: IdArray, k: int, max_part: IdAr
     the next coarser level gained at least :data:`RELAX_PREDICT_GAIN` of its cut
     (``coarser_gain``), and the strict rounds stop once the next is predicted to gain
     too little: its gain taken as the last round's times ``coarser_decay``, the ratio
-    of the next coarser level's second to first round (100M R-MAT: 0.03, where the
-    finest level's second round, 2.4 s, gained 0.03% of the cut).
+    of the next coarser level's second to first round (figures: benchmarks/TUNING.md).
 
     Returns ``(parts, gain, decay)``: ``gain`` is the fraction of the cut that the
     relaxed rounds removed (0 when they did not run), ``decay`` this level's ratio of
@@ -183,3 +182,26 @@ def refine(g: ShardedGraph, ex: Executor, parts: IdArray, k: int, max_part: IdAr
             break
     logger.debug("lp: level %d refined cut %d (after LP) -> %d", depth, cut0, best_cut)
     return best, (cut0 - best_cut) / max(1, cut0), decay
+
+
+def rebalance(level: ShardedGraph, ex: Executor, parts: IdArray, num_parts: int,
+              max_w: IdArray, *, seed: int, max_iter: int = 20, warn: bool = True
+              ) -> IdArray:
+    """Move nodes out of parts heavier than ``max_w`` in any column, best gain first,
+    into parts with room.  Returns the new parts (unchanged when already balanced)."""
+    shards = [level.shard(b) for b in range(level.num_shards)]
+    node_w = level.node_weights
+    def candidates(labels: IdArray, part_w: IdArray, it: int) -> tuple[IdArray, ...]:
+        res = ex.map(rebalance_task, shards, shared={
+            "labels": labels, "node_w": node_w, "part_w": part_w, "max_w": max_w,
+            "seed": seed + it})
+        return tuple(np.concatenate([x[i] for x in res]) for i in range(4))
+
+    return rebalance_loop(parts, node_w, num_parts, max_w, candidates, max_iter=max_iter,
+                          warn=warn)
+
+
+def level_cut(level: ShardedGraph, ex: Executor, parts: IdArray) -> int:
+    """Weighted cut of ``parts`` on ``level`` (each undirected edge counted once)."""
+    shards = [level.shard(b) for b in range(level.num_shards)]
+    return sum(ex.map(cut_task, shards, shared={"labels": parts})) // 2

@@ -15,45 +15,15 @@ import logging
 
 import numpy as np
 
-from .._util.jit import kernel
-from .._util.keyed import keyed_hash
-from .._util.scratch import save_npy
-from ..typing import IdArray
-from .lp_exec import Executor
-from .lp_shards import ShardedGraph, histogram_task, load_shard
+from ..._util.scratch import save_npy
+from ...typing import IdArray
+from ..executor import Executor
+from .kernels.thin import thin_entries
+from .shards import ShardedGraph, histogram_task, load_shard
 
 __all__ = ["thin_level", "thin_task", "thin_weight"]
 
 logger = logging.getLogger(__name__)
-
-_TWO64 = 18446744073709551616.0
-
-
-@kernel
-def thin_entries(indptr, indices, weights, lo, tau, seed):  # pragma: no cover - compiled
-    """Entries of one shard kept by :func:`thin_level` (weights of the light ones raised to
-    ``tau``), as a new ``(indptr, indices, weights)``."""
-    num_rows = indptr.shape[0] - 1
-    out_ptr = np.zeros(num_rows + 1, dtype=np.int64)
-    out_idx = np.empty(indices.shape[0], dtype=indices.dtype)
-    out_w = np.empty(weights.shape[0], dtype=weights.dtype)
-    m = 0
-    for r in range(num_rows):
-        u = lo + r
-        for j in range(indptr[r], indptr[r + 1]):
-            v = indices[j]
-            w = weights[j]
-            if w < tau:
-                share = np.uint64(min(w / tau * _TWO64, _TWO64 - 4096.0))
-                if keyed_hash(seed, min(u, v), max(u, v)) >= share:
-                    continue
-                w = tau
-            out_idx[m] = v
-            out_w[m] = w
-            m += 1
-        out_ptr[r + 1] = m
-    return out_ptr, out_idx[:m].copy(), out_w[:m].copy()
-
 
 def thin_task(prefix: str, lo: int, *, tau: int, seed: int) -> IdArray:
     """Thin one shard in place (:func:`thin_entries`), writing over its files' pages;

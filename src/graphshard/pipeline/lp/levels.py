@@ -2,7 +2,7 @@
 each coarser level by contracting clusters of the one below.
 
 Both builders stream: the driver reads one edge chunk at a time (or hands each task one
-shard) and keeps per-node arrays only; see :mod:`graphshard.pipeline.lp_shards`.
+shard) and keeps per-node arrays only; see :mod:`graphshard.pipeline.lp.shards`.
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from pathlib import Path
 
 import numpy as np
 
-from .._util.scratch import ScratchPool
-from ..io.chunked import ChunkedMeta, iter_edge_chunks
-from ..partition.balance import weight_sums
-from ..typing import EdgeType, IdArray
-from .lp_exec import Executor
-from .lp_level_kernels import accumulate_degrees
-from .lp_shards import ShardedGraph, build_shard, chunk_piece, contract_piece, shard_bounds
+from ..._util.scratch import ScratchPool
+from ...io.chunked import ChunkedMeta, iter_edge_chunks
+from ...partition.balance import weight_sums
+from ...typing import EdgeType, IdArray
+from ..executor import Executor
+from .kernels.levels import accumulate_degrees
+from .shards import ShardedGraph, build_shard, chunk_piece, contract_piece, shard_bounds
 
 __all__ = ["Level0Degrees", "compact_ints", "contract_level", "level0_degrees",
            "level0_from_chunks", "type_offsets"]

@@ -1,9 +1,11 @@
-"""A pool of long-lived Ray actors that run the label-propagation pipeline's shard tasks.
+"""A pool of long-lived Ray actors: :class:`~graphshard.pipeline.executor.RayActorExecutor`'s
+machinery, which runs the ``lp`` partitioner's shard tasks.
 
 One Ray task per shard per sub-round pays, on every call, Ray's task scheduling and, in
-every fresh worker process, the imports and the numba cache loads of the kernels (about
-3 s a process on a loaded 2-core machine); the pool pays them once.  Each actor
-(:class:`ShardWorker`) warms the kernels up when it starts (:func:`warm_up`), which
+every fresh worker process, the imports and the numba cache loads of the kernels
+(seconds a process: benchmarks/TUNING.md); the pool pays them once.  Each actor
+(:class:`ShardWorker`) warms the kernels up when it starts (the ``warm`` function the
+caller hands it, :func:`graphshard.pipeline.lp.warm_up` for ``lp``), which
 overlaps the driver's first streaming pass; then it runs ``fn(*call, **shared)`` for the
 driver, exactly as the in-process executor does.
 
@@ -26,7 +28,6 @@ import contextlib
 import itertools
 import logging
 import os
-import tempfile
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
@@ -39,7 +40,7 @@ import numpy as np
 from .._util.files import atomic_path
 from .._util.malloc import keep_heap, trim_heap
 
-__all__ = ["ActorPool", "FileRef", "ShardWorker", "warm_up"]
+__all__ = ["ActorPool", "FileRef", "ShardWorker"]
 
 logger = logging.getLogger(__name__)
 
@@ -48,64 +49,36 @@ logger = logging.getLogger(__name__)
 MAX_RETRIES = 2
 
 
-def warm_up() -> float:
-    """Run :func:`~graphshard.pipeline.lp.lp_assign` in-process on a tiny graph, so that
-    this process has imported the pipeline and loaded (or compiled) every kernel it calls.
-
-    The in-process executor hands tasks read-only arrays, as Ray does, so the kernels are
-    specialised exactly as the shard tasks of a real run will call them.
-
-    Returns:
-        Seconds spent.
-
-    Example:
-        >>> warm_up() >= 0
-        True
-    """
-    from ..graph import graph
-    from ..io.chunked import load_chunked_meta, write_chunked
-    from .lp import lp_assign
-
-    t = time.perf_counter()
-    n = 64
-    src = np.concatenate([np.arange(n), np.arange(0, n, 4)])
-    dst = np.concatenate([(np.arange(n) + 1) % n, (np.arange(0, n, 4) + n // 2) % n])
-    with tempfile.TemporaryDirectory(prefix="graphshard-warm-") as d:
-        write_chunked(graph((src, dst), num_nodes=n), d, 2)
-        lp_assign(load_chunked_meta(d), 2, coarse_nodes=8, max_task_entries=64,
-                  lp_rounds=1, refine_rounds=1, workers=1, work_dir=d)
-    return time.perf_counter() - t
-
-
 class ShardWorker:
     """The actor's body: runs task functions with the current map's shared arguments.
 
     A plain class (testable without Ray); :class:`ActorPool` wraps it with ``ray.remote``.
 
     Args:
-        warm: Call :func:`warm_up` first (a failure there is logged, never raised: the
-            kernels then load on first use).
+        warm: A function of no arguments to call first, e.g.
+            :func:`graphshard.pipeline.lp.warm_up` (None: none; a failure there is logged,
+            never raised: the kernels then load on first use).
         keep_freed: The process keeps the memory it frees for its next tasks
             (:func:`~graphshard._util.malloc.keep_heap`): a worker process of its own runs
-            task after task of similar sizes, and reusing mapped pages made building
-            level 0 of a 100M-edge R-MAT 1.3x faster (faulting fresh pages in costs
-            about 1 ms per MB on a VM).  Its resident memory then stays at its peak.
+            task after task of similar sizes, and reusing mapped pages saves faulting
+            fresh pages in (benchmarks/TUNING.md).  Its resident memory then stays at its peak.
 
     Example:
-        >>> w = ShardWorker(warm=False)
+        >>> w = ShardWorker()
         >>> w.run(pow, (2,), 0, {"exp": 3}, [], []), w.run(pow, (3,), 0, {}, [], [])
         (8, 27)
     """
 
-    def __init__(self, *, warm: bool = True, keep_freed: bool = False) -> None:
+    def __init__(self, *, warm: Callable[[], float] | None = None,
+                 keep_freed: bool = False) -> None:
         self._key: int | None = None
         self._shared: dict[str, Any] = {}
         self.warm_seconds = 0.0
         if keep_freed:
             keep_heap()
-        if warm:
+        if warm is not None:
             try:
-                self.warm_seconds = warm_up()
+                self.warm_seconds = warm()
             except Exception:  # an optimisation only: a real call reports real errors
                 logger.warning("lp actor warm-up failed", exc_info=True)
 
@@ -205,7 +178,7 @@ class ActorPool:
         ray: The imported ``ray`` module (initialised).
         size: Number of actors (one per CPU is the usual choice).
         num_cpus: CPUs each actor reserves while the pool lives.
-        warm: Warm the kernels up in each actor as it starts.
+        warm: Called in each actor as it starts, to warm the kernels up (None: none).
         depth: Calls queued per actor while more follow (2: an actor starts its next
             call without waiting for the driver).
 
@@ -215,8 +188,8 @@ class ActorPool:
 
     _keys = itertools.count(1)
 
-    def __init__(self, ray: Any, size: int, *, num_cpus: float = 1.0, warm: bool = True,
-                 depth: int = 2) -> None:
+    def __init__(self, ray: Any, size: int, *, num_cpus: float = 1.0,
+                 warm: Callable[[], float] | None = None, depth: int = 2) -> None:
         self._ray = ray
         self.depth = max(1, int(depth))
         cls = ray.remote(ShardWorker).options(num_cpus=num_cpus, max_restarts=MAX_RETRIES,
