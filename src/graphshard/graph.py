@@ -392,4 +392,4 @@ def _parse_etype(key: EdgeTypeLike) -> EdgeType:
             or not all(isinstance(p, str) and p for p in key)):
         raise ValidationError(f"edge type {key!r} must be a (src_type, relation, dst_type) "
                               "tuple or a 'src:rel:dst' string", field="etype", value=key)
-    return key  # type: ignore[return-value]
+    return key

@@ -307,7 +307,7 @@ def _canonical(key: Any) -> EdgeType:
     if isinstance(key, str):
         parts = key.split(":")
         return (parts[0], parts[1], parts[2]) if len(parts) == 3 else ("_N", key, "_N")
-    return tuple(key)  # type: ignore[return-value]
+    return tuple(key)
 
 
 def _ranges(mapping: Mapping[Any, Sequence[Sequence[int]]], what: str) -> np.ndarray:

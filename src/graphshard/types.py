@@ -108,7 +108,7 @@ class GraphTypes:
             key = None
         if key is not None:
             if key in self._etype_ids:
-                return key  # type: ignore[no-any-return]
+                return key
         elif isinstance(etype, str) and etype in self._relations:
             matches = self._relations[etype]
             if len(matches) == 1:

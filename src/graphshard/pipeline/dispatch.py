@@ -555,8 +555,8 @@ def _run_id_steps(plan: Plan, executor, meta: ChunkedMeta, budget: int | None
     edge_counts = executor.map(_split_edge_chunk, edge_tasks, desc="routing edges", memory=budget)
     prefix = np.zeros((E, max((len(c) for c in plan.edge_chunks), default=0) + 1, k),
                       dtype=np.int64)
-    for (_, e, c, _), cnt in zip(edge_tasks, edge_counts, strict=True):
-        prefix[e, c + 1] = cnt
+    for task, cnt in zip(edge_tasks, edge_counts, strict=True):
+        prefix[task[1], task[2] + 1] = cnt
     prefix = np.cumsum(prefix, axis=1)
     esizes = np.stack([prefix[e, len(plan.edge_chunks[e])] for e in range(E)]) if E else \
         np.zeros((0, k), dtype=np.int64)
@@ -582,7 +582,7 @@ def _build_parts(plan: Plan, executor, node_ranges: np.ndarray, edge_ranges: np.
 
 
 def _run_feature_steps(plan: Plan, executor, budget: int | None) -> None:
-    tasks = []
+    tasks: list[tuple[Any, ...]] = []
     for kind, feats, names in (("node", plan.node_feats, plan.ntypes),
                                ("edge", plan.edge_feats, plan.etypes)):
         for i, type_name in enumerate(names):

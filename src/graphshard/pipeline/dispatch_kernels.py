@@ -88,8 +88,8 @@ def route_edges(src: np.ndarray, dst: np.ndarray, src_map: np.ndarray, dst_map: 
     shift = max(0, total.bit_length() - 12)             # at most 4096 blocks: stays in L1
     table = np.minimum(np.searchsorted(ends, np.arange((total >> shift) + 1, dtype=np.int64)
                                        << shift, side="right"), len(ends) - 1).astype(np.int32)
-    out_src = np.empty(n, dtype=id_dtype)
-    out_dst = np.empty(n, dtype=id_dtype)
+    out_src: np.ndarray = np.empty(n, dtype=id_dtype)
+    out_dst: np.ndarray = np.empty(n, dtype=id_dtype)
     out_pos = np.empty(n, dtype=np.int32 if n <= np.iinfo(np.int32).max else np.int64)
     counts = _route(np.ascontiguousarray(src), np.ascontiguousarray(dst), np.asarray(src_map),
                     np.asarray(dst_map), ends, table, shift, out_src, out_dst, out_pos)

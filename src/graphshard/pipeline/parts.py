@@ -25,7 +25,7 @@ __all__ = ["build_part"]
 
 
 def _edges_of_part(plan: Plan, q: int, edge_ranges: np.ndarray, prefix: np.ndarray
-                   ) -> tuple[IdArray, IdArray, IdArray, IdArray, IdArray]:
+                   ) -> tuple[IdArray, IdArray, IdArray, IdArray, np.ndarray]:
     """All edges owned by part ``q`` in new edge-ID order: (eid, src, dst, orig eid, type)."""
     eids = np.concatenate([np.arange(edge_ranges[e, q, 0], edge_ranges[e, q, 1], dtype=np.int64)
                            for e in range(len(plan.edge_chunks))] or [np.zeros(0, np.int64)])
@@ -33,7 +33,7 @@ def _edges_of_part(plan: Plan, q: int, edge_ranges: np.ndarray, prefix: np.ndarr
 
 
 def _inner_edges(plan: Plan, q: int, edge_ranges: np.ndarray, prefix: np.ndarray
-                 ) -> tuple[IdArray, IdArray, IdArray, IdArray]:
+                 ) -> tuple[IdArray, IdArray, IdArray, np.ndarray]:
     """Part ``q``'s edges in new edge-ID order: (src, dst, orig eid, type), read from the
     routed pieces into fresh arrays (int64, ``type`` int32) the caller may change in place.
 
@@ -71,7 +71,7 @@ def _features(plan: Plan, kind: str, p: int) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for i, type_name in enumerate(names):
         for f, (name, chunks) in enumerate(feats.get(type_name, [])):
-            pieces = []
+            pieces: list[Ragged | np.ndarray] = []
             for c in range(len(chunks)):
                 tensors, meta = load_tensors(plan.feat_piece(kind, i, f, c))
                 if meta.get("ragged") == "True":
@@ -162,7 +162,7 @@ def _local_graph(plan: Plan, p: int, node_range: tuple[int, int], first_edge: in
     if plan.num_hops > 1:
         def fetch(nodes: IdArray) -> tuple[IdArray, IdArray, IdArray]:
             owners = np.searchsorted(part_bounds[1:], nodes, side="right")
-            got = [], [], []
+            got: tuple[list[IdArray], list[IdArray], list[IdArray]] = [], [], []
             for q in np.unique(owners):
                 q_eids, q_src, q_dst, _, _ = _edges_of_part(plan, int(q), edge_ranges, prefix)
                 sel = np.isin(q_dst, nodes[owners == q])

@@ -28,6 +28,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 
@@ -167,7 +168,7 @@ def chunk_piece(prefix: str, meta: ChunkedMeta, etype: EdgeType, index: int, off
 def load_shard(prefix: str) -> tuple[IdArray, IdArray, IdArray]:
     """``(indptr, indices, weights)`` of one shard, memory-mapped."""
     return tuple(load_npy(f"{prefix}_{n}.npy", mmap_mode="r")
-                 for n in ("indptr", "indices", "weights"))  # type: ignore[return-value]
+                 for n in ("indptr", "indices", "weights"))
 
 
 def contract_piece(shard_prefix: str, lo: int, piece_prefix: str, num_coarse: int,
@@ -218,7 +219,7 @@ def build_shard(piece_prefixes: list[str], b: int, lo: int, hi: int, num_nodes: 
     indptr, count = group_keys(k, np.int64(lo), np.int64(num_nodes), w, hi - lo, marker,
                                out_c, out_w)
     del k, w
-    weights = out_w[:count]
+    weights = cast(IdArray, out_w[:count])
     save_npy(out_prefix + "_indptr.npy", indptr, pool)
     save_npy(out_prefix + "_indices.npy", out_c[:count], pool)
     save_npy(out_prefix + "_weights.npy",
@@ -298,7 +299,7 @@ def _scratch(name: str, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     of the largest one asked under ``name`` and ``dtype``): per-node scratch allocated
     afresh at every task costs page faults (benchmarks/TUNING.md).  Kernels given
     a zeroed scratch must leave it zeroed (:func:`lp_sweep`'s ``rating``)."""
-    cache = _scratch_arrays.__dict__
+    cache: dict[Any, np.ndarray] = _scratch_arrays.__dict__
     key = (name, np.dtype(dtype).str, shape[1:])
     size = int(np.prod(shape))
     buf = cache.get(key)
