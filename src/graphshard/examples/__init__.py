@@ -21,6 +21,7 @@ _LAZY = {
     "train_sage": ".sage",
     "WalkEmbeddingResult": ".walk_embed",
     "train_walk_embedding": ".walk_embed",
+    "WalkOptions": ".walk_options",
     "save_embeddings": ".walk_embed",
     "load_embeddings": ".walk_embed",
     "train_from_config": ".config",

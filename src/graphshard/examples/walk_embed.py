@@ -32,8 +32,8 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -49,20 +49,12 @@ from ._common import open_store, subseed
 from ._walk_corpus import apply_subsampling, epoch_walks, keep_probability
 from ._walk_kernels import sgns_grads, sgns_pair_sgd
 from ._walk_tables import init_tables, resume_tables, save_tables
+from .walk_options import LR_DECAYS, OPTIMIZERS, WalkOptions
 
-__all__ = ["WalkEmbeddingResult", "load_embeddings", "save_embeddings",
-           "train_walk_embedding"]
+__all__ = ["LR_DECAYS", "OPTIMIZERS", "WalkEmbeddingResult", "WalkOptions",
+           "load_embeddings", "save_embeddings", "train_walk_embedding"]
 
 logger = logging.getLogger(__name__)
-
-#: Valid ``optimizer`` values: sparse Adagrad or SGD on the summed gradient of a batch, or
-#: ``"pair_sgd"``: plain SGD after every pair, in order (word2vec's update; local graphs only).
-OPTIMIZERS = ("adagrad", "sgd", "pair_sgd")
-
-#: Valid ``lr_decay`` values: a constant rate, or word2vec's linear decay from ``lr`` to
-#: ``end_lr`` over all walks of the run.
-LR_DECAYS = ("none", "linear")
-
 
 @dataclass(frozen=True)
 class WalkEmbeddingResult:
@@ -129,46 +121,58 @@ class _Run:
     """Fixed settings of one training run, shared by its buffers."""
 
     store: Any
+    options: WalkOptions
     tables: list[Any]
     blocks: list[np.ndarray]
     offsets: np.ndarray
     all_offsets: np.ndarray
     shift: int
-    win_size: int
-    random_window: bool
-    neg_num: int
-    neg_distribution: str
-    batch_size: int
-    exclude_pairs: Sequence[Any]
-    optimizer: str
-    lr: float
-    end_lr: float
-    lr_decay: str
     total_walks: int
-    seed: int
     keep: np.ndarray | None  # keep probability by global ID (subsampling), or None
+
+
+def _options(store: Any, options: WalkOptions | None, overrides: dict[str, Any]
+             ) -> WalkOptions:
+    """``options`` with ``overrides`` applied, checked against ``store``."""
+    from ..dist import DistGraph
+
+    unknown = sorted(set(overrides) - set(WalkOptions.names()))
+    if unknown:
+        raise ValidationError(f"train_walk_embedding: unknown option(s) {unknown}; the "
+                              f"options are {list(WalkOptions.names())} and init, on_epoch, "
+                              "checkpoint_dir, resume", field=unknown[0])
+    if options is None:
+        o = WalkOptions(**overrides)
+    else:
+        o = replace(options, **overrides) if overrides else options
+    if o.optimizer == "pair_sgd" and isinstance(store, (DistGraph, str, os.PathLike)):
+        raise ValidationError("optimizer 'pair_sgd' updates local tables pair by pair; on a "
+                              "DistGraph use 'adagrad' or 'sgd'", field="optimizer",
+                              value=o.optimizer)
+    return o
 
 
 def _train_buffer(run: _Run, walks: Any, rng: np.random.Generator, walks_done: int,
                   keys: tuple[int, ...], step_losses: list[float]) -> int:
     """Pairs of one buffer of walks, shuffled, trained batch by batch; returns the pairs.
     ``walks_done``: walks of the run trained before this buffer (for the rate decay)."""
+    o = run.options
     if run.keep is not None:
-        walks = apply_subsampling(walks, run.keep, run.offsets, seed=subseed(run.seed, 7, *keys))
-    p = skip_gram_pairs(walks, run.win_size, random_window=run.random_window,
-                        exclude_pairs=run.exclude_pairs, seed=subseed(run.seed, 6, *keys))
+        walks = apply_subsampling(walks, run.keep, run.offsets, seed=subseed(o.seed, 7, *keys))
+    p = skip_gram_pairs(walks, o.win_size, random_window=o.random_window,
+                        exclude_pairs=o.exclude_pairs, seed=subseed(o.seed, 6, *keys))
     order = rng.permutation(len(p))
     gsrc = run.offsets[p.src_type] + p.src
     gdst = run.offsets[p.dst_type] + p.dst
     nw, n = len(walks.traces), max(len(p), 1)
-    for b, i in enumerate(range(0, len(order), run.batch_size)):
-        sel = order[i:i + run.batch_size]
-        neg = _negatives(run.store, p.ntypes, p.dst_type[sel], run.neg_num,
-                         run.neg_distribution, run.offsets, subseed(run.seed, 5, *keys, b))
-        lr_a, lr_b = (_lr_at(run.lr, run.end_lr, run.lr_decay,
+    for b, i in enumerate(range(0, len(order), o.batch_size)):
+        sel = order[i:i + o.batch_size]
+        neg = _negatives(run.store, p.ntypes, p.dst_type[sel], o.neg_num,
+                         o.neg_distribution, run.offsets, subseed(o.seed, 5, *keys, b))
+        lr_a, lr_b = (_lr_at(o.lr, o.final_lr, o.lr_decay,
                              (walks_done + nw * j / n) / run.total_walks)
                       for j in (i, i + len(sel) - 1))
-        if run.optimizer == "pair_sgd":
+        if o.optimizer == "pair_sgd":
             loss = sgns_pair_sgd(run.blocks[0], run.blocks[-1], gsrc[sel], gdst[sel], neg,
                                   np.float32(lr_a), np.float32(lr_b))
         else:
@@ -180,93 +184,19 @@ def _train_buffer(run: _Run, walks: Any, rng: np.random.Generator, walks_done: i
     return len(p)
 
 
-def _check_args(store: Any, optimizer: str, lr_decay: str, lr: float, end_lr: float | None,
-                subsample: Any, sizes: dict[str, Any]) -> tuple[float, float]:
-    """Validate the options; returns the final learning rate and the subsampling
-    threshold."""
-    from ..dist import DistGraph
-
-    if optimizer not in OPTIMIZERS:
-        raise ValidationError(f"optimizer must be one of {OPTIMIZERS}, got {optimizer!r}",
-                              field="optimizer", value=optimizer)
-    if optimizer == "pair_sgd" and isinstance(store, (DistGraph, str, os.PathLike)):
-        raise ValidationError("optimizer 'pair_sgd' updates local tables pair by pair; on a "
-                              "DistGraph use 'adagrad' or 'sgd'", field="optimizer",
-                              value=optimizer)
-    if lr_decay not in LR_DECAYS:
-        raise ValidationError(f"lr_decay must be one of {LR_DECAYS}, got {lr_decay!r}",
-                              field="lr_decay", value=lr_decay)
-    for name, v in sizes.items():
-        if int(v) < 1:
-            raise ValidationError(f"train_walk_embedding: {name} must be >= 1, got {v!r}",
-                                  field=name, value=v)
-    end = float(lr) * 1e-4 if end_lr is None else float(end_lr)
-    if not (float(lr) > 0 and end >= 0):
-        raise ValidationError(f"train_walk_embedding: lr must be > 0 and end_lr >= 0, got "
-                              f"lr={lr!r}, end_lr={end_lr!r}",
-                              field="lr" if not float(lr) > 0 else "end_lr",
-                              value=lr if not float(lr) > 0 else end_lr)
-    try:
-        sample = float(subsample)
-    except (TypeError, ValueError):
-        sample = -1.0
-    if not 0.0 <= sample < 1.0:
-        raise ValidationError(f"train_walk_embedding: subsample (word2vec's sample) must be a "
-                              f"number in [0, 1), got {subsample!r}", field="subsample",
-                              value=subsample)
-    return end, sample
-
-
-def train_walk_embedding(store: Any, *, metapath: Any = None, walk_len: int = 24,
-                         walk_times: int = 10, win_size: int = 3, neg_num: int = 5,
-                         emb_size: int = 64, lr: float = 0.1, epochs: int = 1,
-                         batch_size: int = 512, seed: int = 0, optimizer: str = "adagrad",
-                         lr_decay: str = "none", end_lr: float | None = None,
-                         random_window: bool = False, subsample: float = 0.0,
-                         exclude_pairs: Sequence[Any] = (), neg_distribution: str = "uniform",
-                         walk_buffer: int = 5000, context_table: bool = False,
+def train_walk_embedding(store: Any, options: WalkOptions | None = None, *,
                          init: dict[str, np.ndarray] | None = None,
                          on_epoch: Callable[[int, dict[str, float]], None] | None = None,
                          checkpoint_dir: str | os.PathLike[str] | None = None,
-                         resume: bool = True) -> WalkEmbeddingResult:
+                         resume: bool = True, **overrides: Any) -> WalkEmbeddingResult:
     """Train skip-gram walk embeddings with negative sampling (DeepWalk, metapath2vec).
 
     Args:
         store: A Graph, a GraphStore (a DistGraph: tables on its servers) or the path of a
             partition config JSON.
-        metapath: None (one edge type), a metapath ``"u2click2i-i2click2u"``, several
-            separated by ``;`` (PGL's ``meta_path``; walks from each), or a list of them.
-        walk_len: Nodes per walk.
-        walk_times: Walks per start node and epoch.
-        win_size: Skip-gram half window.
-        neg_num: Negatives per pair, of the context's node type.
-        emb_size: Embedding width.
-        lr: Learning rate (the first one with ``lr_decay``).  ``"adagrad"`` and ``"sgd"``
-            apply it to the batch's summed gradient of the *mean* loss (so SGD's rate per
-            pair is ``lr / batch_size``); ``"pair_sgd"`` to every pair (word2vec: 0.025).
-        epochs: Passes.
-        batch_size: Pairs per step (per negative draw with ``"pair_sgd"``).
-        seed: Seed of initialisation, walks, pair order and negatives.
-        optimizer: ``"adagrad"`` or ``"sgd"`` (sparse, rows of the batch only, on a local
-            graph or a DistGraph), or ``"pair_sgd"`` (word2vec's plain SGD after every
-            pair, in order; local graphs only).
-        lr_decay: ``"none"`` (constant) or ``"linear"``: from ``lr`` down to ``end_lr`` in
-            proportion to the walks trained over all epochs (word2vec's schedule; PGL's
-            deepwalk decays polynomially to an end rate in the same way).
-        end_lr: Last learning rate of ``"linear"`` (default ``lr * 1e-4``, word2vec's).
-        random_window: Shrink each centre's window to ``1..win_size`` at random, keyed by
-            seed (word2vec's reduced window: near contexts weigh more, about half the pairs).
-        subsample: word2vec's ``sample``: 0 (off) or a threshold ``t`` (1e-3 .. 1e-5) such
-            that a node seen ``c`` times in the first epoch's ``T`` walk entries is kept with
-            probability ``min(1, (sqrt(c / (t T)) + 1) t T / c)`` at each occurrence, before
-            pairing (kept nodes close up, so windows reach further).  Counting walks the
-            first epoch once more.
-        exclude_pairs: Node-type pairs not trained (PGL's ``excluded_train_pair``).
-        neg_distribution: ``"uniform"`` or ``"degree"`` (degree ** 0.75).
-        walk_buffer: Walks generated, paired and shuffled together.
-        context_table: Score contexts and negatives against a second, zero-initialised
-            table per node type (word2vec's output vectors) instead of the shared one
-            (PGL's default); only the first tables are returned.
+        options: The hyper-parameters (:class:`~graphshard.examples.walk_options.WalkOptions`:
+            metapath, walk and window sizes, rates, optimizer, seed, ...); default
+            ``WalkOptions()``.
         init: Initial ``{ntype: array}`` tables (warm start); others start at random.
         on_epoch: Called after each epoch with ``(epoch, {"loss", "pairs", "seconds"})``.
         checkpoint_dir: Write a checkpoint (tables, Adagrad state, epoch, losses) here after
@@ -274,59 +204,45 @@ def train_walk_embedding(store: Any, *, metapath: Any = None, walk_len: int = 24
         resume: Continue from the checkpoint in ``checkpoint_dir`` if there is one (it must
             have been written with the same parameters); every epoch's draws depend on
             ``(seed, epoch)`` only, so a resumed run ends as an uninterrupted one.
+        **overrides: ``WalkOptions`` fields replacing those of ``options``
+            (``train_walk_embedding(g, walk_len=8, win_size=2)``).
 
     Returns:
         WalkEmbeddingResult with the tables and the loss per epoch and step.
 
     Raises:
-        ValidationError: bad metapath, sizes, optimizer, ``lr_decay``, rates or
-            ``subsample``.
+        ValidationError: an override that is no ``WalkOptions`` field, bad metapath, sizes,
+            optimizer (``"pair_sgd"`` on a DistGraph), ``lr_decay``, rates or ``subsample``.
         MissingDependencyError: torch is not installed.
     """
     torch = import_optional("torch", "training")
-    end, sample = _check_args(store, optimizer, lr_decay, lr, end_lr, subsample,
-                              {"epochs": epochs, "batch_size": batch_size,
-                               "emb_size": emb_size, "neg_num": neg_num,
-                               "walk_times": walk_times, "walk_buffer": walk_buffer})
+    o = _options(store, options, overrides)
     with open_store(store) as st:
-        plans = _starts(st, metapath, walk_len)
+        plans = _starts(st, o.metapath, o.walk_len)
         offsets = np.concatenate([[0], np.cumsum([st.num_nodes(t) for t in st.ntypes])])
-        tables, blocks = init_tables(torch, st, int(emb_size), optimizer, float(lr), seed,
-                                     init, bool(context_table))
-        shift = int(offsets[-1]) if context_table else 0  # context IDs: the second set
-        walks_per_epoch = sum(st.num_nodes(t) for _, t in plans) * int(walk_times)
-        run = _Run(st, tables, blocks, offsets,
-                   np.concatenate([offsets[:-1], offsets + shift]) if context_table
-                   else offsets, shift, int(win_size), bool(random_window), int(neg_num),
-                   neg_distribution, int(batch_size), exclude_pairs, optimizer, float(lr),
-                   end, lr_decay, max(walks_per_epoch * int(epochs), 1), int(seed),
-                   keep_probability(st, plans, walk_len, int(walk_times), int(walk_buffer),
-                                    seed, sample) if sample else None)
+        tables, blocks = init_tables(torch, st, o.emb_size, o.optimizer, o.lr, o.seed, init,
+                                     o.context_table)
+        shift = int(offsets[-1]) if o.context_table else 0  # context IDs: the second set
+        walks_per_epoch = sum(st.num_nodes(t) for _, t in plans) * o.walk_times
+        run = _Run(st, o, tables, blocks, offsets,
+                   np.concatenate([offsets[:-1], offsets + shift]) if o.context_table
+                   else offsets, shift, max(walks_per_epoch * o.epochs, 1),
+                   keep_probability(st, plans, o.walk_len, o.walk_times, o.walk_buffer,
+                                    o.seed, o.sample) if o.sample else None)
         hist: dict[str, list[Any]] = {"losses": [], "step_losses": [], "num_pairs": [],
                                       "seconds": []}
         losses, step_losses = hist["losses"], hist["step_losses"]
         num_pairs, secs = hist["num_pairs"], hist["seconds"]
-        params = {"metapath": metapath if metapath is None or isinstance(metapath, str)
-                  else list(metapath), "walk_len": int(walk_len), "walk_times": int(walk_times),
-                  "win_size": int(win_size), "neg_num": int(neg_num), "emb_size": int(emb_size),
-                  "lr": float(lr), "batch_size": int(batch_size), "seed": int(seed),
-                  "optimizer": optimizer, "neg_distribution": neg_distribution,
-                  "context_table": bool(context_table), "walk_buffer": int(walk_buffer)}
-        if lr_decay != "none":  # only when set: checkpoints of earlier runs stay valid
-            params.update(lr_decay=lr_decay, end_lr=end, epochs=int(epochs))
-        if random_window:
-            params["random_window"] = True
-        if sample:
-            params["subsample"] = sample
+        params = o.checkpoint_params()
         start = (resume_tables(tables, checkpoint_dir, params, hist)
                  if checkpoint_dir and resume else 0)
-        for epoch in range(start, int(epochs)):
+        for epoch in range(start, o.epochs):
             t0 = time.perf_counter()
             first = len(step_losses)
             pairs_seen = 0
             walks_done = epoch * walks_per_epoch
-            for k, c, rng, walks in epoch_walks(st, plans, walk_len, int(walk_times),
-                                                 int(walk_buffer), seed, epoch, bar=True):
+            for k, c, rng, walks in epoch_walks(st, plans, o.walk_len, o.walk_times,
+                                                 o.walk_buffer, o.seed, epoch, bar=True):
                 pairs_seen += _train_buffer(run, walks, rng, walks_done, (epoch, k, c),
                                             step_losses)
                 walks_done += len(walks.traces)

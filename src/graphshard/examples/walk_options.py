@@ -1,0 +1,199 @@
+"""The hyper-parameters of :func:`~graphshard.examples.walk_embed.train_walk_embedding`, as
+one frozen, validated dataclass.
+
+Unstable API (first pass of issue 7).
+
+Example:
+    >>> from graphshard.examples.walk_options import WalkOptions
+    >>> opts = WalkOptions(walk_len=8, win_size=2, lr_decay="linear", lr=0.025)
+    >>> opts.final_lr  # word2vec's default end rate: lr * 1e-4
+    2.5e-06
+    >>> WalkOptions(optimizer="adam")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    graphshard.errors.ValidationError: optimizer must be one of (...), got 'adam'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from ..errors import ValidationError
+
+__all__ = ["LR_DECAYS", "OPTIMIZERS", "WalkOptions"]
+
+#: Valid ``optimizer`` values: sparse Adagrad or SGD on the summed gradient of a batch, or
+#: ``"pair_sgd"``: plain SGD after every pair, in order (word2vec's update; local graphs only).
+OPTIMIZERS = ("adagrad", "sgd", "pair_sgd")
+
+#: Valid ``lr_decay`` values: a constant rate, or word2vec's linear decay from ``lr`` to
+#: ``end_lr`` over all walks of the run.
+LR_DECAYS = ("none", "linear")
+
+# Fields that must be >= 1, checked in this order (the order of the messages before).
+_SIZES = ("epochs", "batch_size", "emb_size", "neg_num", "walk_times", "walk_buffer")
+
+
+@dataclass(frozen=True)
+class WalkOptions:
+    """Hyper-parameters of a skip-gram walk-embedding run (DeepWalk, metapath2vec).
+
+    Validated once, when built; sizes are stored as ``int``, ``lr`` as ``float`` and the
+    flags as ``bool`` (``metapath``, ``walk_len``, ``end_lr``, ``subsample``,
+    ``exclude_pairs`` and ``neg_distribution`` as given).
+
+    Attributes:
+        metapath: None (one edge type), a metapath ``"u2click2i-i2click2u"``, several
+            separated by ``;`` (PGL's ``meta_path``; walks from each), or a list of them.
+        walk_len: Nodes per walk.
+        walk_times: Walks per start node and epoch.
+        win_size: Skip-gram half window.
+        neg_num: Negatives per pair, of the context's node type.
+        emb_size: Embedding width.
+        lr: Learning rate (the first one with ``lr_decay``).  ``"adagrad"`` and ``"sgd"``
+            apply it to the batch's summed gradient of the *mean* loss (so SGD's rate per
+            pair is ``lr / batch_size``); ``"pair_sgd"`` to every pair (word2vec: 0.025).
+        epochs: Passes.
+        batch_size: Pairs per step (per negative draw with ``"pair_sgd"``).
+        seed: Seed of initialisation, walks, pair order and negatives.
+        optimizer: ``"adagrad"`` or ``"sgd"`` (sparse, rows of the batch only, on a local
+            graph or a DistGraph), or ``"pair_sgd"`` (word2vec's plain SGD after every
+            pair, in order; local graphs only).
+        lr_decay: ``"none"`` (constant) or ``"linear"``: from ``lr`` down to ``end_lr`` in
+            proportion to the walks trained over all epochs (word2vec's schedule; PGL's
+            deepwalk decays polynomially to an end rate in the same way).
+        end_lr: Last learning rate of ``"linear"`` (default ``lr * 1e-4``, word2vec's;
+            resolved in :attr:`final_lr`).
+        random_window: Shrink each centre's window to ``1..win_size`` at random, keyed by
+            seed (word2vec's reduced window: near contexts weigh more, about half the pairs).
+        subsample: word2vec's ``sample``: 0 (off) or a threshold ``t`` (1e-3 .. 1e-5) such
+            that a node seen ``c`` times in the first epoch's ``T`` walk entries is kept with
+            probability ``min(1, (sqrt(c / (t T)) + 1) t T / c)`` at each occurrence, before
+            pairing (kept nodes close up, so windows reach further).  Counting walks the
+            first epoch once more.  Resolved as a float in :attr:`sample`.
+        exclude_pairs: Node-type pairs not trained (PGL's ``excluded_train_pair``).
+        neg_distribution: ``"uniform"`` or ``"degree"`` (degree ** 0.75).
+        walk_buffer: Walks generated, paired and shuffled together.
+        context_table: Score contexts and negatives against a second, zero-initialised
+            table per node type (word2vec's output vectors) instead of the shared one
+            (PGL's default); only the first tables are returned.
+
+    Raises:
+        ValidationError: a bad ``optimizer``, ``lr_decay``, size (``epochs``,
+            ``batch_size``, ``emb_size``, ``neg_num``, ``walk_times``, ``walk_buffer``:
+            each >= 1), rate (``lr > 0``, ``end_lr >= 0``) or ``subsample`` (in [0, 1)),
+            naming the field.
+
+    Example:
+        >>> opts = WalkOptions(metapath="u2i-i2u", walk_len=5, subsample=1e-4)
+        >>> opts.sample, opts.win_size
+        (0.0001, 3)
+        >>> sorted(opts.checkpoint_params())[:4]
+        ['batch_size', 'context_table', 'emb_size', 'lr']
+        >>> WalkOptions(epochs=0)
+        Traceback (most recent call last):
+            ...
+        graphshard.errors.ValidationError: train_walk_embedding: epochs must be >= 1, got 0
+    """
+
+    metapath: Any = None
+    walk_len: int = 24
+    walk_times: int = 10
+    win_size: int = 3
+    neg_num: int = 5
+    emb_size: int = 64
+    lr: float = 0.1
+    epochs: int = 1
+    batch_size: int = 512
+    seed: int = 0
+    optimizer: str = "adagrad"
+    lr_decay: str = "none"
+    end_lr: float | None = None
+    random_window: bool = False
+    subsample: float = 0.0
+    exclude_pairs: Sequence[Any] = ()
+    neg_distribution: str = "uniform"
+    walk_buffer: int = 5000
+    context_table: bool = False
+    #: The last learning rate of ``"linear"`` (``end_lr``, or ``lr * 1e-4``).
+    final_lr: float = field(init=False, repr=False, compare=False)
+    #: ``subsample`` as a float (0.0: off).
+    sample: float = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.optimizer not in OPTIMIZERS:
+            raise ValidationError(f"optimizer must be one of {OPTIMIZERS}, got "
+                                  f"{self.optimizer!r}", field="optimizer",
+                                  value=self.optimizer)
+        if self.lr_decay not in LR_DECAYS:
+            raise ValidationError(f"lr_decay must be one of {LR_DECAYS}, got "
+                                  f"{self.lr_decay!r}", field="lr_decay", value=self.lr_decay)
+        for name in _SIZES:
+            v = getattr(self, name)
+            if int(v) < 1:
+                raise ValidationError(f"train_walk_embedding: {name} must be >= 1, got {v!r}",
+                                      field=name, value=v)
+        lr, end_lr = self.lr, self.end_lr
+        end = float(lr) * 1e-4 if end_lr is None else float(end_lr)
+        if not (float(lr) > 0 and end >= 0):
+            raise ValidationError(f"train_walk_embedding: lr must be > 0 and end_lr >= 0, got "
+                                  f"lr={lr!r}, end_lr={end_lr!r}",
+                                  field="lr" if not float(lr) > 0 else "end_lr",
+                                  value=lr if not float(lr) > 0 else end_lr)
+        try:
+            sample = float(self.subsample)
+        except (TypeError, ValueError):
+            sample = -1.0
+        if not 0.0 <= sample < 1.0:
+            raise ValidationError(f"train_walk_embedding: subsample (word2vec's sample) must "
+                                  f"be a number in [0, 1), got {self.subsample!r}",
+                                  field="subsample", value=self.subsample)
+        for name in (*_SIZES, "win_size", "seed"):
+            object.__setattr__(self, name, int(getattr(self, name)))
+        object.__setattr__(self, "lr", float(lr))
+        object.__setattr__(self, "random_window", bool(self.random_window))
+        object.__setattr__(self, "context_table", bool(self.context_table))
+        object.__setattr__(self, "final_lr", end)
+        object.__setattr__(self, "sample", sample)
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        """The fields a caller sets (``train_walk_embedding``'s keyword overrides).
+
+        Example:
+            >>> WalkOptions.names()[:3]
+            ('metapath', 'walk_len', 'walk_times')
+        """
+        return tuple(f.name for f in fields(cls) if f.init)
+
+    def checkpoint_params(self) -> dict[str, Any]:
+        """The parameters a checkpoint records and a resumed run must match.
+
+        The keys of the first checkpoints are always there; ``lr_decay``, ``end_lr`` and
+        ``epochs`` only with a decay, ``random_window`` only when on and ``subsample``
+        only when set, so checkpoints written before those options existed still resume.
+
+        Example:
+            >>> WalkOptions(lr_decay="linear", end_lr=0.0, epochs=2).checkpoint_params()[
+            ...     "end_lr"]
+            0.0
+            >>> "random_window" in WalkOptions().checkpoint_params()
+            False
+        """
+        m = self.metapath
+        params: dict[str, Any] = {
+            "metapath": m if m is None or isinstance(m, str) else list(m),
+            "walk_len": int(self.walk_len), "walk_times": self.walk_times,
+            "win_size": self.win_size, "neg_num": self.neg_num, "emb_size": self.emb_size,
+            "lr": self.lr, "batch_size": self.batch_size, "seed": self.seed,
+            "optimizer": self.optimizer, "neg_distribution": self.neg_distribution,
+            "context_table": self.context_table, "walk_buffer": self.walk_buffer}
+        if self.lr_decay != "none":
+            params.update(lr_decay=self.lr_decay, end_lr=self.final_lr, epochs=self.epochs)
+        if self.random_window:
+            params["random_window"] = True
+        if self.sample:
+            params["subsample"] = self.sample
+        return params
