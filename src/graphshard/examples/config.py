@@ -164,6 +164,7 @@ def train_from_config(path: str | os.PathLike[str], *, overrides: dict[str, Any]
 def _walk(graph: Any, kwargs: dict[str, Any], cfg: dict[str, Any], base: Path,
           out: Path | None) -> Any:
     from .walk_embed import load_embeddings, save_embeddings, train_walk_embedding
+    from .walk_options import WalkOptions
 
     warm = cfg.get("warm_start_from")
     init = None
@@ -177,7 +178,10 @@ def _walk(graph: Any, kwargs: dict[str, Any], cfg: dict[str, Any], base: Path,
         if cfg.get("need_inference", True) and out is not None:
             save_embeddings(init, out)
         return None
-    res = train_walk_embedding(graph, init=init, **kwargs)
+    names = set(WalkOptions.names())
+    options = WalkOptions(**{k: v for k, v in kwargs.items() if k in names})
+    res = train_walk_embedding(graph, options, init=init,
+                               **{k: v for k, v in kwargs.items() if k not in names})
     if out is not None:  # without need_inference only the .npy tables (a checkpoint)
         save_embeddings(res, out, text=bool(cfg.get("need_inference", True)))
     return res
