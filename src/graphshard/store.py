@@ -82,11 +82,12 @@ class HopSampler(Protocol):
 
 @runtime_checkable
 class LocalAdjacency(Protocol):
-    """Optional fast path: the whole adjacency and per-row alias tables in memory."""
+    """Optional fast path: the whole adjacency in memory, its edge weights in CSR order, and
+    a cache for structures the samplers derive from them (such as weight alias tables)."""
 
     def adjacency(self, etype: EdgeType, edge_dir: str) -> CSR: ...
-    def weight_table(self, etype: EdgeType, edge_dir: str, name: str
-                     ) -> tuple[np.ndarray, IdArray]: ...
+    def edge_weights(self, etype: EdgeType, edge_dir: str, name: str) -> np.ndarray: ...
+    def cached(self, key: Any, build: Callable[[], Any]) -> Any: ...
 
 
 class CSRStore:
@@ -95,14 +96,13 @@ class CSRStore:
     Args:
         graph: The graph whose ``in_csr``/``out_csr``, sizes and features are served.
 
-    Use :func:`as_store` to get the cached store of a Graph.  Weight alias tables are built
-    on the first weighted call per (edge type, direction, feature) and kept; call
-    :meth:`clear_cache` after changing a feature in place.
+    Use :func:`as_store` to get the cached store of a Graph.  What the samplers derive from
+    it (weight alias tables, sorted rows) is built on first use through :meth:`cached` and
+    kept; call :meth:`clear_cache` after changing a feature in place.
     """
 
     def __init__(self, graph: Graph) -> None:
         self._g = graph
-        self._cum: dict[tuple[EdgeType, str, str], tuple[np.ndarray, IdArray]] = {}
         self._extra: dict[Any, Any] = {}
         self._lock = threading.RLock()
 
@@ -140,35 +140,28 @@ class CSRStore:
         check_edge_dir(edge_dir)
         return self._g.in_csr(etype) if edge_dir == "in" else self._g.out_csr(etype)
 
-    def weight_table(self, etype: EdgeType, edge_dir: str, name: str
-                     ) -> tuple[np.ndarray, IdArray]:
-        """Per-row alias records of feature ``name`` in CSR order, ``(rec, nnz)`` (see
-        ``sampling._kernels_weighted.row_alias``; 16 bytes per edge; ``nnz`` is empty when every
-        weight is positive), built on first use."""
-        key = (etype, edge_dir, name)
-        with self._lock:
-            if key not in self._cum:
-                from .sampling.backend import get_backend
+    def edge_weights(self, etype: EdgeType, edge_dir: str, name: str) -> np.ndarray:
+        """Edge feature ``name`` in the edge order of :meth:`adjacency`, as float64 checked
+        for sampling (a new array; see :func:`edge_weights`).
 
-                csr = self.adjacency(etype, edge_dir)
-                w = edge_weights(self._g.edge_frame(etype), etype, name, csr.eids)
-                scratch = np.empty(len(w), dtype=np.int64)
-                rec = np.empty((len(w), 2), dtype=np.int64)
-                self._cum[key] = get_backend("cpu").row_alias(csr.indptr, csr.indices, w,
-                                                              scratch, rec)
-            return self._cum[key]
+        Raises:
+            ValidationError: the feature is missing, not one value per edge, negative or not
+                finite.
+        """
+        csr = self.adjacency(etype, edge_dir)
+        return edge_weights(self._g.edge_frame(etype), etype, name, csr.eids)
 
     def cached(self, key: Any, build: Callable[[], Any]) -> Any:
-        """A derived structure (sorted rows, degree tables) built once per store."""
+        """A derived structure (weight alias tables, sorted rows, degree tables) built once
+        per store: ``build()`` runs on the first call for ``key``, under the store's lock."""
         with self._lock:
             if key not in self._extra:
                 self._extra[key] = build()
             return self._extra[key]
 
     def clear_cache(self) -> None:
-        """Forget weight tables and derived structures."""
+        """Forget the derived structures of :meth:`cached` (weight tables included)."""
         with self._lock:
-            self._cum.clear()
             self._extra.clear()
 
     # ----- batched lookups -----------------------------------------------------------------

@@ -136,7 +136,7 @@ def reference_pair_sgd(w_in, w_out, src, dst, neg, lr_first, lr_last):
 
 @pytest.mark.parametrize("shared", [False, True])
 def test_pair_sgd_kernel_equals_reference(shared):
-    from graphshard.examples._walk_kernels import sgns_pair_sgd
+    from graphshard.examples.kernels import sgns_pair_sgd
 
     rng = np.random.default_rng(1)
     w_in = rng.normal(size=(12, 6)).astype(np.float32)

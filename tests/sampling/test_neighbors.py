@@ -14,8 +14,8 @@ from scipy import integrate, stats
 import graphshard as gs
 from graphshard.errors import ValidationError
 from graphshard.sampling import degrees, find_edges, in_subgraph, sample_neighbors
-from graphshard.sampling._keys_dense import _smallest_first
-from graphshard.sampling.rng import neg_log
+from graphshard.sampling.kernels.keys_dense import _smallest_first
+from graphshard.sampling.kernels.rng import neg_log
 
 
 @njit
@@ -142,7 +142,7 @@ def test_weighted_rejection_on_a_long_row_matches_successive_sampling():
 
 
 def test_weighted_keys_on_a_longer_row_exclude_by_the_exact_law():
-    # deg 21, k 20: float32 exponential keys over the row (._keys_dense); one edge is left
+    # deg 21, k 20: float32 exponential keys over the row (kernels/keys_dense.py); one edge is left
     # out, edge p with probability P(key p is the largest)
     w = np.arange(1.0, 22.0)
     deg, k, n = len(w), 20, 6000

@@ -9,7 +9,7 @@ from scipy import stats
 import graphshard as gs
 from graphshard.errors import ValidationError
 from graphshard.sampling import in_batch_negatives, negative_sample, random_walk, skip_gram_pairs
-from graphshard.sampling.rng import item_state, randint
+from graphshard.sampling.kernels.rng import item_state, randint
 
 ALPHA = 1e-4
 
@@ -96,7 +96,7 @@ def test_in_batch_negatives():
 
 @pytest.mark.parametrize("weights", [[0.0, 1.0, 2.5, 0.0, 7.0, 0.5], "random"])
 def test_alias_table_is_exact(weights):
-    from graphshard.sampling._kernels_pairs import alias_table, sample_alias
+    from graphshard.sampling.kernels.pairs import alias_table, sample_alias
 
     rng = np.random.default_rng(4)
     w = rng.random(1000) ** 3 * (rng.random(1000) > 0.2) if weights == "random" \

@@ -1,11 +1,11 @@
-"""Keyed random numbers of the kernels: the float32 key path of ``._keys_dense``."""
+"""Keyed random numbers of the kernels: the float32 key path of ``sampling.kernels.keys_dense``."""
 
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
-from graphshard.sampling._keys_dense import SCRATCH, keys32, neg_log32
+from graphshard.sampling.kernels.keys_dense import SCRATCH, keys32, neg_log32
 
 
 @njit

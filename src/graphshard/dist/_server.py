@@ -128,8 +128,8 @@ class GraphServer:
         for et, keys, k, salt in requests:
             keys = as_ids(keys, "keys")
             if prob is not None or et in exclude:
-                # the part's index answers every store call sample_etype makes (adjacency,
-                # weight_table, cached, neighbors, edge_features) for the edges it owns
+                # the part's index answers every store call sample_etype makes of a store
+                # without a local adjacency (neighbors, edge_features) for the edges it owns
                 store = cast(GraphStore, self.index)
                 out.append(sample_etype(store, et, "in", keys, k, replace=replace,
                                         prob=prob, exclude=exclude.get(et), seed=seed,

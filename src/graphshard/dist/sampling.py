@@ -45,7 +45,7 @@ from ..sampling.neighbors import exclude_by_type
 from ..store import Hop
 from ..typing import EdgeType, IdArray
 from ._index import scatter_ragged
-from ._kernels import put_rows
+from .kernels import put_rows
 from ._rpc import Call, group_by_owner, merge_calls, split_results
 
 if TYPE_CHECKING:

@@ -25,7 +25,7 @@ from .._util.progress import progress
 from ..sampling import WalkResult, random_walk
 from ..store import GraphStore
 from ._common import subseed
-from ._walk_kernels import subsample_walks
+from .kernels import subsample_walks
 
 __all__ = ["apply_subsampling", "epoch_walks", "keep_probability"]
 

@@ -20,7 +20,7 @@ from ..errors import FormatError, ValidationError
 from ..store import GraphStore
 from ..typing import IdArray
 from ._common import subseed
-from ._walk_kernels import adagrad_rows, sgd_rows
+from .kernels import adagrad_rows, sgd_rows
 
 __all__ = ["DistTable", "TorchTable", "init_tables", "resume_tables", "save_tables"]
 

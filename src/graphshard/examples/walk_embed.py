@@ -47,8 +47,8 @@ from ..store import GraphStore
 from ..typing import IdArray
 from ._common import open_store, subseed
 from ._walk_corpus import apply_subsampling, epoch_walks, keep_probability
-from ._walk_kernels import sgns_grads, sgns_pair_sgd
 from ._walk_tables import init_tables, resume_tables, save_tables
+from .kernels import sgns_grads, sgns_pair_sgd
 from .walk_options import LR_DECAYS, OPTIMIZERS, WalkOptions
 
 __all__ = ["LR_DECAYS", "OPTIMIZERS", "WalkEmbeddingResult", "WalkOptions",

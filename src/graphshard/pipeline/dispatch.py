@@ -9,7 +9,7 @@ Steps (every task reads its input from files and writes its output to files):
 1. count the parts of each block of node IDs (in the driver: a bincount per block);
 2. write the node ID maps: original per-type ID -> new ID, new ID -> original homogeneous ID;
 3. split every edge chunk by the part of its destination, in new IDs (resumable pieces;
-   a counting-sort kernel of :mod:`.dispatch_kernels`);
+   a counting-sort kernel of :mod:`.kernels`);
 4. split every feature chunk by owning part (resumable pieces);
 5. build and write each part: inner edges, halo, node/edge data, features (resumable);
 6. write the config JSON last, with checksums and the report.
@@ -39,8 +39,8 @@ from ..partition.build import check_out_dir, mark_complete, remove_previous_conf
 from ..partition.config import make_config, write_config
 from ..partition.report import PartitionReport
 from ..ragged import Ragged
-from .dispatch_kernels import new_ids_of_block, route_edges
 from .executor import make_executor
+from .kernels import new_ids_of_block, route_edges
 from .parts import build_part
 from .pieces import finish_piece, finished_summary, remove_work
 

@@ -15,7 +15,7 @@ from ..partition.files import write_part
 from ..partition.local_graphs import LocalGraph, assemble_local_graph
 from ..ragged import Ragged
 from ..typing import IdArray
-from .dispatch_kernels import halo_of_part
+from .kernels import halo_of_part
 from .pieces import finish_piece, finished_summary
 
 if TYPE_CHECKING:

@@ -1,8 +1,9 @@
 """Kernel backends by name: the seam where a GPU implementation can sit beside the CPU one.
 
 A backend is an object with the kernel functions as attributes (same names and signatures as
-the CPU kernels in ``_kernels_*``).  The Python layer asks :func:`get_backend` for one by the
-``backend=`` keyword of each sampling call and never imports a kernel module directly.
+the CPU kernels in :mod:`~graphshard.sampling.kernels`).  The Python layer asks
+:func:`get_backend` for one by the ``backend=`` keyword of each sampling call and never imports
+a kernel module directly.
 
 Example:
     >>> get_backend("cpu").name, available_backends()
@@ -27,11 +28,9 @@ def _cpu() -> Any:
     # the core of the thread still working: measured 3x slower on 2 threads than on 1.
     # Passive waiting keeps 2 threads ahead of 1; an explicit user setting wins.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    from . import _kernels_block as block
-    from . import _kernels_nbr as nbr
-    from . import _kernels_pairs as pairs
-    from . import _kernels_walk as walk
-    from . import _kernels_weighted as weighted
+    from .kernels import block, pairs, weighted
+    from .kernels import neighbors as nbr
+    from .kernels import walks as walk
 
     names = {m: [n for n in m.__all__] for m in (nbr, weighted, walk, pairs, block)}
     return SimpleNamespace(name="cpu", **{n: getattr(m, n) for m, ns in names.items() for n in ns})

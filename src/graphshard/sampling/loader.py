@@ -25,7 +25,7 @@ from ..errors import ValidationError
 from ..store import as_store
 from .blocks import SampledBlocks, sample_blocks
 from .convert import to_torch
-from .rng import item_state
+from .kernels.rng import item_state
 from .validate import layer_fanouts, resolve_seed, seeds_by_type
 
 __all__ = ["MiniBatch", "NeighborLoader"]

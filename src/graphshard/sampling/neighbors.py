@@ -31,6 +31,7 @@ from ..store import (
 )
 from ..typing import EdgeType, EdgeTypeLike, IdArray
 from .backend import get_backend
+from .tables import weight_table
 from .validate import checked_csr, etype_salt, one_fanout, resolve_seed, seeds_by_type
 
 __all__ = ["SampledEdges", "degrees", "find_edges", "in_subgraph", "sample_etype",
@@ -92,10 +93,9 @@ def sample_etype(store: GraphStore, et: EdgeType, edge_dir: str, keys: IdArray, 
         csr = store.adjacency(et, edge_dir)
         rows = keys
         if prob is not None:
-            rec, nnz = store.weight_table(et, edge_dir, prob)
+            rec, nnz = weight_table(store, et, edge_dir, prob)
             build = lambda: bk.row_inv_weights(csr.indptr, rec)  # noqa: E731
-            invw = (store.cached(("inv-weights", et, edge_dir, prob), build)
-                    if hasattr(store, "cached") else build())
+            invw = store.cached(("inv-weights", et, edge_dir, prob), build)
             table = (rec, nnz, invw)
     else:
         csr = checked_csr(store.neighbors(keys, et, edge_dir=edge_dir), n, f"neighbors of {et}")

@@ -27,6 +27,7 @@ from ..errors import ValidationError
 from ..store import GraphStore, LocalAdjacency, as_store, check_weights
 from ..typing import EdgeType, IdArray
 from .backend import get_backend
+from .tables import weight_table
 from .validate import checked_csr, resolve_seed
 
 __all__ = ["WalkResult", "node2vec_walk", "parse_metapath", "random_walk"]
@@ -124,13 +125,13 @@ def _column_types(store: GraphStore, path: list[EdgeType], walk_len: int) -> np.
     return np.array([store.ntypes.index(n) for n in names], dtype=np.int64)
 
 
-def _joined_csr(store: Any, path: list[EdgeType], prob: str | None) -> tuple:
+def _joined_csr(store: LocalAdjacency, path: list[EdgeType], prob: str | None) -> tuple:
     """One CSR (and alias records) over the distinct edge types of ``path`` and the row base
     of every step: ``(indptr, indices, rec, nnz, row_base)``."""
     uniq = list(dict.fromkeys(path))
     csrs = [store.adjacency(et, "out") for et in uniq]
     empty = (np.zeros((0, 2), np.int64), np.zeros(0, np.int64))
-    tables = [store.weight_table(et, "out", prob) for et in uniq] if prob else []
+    tables = [weight_table(store, et, "out", prob) for et in uniq] if prob else []
     if len(uniq) == 1:
         return (csrs[0].indptr, csrs[0].indices, *(tables[0] if tables else empty),
                 np.zeros(len(path), dtype=np.int64))
@@ -195,8 +196,7 @@ def random_walk(g: Any, starts: Any, walk_len: int, metapath: Any = None, walk_t
     if isinstance(store, LocalAdjacency):
         key = ("walk-csr", tuple(path), prob)
         build = lambda: _joined_csr(store, path, prob)  # noqa: E731
-        indptr, indices, rec, nnz, row_base = (store.cached(key, build)
-                                               if hasattr(store, "cached") else build())
+        indptr, indices, rec, nnz, row_base = store.cached(key, build)
         bk.walk(indptr, indices, rec, nnz, prob is not None, row_base, first, keys,
                 float(restart_prob), walk_len, s, _SALT_WALK, out)
     else:
@@ -268,8 +268,7 @@ def node2vec_walk(g: Any, starts: Any, walk_len: int, *, p: float = 1.0, q: floa
     if isinstance(store, LocalAdjacency):
         csr = store.adjacency(et, "out")
         build = lambda: bk.sort_rows(csr.indptr, csr.indices)  # noqa: E731
-        sorted_idx = (store.cached(("sorted-out", et), build) if hasattr(store, "cached")
-                      else build())
+        sorted_idx = store.cached(("sorted-out", et), build)
         bk.node2vec_walk(csr.indptr, sorted_idx, first, keys, float(p), float(q), walk_len,
                          resolve_seed(seed), _SALT_N2V, out)
     else:

@@ -2,7 +2,7 @@
 
 :func:`row_alias` builds them, :func:`alias_draw` draws from them (with replacement, as
 random walks do), :func:`row_inv_weights` turns them back into ``1 / w`` per edge for the
-exponential keys of sampling without replacement (:mod:`._kernels_weighted`).
+exponential keys of sampling without replacement (:mod:`.weighted`).
 
 Example:
     >>> import numpy as np
@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from .._util.jit import kernel
+from ..._util.jit import kernel
 from .rng import draw, randint
 
 __all__ = ["alias_draw", "row_alias", "row_inv_weights"]
@@ -130,7 +130,7 @@ def row_inv_weights(indptr, rec):
     weights the alias records of :func:`row_alias` encode (scaled to sum to the degree per
     row), so exponential keys and alias draws sample the same weights (up to float32's
     rounding of ``1 / w``, 2**-24 of it: 4 bytes an edge, and 8 key lanes per AVX2 vector
-    in :mod:`._keys_dense`)."""
+    in :mod:`.keys_dense`)."""
     nrows = indptr.shape[0] - 1
     w = np.empty(rec.shape[0], dtype=np.float64)
     out = np.empty(rec.shape[0], dtype=np.float32)

@@ -1,7 +1,7 @@
 """Exponential keys for weighted sampling without replacement (Efraimidis-Spirakis).
 
 Where a row yields most of its edges (``k < deg <= 1.5 k``), the fill kernel of
-:mod:`._kernels_weighted` draws a key ``E / w`` per edge (``E`` ~ Exp(1)) and keeps the
+:mod:`.weighted` draws a key ``E / w`` per edge (``E`` ~ Exp(1)) and keeps the
 ``c`` smallest: the order of the keys is the order of successive sampling (draw
 proportionally to weight, remove, repeat).  Rows up to ``DENSE_MAX`` long take
 :func:`dense_pick`; longer rows, and rows whose rejection sampling gives up, take the
@@ -16,7 +16,7 @@ runs it 8 lanes wide (AVX2 ``vpmulld``, float32 arithmetic):
 * ``E = -log(u)``, ``u = (2 b + 1) / 2**24`` for 23 of the bits ``b`` (never 0 or 1), by a
   float32 version of :func:`.rng.neg_log` (relative error under 3e-7);
 * the key ``E * (1 / w)`` in float32 (``1 / w`` is stored in float32 by
-  :func:`._kernels_weighted.row_inv_weights`); the ``d - c`` largest keys are struck out.
+  :func:`.weighted.row_inv_weights`); the ``d - c`` largest keys are struck out.
 
 Precision: Exp(1) is drawn on a grid of 2**23 points (its tail past 16.6 is cut, a
 probability of 6e-8) and keys carry float32's 2**-24 rounding, so two keys of a row tie
@@ -42,7 +42,7 @@ from numba import types
 from numba.cpython.unsafe.numbers import viewer  # scalar bitcast (numba >= 0.68 is pinned)
 from numba.extending import intrinsic
 
-from .._util.jit import kernel
+from ..._util.jit import kernel
 from .rng import exponential
 
 __all__ = ["DENSE_MAX", "SCRATCH", "at_least", "dense_pick", "keys32", "keys_select", "neg_log32"]

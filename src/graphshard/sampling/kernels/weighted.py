@@ -1,16 +1,16 @@
 """Numba kernels for weighted neighbour sampling: the fill kernel over per-row alias tables.
 
-Same conventions as :mod:`._kernels_nbr` (two-pass ragged output, draws keyed by node ID,
+Same conventions as :mod:`.neighbors` (two-pass ragged output, draws keyed by node ID,
 chunks of rows with prefetches).  A weighted draw reads one alias record (``row_alias``
-of :mod:`._alias`, re-exported here: O(1) per draw).  Without replacement (successive
+of :mod:`.alias`, re-exported here: O(1) per draw).  Without replacement (successive
 sampling: draw proportionally to weight, remove, repeat) the fill kernel takes a row whole
 when it yields all its positive-weight edges, draws keys ``E / w`` (``E`` ~ Exp(1),
 ``1 / w`` precomputed per edge in float32 by ``row_inv_weights``) over rows with
 ``k >= 2 deg / 3`` and keeps the ``k`` smallest (Efraimidis-Spirakis; in float32 lanes by
-:mod:`._keys_dense` on rows up to ``DENSE_MAX`` long), and rejects repeated alias draws
+:mod:`.keys_dense` on rows up to ``DENSE_MAX`` long), and rejects repeated alias draws
 on sparser rows, finishing with keys if the rejections drag on.  All paths are exact up
 to float rounding (the alias thresholds' 2**-32 and the record pick's ``d / 2**32``,
-``1 / w``'s 2**-24, the float64 keys' 2**-44: see :mod:`._keys_dense`).  A chunk's rows
+``1 / w``'s 2**-24, the float64 keys' 2**-44: see :mod:`.keys_dense`).  A chunk's rows
 are listed by path first and each path runs over its own rows, so its branches see runs
 of one row kind (rows of mixed kinds in seed order cost about 7% of the weighted time).
 
@@ -27,11 +27,11 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from .._util.jit import kernel
-from .._util.prefetch import prefetch
-from ._alias import _TMASK, alias_draw, row_alias, row_inv_weights
-from ._kernels_nbr import _AHEAD, _FLOYD_MAX, row_yield, sample_counts, whole_row
-from ._keys_dense import DENSE_MAX, SCRATCH, at_least, dense_pick, keys_select
+from ..._util.jit import kernel
+from ..._util.prefetch import prefetch
+from .alias import _TMASK, alias_draw, row_alias, row_inv_weights
+from .keys_dense import DENSE_MAX, SCRATCH, at_least, dense_pick, keys_select
+from .neighbors import _AHEAD, _FLOYD_MAX, row_yield, sample_counts, whole_row
 from .rng import draw, item_state, randint
 
 __all__ = ["alias_draw", "fill_weighted", "row_alias", "row_inv_weights", "weighted_counts"]

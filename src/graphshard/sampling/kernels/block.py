@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._util.jit import kernel
+from ..._util.jit import kernel
 
 __all__ = ["relabel"]
 

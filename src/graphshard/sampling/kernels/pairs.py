@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from .._util.jit import kernel
+from ..._util.jit import kernel
 from .rng import item_state, randint
 
 __all__ = ["alias_table", "sample_alias", "sample_cdf", "skipgram_counts", "skipgram_fill"]

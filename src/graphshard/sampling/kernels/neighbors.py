@@ -12,7 +12,7 @@ sorting them cost a third of the kernel's time).
 Uniform without replacement uses Floyd's algorithm (exactly ``k`` draws) or, past 64 picks, a
 partial Fisher-Yates shuffle.  Rows go in chunks whose positions are drawn first, with
 software prefetches of the lines to gather, and gathered second, so the cache misses of a
-chunk overlap.  Weighted sampling is in :mod:`._kernels_weighted`.
+chunk overlap.  Weighted sampling is in :mod:`.weighted`.
 
 Example:
     >>> import numpy as np
@@ -29,8 +29,8 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from .._util.jit import kernel
-from .._util.prefetch import prefetch
+from ..._util.jit import kernel
+from ..._util.prefetch import prefetch
 from .rng import item_state, randint
 
 __all__ = ["fill_uniform", "sample_counts"]

@@ -23,8 +23,8 @@ from __future__ import annotations
 import numpy as np
 from numba.cpython.unsafe.numbers import viewer  # scalar bitcast (numba >= 0.68 is pinned)
 
-from .._util.jit import kernel
-from .._util.keyed import mix
+from ..._util.jit import kernel
+from ..._util.keyed import mix
 
 __all__ = ["draw", "exponential", "item_state", "mix", "neg_log", "randint", "uniform"]
 

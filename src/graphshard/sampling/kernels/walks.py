@@ -23,10 +23,10 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from .._util.jit import kernel
-from .._util.prefetch import prefetch
-from ._kernels_weighted import _TMASK, alias_draw
+from ..._util.jit import kernel
+from ..._util.prefetch import prefetch
 from .rng import draw, item_state, randint, uniform
+from .weighted import _TMASK, alias_draw
 
 __all__ = ["node2vec_step", "node2vec_walk", "sort_rows", "walk", "walk_step"]
 

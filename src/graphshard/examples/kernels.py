@@ -11,7 +11,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._util.jit import kernel
-from ..sampling.rng import item_state, uniform
+from ..sampling.kernels.rng import item_state, uniform
 
 __all__ = ["adagrad_rows", "reassoc_kernel", "sgd_rows", "sgns_grads", "sgns_pair_sgd",
            "subsample_walks"]
