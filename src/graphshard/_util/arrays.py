@@ -70,8 +70,8 @@ def check_id_range(ids: npt.NDArray[np.int64], upper: int, what: str) -> None:
 def sorted_unique(ids: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     """Sorted distinct values of ``ids`` (a sort and a pass).
 
-    numpy 2.x's ``np.unique`` takes a hash path that is about 20x slower on a few million
-    random int64 IDs than sorting (1.9 s vs 0.07 s for 1.9M IDs on our 2-core machine).
+    Not ``np.unique``: numpy 2.x takes a hash path there that is much slower than a sort on
+    millions of random int64 IDs (benchmarks/TUNING.md).
 
     Example:
         >>> sorted_unique(np.array([5, 1, 5, 3])).tolist()

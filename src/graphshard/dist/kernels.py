@@ -1,8 +1,8 @@
 """Row copies of the client-side feature assembly, one pass each (numba).
 
 ``out[pos] = src[rows]`` in NumPy makes a temporary of the gathered rows and copies it
-again; the kernel copies each row once, straight to its place (2.7x faster on 23k rows of
-100 float32 measured on 2 cores).  :func:`put_rows` checks shapes and falls back to NumPy
+again; the kernel copies each row once, straight to its place (benchmarks/TUNING.md).
+:func:`put_rows` checks shapes and falls back to NumPy
 for anything but matching 2-D arrays.
 
 Example:

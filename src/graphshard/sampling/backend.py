@@ -25,8 +25,8 @@ _BACKENDS: dict[str, Any] = {}
 
 def _cpu() -> Any:
     # Idle OpenMP workers spin by default and, on a shared or oversubscribed machine, steal
-    # the core of the thread still working: measured 3x slower on 2 threads than on 1.
-    # Passive waiting keeps 2 threads ahead of 1; an explicit user setting wins.
+    # the core of the thread still working, so 2 threads ran slower than 1 (benchmarks/
+    # TUNING.md).  Passive waiting keeps 2 threads ahead of 1; an explicit user setting wins.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     from .kernels import block, pairs, weighted
     from .kernels import neighbors as nbr

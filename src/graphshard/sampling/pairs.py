@@ -178,7 +178,7 @@ def negative_sample(g: Any, num: int | tuple[int, ...], *, ntype: str | None = N
     salt = _SALT_NEG + store.ntypes.index(nt)
     if table is None:
         bk.sample_cdf(np.zeros(0), n, resolve_seed(seed), salt, out)
-    else:  # Walker's alias table: O(1) a draw (a CDF search was ~40% of a pair_sgd pass)
+    else:  # Walker's alias table: O(1) a draw, a CDF search is slow here (benchmarks/TUNING.md)
         bk.sample_alias(table[0], table[1], resolve_seed(seed), salt, out)
     return out.reshape(shape)
 

@@ -23,8 +23,8 @@ def relabel(dst_nodes, src_ids):
     """Unique nodes (``dst_nodes`` first, then new sources in order of first appearance) and
     the local ID of every entry of ``src_ids``: one pass over an open-addressing table of
     int32 local IDs (4 bytes a slot, so the table stays in cache; a probe compares the node
-    stored at that local ID).  Serial: a parallel version over hash partitions measured
-    slower (every thread rescans every item)."""
+    stored at that local ID).  Serial: a parallel version over hash partitions was slower
+    (every thread rescans every item; benchmarks/TUNING.md)."""
     nd = dst_nodes.shape[0]
     n_items = nd + src_ids.shape[0]
     bits = 4

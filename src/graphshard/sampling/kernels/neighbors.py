@@ -7,7 +7,7 @@ neighbourhoods only; the draws, keyed by node ID, are then the same as on the wh
 Output is ragged, in two passes: the caller counts (``sample_counts``), takes the cumulative
 sum and the fill kernel writes each seed's slice.  Within a seed, a row taken whole is in CSR
 position order (edge-ID order for a Graph); sampled edges are in draw order (not sorted:
-sorting them cost a third of the kernel's time).
+sorting is a large share of the kernel's time; benchmarks/TUNING.md).
 
 Uniform without replacement uses Floyd's algorithm (exactly ``k`` draws) or, past 64 picks, a
 partial Fisher-Yates shuffle.  Rows go in chunks whose positions are drawn first, with

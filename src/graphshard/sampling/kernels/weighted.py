@@ -12,7 +12,7 @@ on sparser rows, finishing with keys if the rejections drag on.  All paths are e
 to float rounding (the alias thresholds' 2**-32 and the record pick's ``d / 2**32``,
 ``1 / w``'s 2**-24, the float64 keys' 2**-44: see :mod:`.keys_dense`).  A chunk's rows
 are listed by path first and each path runs over its own rows, so its branches see runs
-of one row kind (rows of mixed kinds in seed order cost about 7% of the weighted time).
+of one row kind (cheaper than rows of mixed kinds in seed order: benchmarks/TUNING.md).
 
 Example:
     >>> import numpy as np
@@ -39,7 +39,7 @@ __all__ = ["alias_draw", "fill_weighted", "row_alias", "row_inv_weights", "weigh
 _KEYS4 = 6  # no replacement: exponential keys over rows with 4 deg <= _KEYS4 k, else rejection
 _LO32 = np.uint64((1 << 32) - 1)
 _S32 = np.uint64(32)
-_ROWS = 128  # rows per chunk (uniform's 64 measured 3-9% slower here: more misses in flight)
+_ROWS = 128  # rows per chunk (above uniform's 64: more misses in flight; benchmarks/TUNING.md)
 _WHOLE, _REJECT, _KEYS = 1, 2, 3  # paths without replacement (0: the row yields nothing)
 _CNT = 4 * _ROWS  # lists[q * _ROWS:] holds a chunk's rows of path q, lists[_CNT + q] how many
 _LIST = _CNT + 4 + SCRATCH + SCRATCH // 2  # int64 scratch of a chunk (with the dense path's)
@@ -79,8 +79,7 @@ def _hi_index(h, d):
 def _alias_pick(rec, s0, d, h):
     """Row position of one alias draw from the 64 random bits ``h``: the high half picks
     the record (:func:`_hi_index`), the low half is the coin against its threshold (one
-    hash a draw, where :func:`alias_draw` takes two: measured 12-18% off the rejection
-    rows' time)."""
+    hash a draw, where :func:`alias_draw` takes two: benchmarks/TUNING.md)."""
     j = _hi_index(h, d)
     v = rec[s0 + j, 0]
     keep = np.int64(h & _LO32) < (v & _TMASK)
@@ -138,7 +137,7 @@ def _classify(indptr, indices, eids, nnz, rows, offsets, lo, hi, k, lists, out_e
     rejecting repeated alias draws, rows taking exponential keys (:func:`_by_keys`) and
     rows taken whole that have zero weights.  Rows taken whole with every weight positive
     get their CSR positions here, their lines prefetched, as :func:`fill_uniform` does
-    (measured 15% faster on such rows than listing them too)."""
+    (faster on such rows than listing them too: benchmarks/TUNING.md)."""
     allpos = nnz.shape[0] == 0
     for q in range(4):
         lists[_CNT + q] = 0
@@ -165,8 +164,8 @@ def _classify(indptr, indices, eids, nnz, rows, offsets, lo, hi, k, lists, out_e
 def _first_draws(indptr, invw, rows, keys, offsets, lists, seed, salt, flat, eids, cand):
     """Pass 1 without replacement: the first ``c`` alias draws' 64 bits of each rejecting
     row (into ``cand``, see :func:`_alias_pick`) with their records prefetched (not their
-    edge IDs, which :func:`_reject_repeats` prefetches once it knows the position: measured
-    2-10% off the rejecting rows), and the ``1 / w`` lines of the rows that take keys."""
+    edge IDs, which :func:`_reject_repeats` prefetches once it knows the position:
+    benchmarks/TUNING.md), and the ``1 / w`` lines of the rows that take keys."""
     for q in range(lists[_CNT + _REJECT]):
         i = lists[_REJECT * _ROWS + q]
         o = offsets[i]
@@ -274,7 +273,7 @@ def fill_weighted(indptr, indices, eids, rec, nnz, invw, rows, keys, offsets, k,
     :func:`_alias_pick`; finishing with exponential keys if the rejections drag on).  With
     replacement the draws equal :func:`alias_draw`'s.  Per-row helpers are inlined by
     numba (``kernel(inline=True)``), and the whole rows' path is written out: a compiled
-    call per row cost up to 1.9x on such rows.
+    call per row is slow on such rows (benchmarks/TUNING.md).
     """
     n = rows.shape[0]
     flat = rec.reshape(-1)
