@@ -28,8 +28,8 @@ from ._common import concat_ragged, fail, list_to_ragged, scan_lines, strings_to
 KINDS = ("uint64", "float", "binary")
 #: The most types or feature slots of one kind a meta may declare.  Euler numbers them densely
 #: from 0 and the reader builds a column for each in every parsed piece, so a count must be
-#: bounded before any work (a 228-byte meta with a count of 10**6 used to run for minutes;
-#: 4096 slots of each of the six kinds parse in about 2 s).
+#: bounded before any work (a tiny meta with a huge count ran for minutes; what the bound
+#: costs: benchmarks/TUNING.md).
 MAX_META_COUNT = 4096
 _ARROW = {"uint64": pa.list_(pa.uint64()), "float": pa.list_(pa.float64()),
           "binary": pa.string()}

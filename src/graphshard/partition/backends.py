@@ -207,7 +207,7 @@ def kaminpar_partition(adj: Adjacency, num_parts: int, options: MethodOptions, *
     """Partition with KaMinPar (``kaminpar`` package, context ``preset``).
 
     The bindings build graphs only from files, so the adjacency goes through a temporary
-    binary ParHIP file (about 0.1 s per 10M entries; see the benchmark).  ``objtype="vol"``
+    binary ParHIP file (its cost: benchmarks/TUNING.md).  ``objtype="vol"``
     is not supported by KaMinPar: it minimises the cut and logs that.
 
     Args:

@@ -44,8 +44,8 @@ STALL = 0.99
 def weight_sums(labels: IdArray, weights: IdArray, size: int) -> IdArray:
     """Sum of ``weights`` per label, int64: ``(size,)`` for 1-D weights, ``(size, C)`` for
     ``(n, C)`` weights (one column per balance constraint).  Integer weights are summed
-    exactly in one pass, without float copies of the columns (at 8M nodes and two
-    columns, ``np.bincount`` spent 0.3-0.6 s a call on them on the test VM).
+    exactly in one pass, without float copies of the columns (``np.bincount``'s were slow
+    at millions of nodes: benchmarks/TUNING.md).
 
     Raises:
         ValidationError: ``labels`` and ``weights`` differ in length, or a label is outside
@@ -181,8 +181,7 @@ def _revert_overloads(w, src, targets, gains, wt, limit, order, ends, keep
 
     A label's weight only grows when a move out of it is reverted, so after the first
     visit a group is looked at again in a column only once that happened (``dirty``):
-    a pass costs its reverts, not a scan of every label's weights (at 8M labels and 2M
-    moves, 6 passes took 0.26 s before)."""
+    a pass costs its reverts, not a scan of every label's weights (benchmarks/TUNING.md)."""
     n = order.shape[0]
     num_cols = w.shape[1]
     starts = np.empty(n + 1, np.int64)

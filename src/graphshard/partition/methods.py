@@ -45,7 +45,7 @@ def run_method(adj: Adjacency, num_parts: int, method: str, options: MethodOptio
     parts = _check_parts(entry.fn(adj, num_parts, options), method, adj.num_nodes, num_parts)
     if entry.uses_structure and (adj.vertex_weights is None
                                            or adj.vertex_weights.shape[1] == 1):
-        # METIS k-way can end above its bound at large k (fe_body, k=64: 4.6% for 3%)
+        # METIS k-way can end above its bound at large k (benchmarks/TUNING.md)
         parts = enforce_balance(adj, parts, num_parts, options.imbalance, seed=options.seed)
     return parts
 
@@ -96,9 +96,9 @@ def _hash(adj: Adjacency, num_parts: int, options: MethodOptions) -> IdArray:
 @register_method("metis", "METIS 5 (recursive bisection up to 8 parts, else k-way); "
                  "multi-constraint balance, cut or volume objective", multi_constraint=True)
 def _metis(adj: Adjacency, num_parts: int, options: MethodOptions) -> IdArray:
-    # Recursive bisection for k <= 8, as pymetis does by default: on an R-MAT graph with 100k
-    # nodes and 1M edges it cuts 0.52x (k=4) to 0.80x (k=16) of k-way's edges, at most 4%
-    # more on a random geometric graph.  DGL always runs k-way.  "vol" needs k-way.
+    # Recursive bisection for k <= 8, as pymetis does by default: a much lower cut than
+    # k-way's on R-MAT, about the same on a random geometric graph (benchmarks/TUNING.md).
+    # DGL always runs k-way.  "vol" needs k-way.
     # run_alone: METIS draws from libc's rand(), which Ray's threads share when Ray runs here
     recursive = num_parts <= 8 and options.objtype == "cut"
     return run_alone(metis_kway, adj, num_parts, imbalance=options.imbalance,

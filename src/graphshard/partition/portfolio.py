@@ -119,8 +119,8 @@ def auto_choice(adj: Adjacency, num_parts: int, options: MethodOptions) -> tuple
 
     1. Several balance constraints (``ncon > 1``) -> METIS, the only backend balancing
        them all.
-    2. Skewed degrees (:func:`degree_skew` >= 1.0: R-MAT 4.3-6.5, memplus 3.6, add20 2.1;
-       meshes, RGG and SBM 0.01-0.4) or >= 5% isolated nodes (R-MAT 34-43%):
+    2. Skewed degrees (:func:`degree_skew` >= 1.0) or >= 5% isolated nodes (the values of
+       the benchmark graphs: benchmarks/TUNING.md):
 
        a. with >= 10M adjacency entries and k <= 8 -> Mt-KaHyPar ``default``: METIS
           scales badly on big power-law graphs; at larger k Mt-KaHyPar's time grows past
