@@ -310,7 +310,7 @@ def _take_dispatch_options(options: dict[str, Any]) -> dict[str, Any]:
 
 _PARTS = click.option("--parts", "-k", type=click.IntRange(min=1), required=True)
 _ASSIGN_METHOD = click.option(  # the names of pipeline.ASSIGN_METHODS (a test checks), not
-    "--method", "-m", default="lp", show_default=True,  # imported: 0.15 s on every command
+    "--method", "-m", default="lp", show_default=True,  # imported: slow (TUNING.md)
     type=click.Choice(["lp", "random", "hash"]),
     help="lp: multilevel label propagation over the edge chunks; random, hash: node counts "
          "only.")

@@ -247,7 +247,7 @@ def atomic_path(path: str | os.PathLike[str], *, durable: bool = True,
     """Yield a temp path next to ``path`` for a library to write; then fsync and rename it.
 
     ``durable=False`` skips the fsync: for scratch files that a crash makes worthless
-    anyway (a reader still never sees a partial file; fsync cost 7 ms a file).  With
+    anyway (a reader still never sees a partial file; fsync's cost: benchmarks/TUNING.md).  With
     ``reuse`` (a :class:`~graphshard._util.scratch.ScratchPool` folder on the same file
     system) and ``size`` of at least :data:`~graphshard._util.scratch.REUSE_MIN_BYTES`, the
     temp file is a freed scratch file of the pool when it has one, for a writer that

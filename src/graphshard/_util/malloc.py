@@ -44,8 +44,8 @@ def keep_heap() -> bool:
     """Make this process's C heap keep the memory it frees for its next allocations:
     every block comes from the heap (no ``mmap`` per large array) and the heap is never
     trimmed.  A worker that runs task after task of similar sizes then reuses pages
-    already mapped instead of faulting fresh ones in on every array (on a VM about
-    1 ms per MB written); its resident memory stays at its high-water mark between
+    already mapped instead of faulting fresh ones in on every array (slow on a VM:
+    benchmarks/TUNING.md); its resident memory stays at its high-water mark between
     tasks.  Whether the C library took the settings (False where it has no
     ``mallopt``).
 

@@ -1,9 +1,8 @@
 """A client-side cache of the feature rows of the most-sampled remote nodes.
 
 In a power-law graph, a node turns up as a sampled in-neighbour about in proportion to its
-out-degree, so a few hub nodes make up most of a mini-batch's input nodes (on the 1M-node
-R-MAT of ``benchmarks/bench_dist.py``, the top 10% of nodes by out-degree are 77% of the
-feature rows a batch needs).  :func:`build_feature_cache` copies the rows of the top nodes
+out-degree, so a few hub nodes make up most of a mini-batch's input nodes (figures:
+benchmarks/TUNING.md).  :func:`build_feature_cache` copies the rows of the top nodes
 owned by *remote* servers into the trainer once (partitions read in-process need no cache);
 :func:`graphshard.dist.sample_blocks` and :class:`~graphshard.dist.BlockLoader` then fetch
 only the other rows.  Features served by the graph servers are read-only, so the cache never

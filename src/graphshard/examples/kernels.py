@@ -53,7 +53,7 @@ def _sigmoid(x):  # pragma: no cover - numba
 def reassoc_kernel(fn: Callable[..., Any]) -> Any:
     """:func:`~graphshard._util.jit.kernel` that may reassociate float sums (numba fastmath
     ``reassoc``/``contract`` only: no finite-math assumption), so the 128-wide dot products
-    vectorise: about 4x on them here.  Results are reproducible for one build on one CPU,
+    vectorise (benchmarks/TUNING.md).  Results are reproducible for one build on one CPU,
     not bit-equal across CPUs with other vector widths."""
     mod = __name__  # as kernel(): "graphshard..." under any import name, one on-disk cache
     fn.__module__ = mod[mod.index("graphshard."):] if "graphshard." in mod else mod
