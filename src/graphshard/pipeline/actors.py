@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from .._util.files import atomic_path
-from .._util.malloc import keep_heap, trim_heap
+from .malloc import keep_heap, trim_heap
 
 __all__ = ["ActorPool", "FileRef", "ShardWorker"]
 
@@ -59,7 +59,7 @@ class ShardWorker:
             :func:`graphshard.pipeline.lp.warm_up` (None: none; a failure there is logged,
             never raised: the kernels then load on first use).
         keep_freed: The process keeps the memory it frees for its next tasks
-            (:func:`~graphshard._util.malloc.keep_heap`): a worker process of its own runs
+            (:func:`~graphshard.pipeline.malloc.keep_heap`): a worker process of its own runs
             task after task of similar sizes, and reusing mapped pages saves faulting
             fresh pages in (benchmarks/TUNING.md).  Its resident memory then stays at its peak.
 

@@ -41,11 +41,11 @@ from typing import Any
 
 import numpy as np
 
-from .._util.malloc import keep_heap, trim_heap
 from .._util.optional import import_optional
 from .._util.progress import progress_bar
 from .._util.ray import init_ray
 from ..partition.alone import run_alone, start_alone_process
+from .malloc import keep_heap, trim_heap
 
 __all__ = ["Executor", "InProcessExecutor", "RayActorExecutor", "RayTaskExecutor",
            "describe", "make_executor", "ray_actors", "ray_session", "run_alone",
@@ -279,7 +279,7 @@ class RayTaskExecutor(Executor):
 
 def _in_worker(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """``fn(*args, **kwargs)`` in a Ray worker process, which keeps the memory it frees
-    for its next tasks (:func:`~graphshard._util.malloc.keep_heap`; see
+    for its next tasks (:func:`~graphshard.pipeline.malloc.keep_heap`; see
     benchmarks/TUNING.md, "keep_heap in Ray workers")."""
     keep_heap()
     return fn(*args, **kwargs)

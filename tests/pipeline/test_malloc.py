@@ -1,4 +1,4 @@
-"""The C heap settings of worker processes (``graphshard._util.malloc``), each checked in a
+"""The C heap settings of worker processes (``graphshard.pipeline.malloc``), each checked in a
 fresh interpreter: they change the process for good."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 _PROBE = """
 import os, sys
 import numpy as np
-from graphshard._util.malloc import keep_heap
+from graphshard.pipeline.malloc import keep_heap
 if sys.argv[1] == "keep":
     assert keep_heap()
 page = os.sysconf("SC_PAGE_SIZE")
