@@ -8,12 +8,22 @@ from graphshard.graph import Graph
 from graphshard.ragged import Ragged
 
 
-def graph_problem(g: Graph, num_edges: int | None = None) -> str | None:
+def graph_problem(g: Graph, num_edges: int | None = None, *,
+                  max_nodes: int | None = None) -> str | None:
     """None for a sane graph, else what is wrong: IDs outside ``0..num_nodes-1`` or not
-    int64, ``node_id`` features of the wrong length or with repeats, or an edge count
-    other than ``num_edges`` (when the file's count is known)."""
+    int64, features of the wrong length, ``node_id`` features with repeats, an edge count
+    other than ``num_edges`` (when the file's count is known), or more than ``max_nodes``
+    nodes (when the input bounds them)."""
     if not isinstance(g, Graph):
         return f"returned {type(g).__name__}, not a Graph"
+    if max_nodes is not None and g.num_nodes() > max_nodes:
+        return f"{g.num_nodes()} nodes from an input that holds at most {max_nodes}"
+    for et in g.canonical_etypes:
+        if any(len(col) != g.num_edges(et) for col in g.edges[et].data.values()):
+            return f"{et}: an edge feature of the wrong length"
+    for nt in g.ntypes:
+        if any(len(col) != g.num_nodes(nt) for col in g.nodes[nt].data.values()):
+            return f"{nt}: a node feature of the wrong length"
     for et in g.canonical_etypes:
         for ids, nt in zip(g.edges(etype=et), (et[0], et[2]), strict=True):
             n = g.num_nodes(nt)

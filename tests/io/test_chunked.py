@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fuzz_graph import graph_problem
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from io_helpers import FAST, assert_graphs_equal, random_graph
@@ -269,23 +270,6 @@ def test_single_chunk_readers_name_missing_feature(tmp_path):
 
 
 # ----- seeded mutation fuzzing (tests/fuzzing.py) ---------------------------------------------
-def graph_problem(g: gs.Graph, max_nodes: int) -> str | None:
-    """Why an accepted graph is not sane (IDs out of range, short features, too many nodes)."""
-    if g.num_nodes() > max_nodes:
-        return f"{g.num_nodes()} nodes from files holding at most {max_nodes}"
-    for et in g.canonical_etypes:
-        src, dst = g.edges(etype=et)
-        for ids, nt in ((src, et[0]), (dst, et[2])):
-            if ids.size and (ids.min() < 0 or ids.max() >= g.num_nodes(nt)):
-                return f"{et}: an ID outside 0..{g.num_nodes(nt) - 1}"
-        if any(len(col) != len(src) for col in g.edges[et].data.values()):
-            return f"{et}: a feature of the wrong length"
-    for nt in g.ntypes:
-        if any(len(col) != g.num_nodes(nt) for col in g.nodes[nt].data.values()):
-            return f"{nt}: a feature of the wrong length"
-    return None
-
-
 @pytest.fixture(scope="module")
 def chunked_bases(tmp_path_factory) -> dict[str, Path]:
     """The hetero graph in each chunk format, 2 chunks (copied for every fuzz case)."""
@@ -314,4 +298,4 @@ def _chunked_case(bases: dict[str, Path]):
 
 def test_fuzz_chunked(tmp_path: Path, chunked_bases) -> None:
     run_fuzz("chunked", _chunked_case(chunked_bases), read_chunked, tmp_path,
-             check=lambda g: graph_problem(g, 7))
+             check=lambda g: graph_problem(g, max_nodes=7))

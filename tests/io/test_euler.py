@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fuzz_graph import graph_problem
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from io_helpers import FAST, assert_graphs_equal, random_graph
@@ -249,23 +250,6 @@ EULER2_DOC = {"nodes": [{"id": 0, "type": 0, "weight": 1.0,
                         {"src": 1, "dst": 0, "type": 1, "weight": 1.0, "features": []}]}
 
 
-def graph_problem(g: gs.Graph, max_nodes: int) -> str | None:
-    """Why an accepted graph is not sane (IDs out of range, short features, too many nodes)."""
-    if g.num_nodes() > max_nodes:
-        return f"{g.num_nodes()} nodes from an input of at most {max_nodes} blocks"
-    for et in g.canonical_etypes:
-        src, dst = g.edges(etype=et)
-        for ids, nt in ((src, et[0]), (dst, et[2])):
-            if ids.size and (ids.min() < 0 or ids.max() >= g.num_nodes(nt)):
-                return f"{et}: an ID outside 0..{g.num_nodes(nt) - 1}"
-        if any(len(col) != len(src) for col in g.edges[et].data.values()):
-            return f"{et}: a feature of the wrong length"
-    for nt in g.ntypes:
-        if any(len(col) != g.num_nodes(nt) for col in g.nodes[nt].data.values()):
-            return f"{nt}: a feature of the wrong length"
-    return None
-
-
 def _written_example() -> tuple[str, dict]:
     """Lines and meta (with its ``graphshard`` key) as :func:`write_euler` writes them."""
     g = gs.heterograph({("u", "r", "i"): ([0, 1], [1, 0])}, num_nodes_dict={"u": 2, "i": 2})
@@ -312,7 +296,7 @@ def _euler_case(rng, folder: Path) -> Path:
 
 def test_fuzz_euler(tmp_path: Path) -> None:
     run_fuzz("euler", _euler_case, read_euler, tmp_path,
-             check=lambda g: graph_problem(g, 4))
+             check=lambda g: graph_problem(g, max_nodes=4))
 
 
 @pytest.mark.parametrize("value", ["1e308", "-1e39"])
