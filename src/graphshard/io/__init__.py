@@ -6,29 +6,27 @@ Example:
     (True, ['chunked', 'edgelist', 'euler', 'metis', 'pgl'])
 """
 
-from .chunked import (
-    iter_edge_chunks,
-    iter_edge_data_chunks,
-    iter_node_data_chunks,
-    load_chunked_meta,
-    read_chunked,
-    write_chunked,
-)
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# eager: light (readers load on first call), and the function ``convert`` must win over the
+# submodule of the same name, which Python sets as an attribute of this package on import
 from .convert import READERS, WRITERS, convert, read_graph, write_graph
-from .edgelist import node_id_strings, read_edgelist
-from .euler import read_euler, write_euler
-from .interop import (
-    from_dgl,
-    from_networkx,
-    from_pyg,
-    from_scipy,
-    to_dgl,
-    to_networkx,
-    to_pyg,
-    to_scipy,
-)
-from .metis import read_metis
-from .pgl import read_pgl
+
+#: public name -> the module that defines it, imported on first use (``graphshard.cli``
+#: imports the format registry on every command; the readers pull in pyarrow and scipy)
+_WHERE = {
+    **dict.fromkeys(["iter_edge_chunks", "iter_edge_data_chunks", "iter_node_data_chunks",
+                     "load_chunked_meta", "read_chunked", "write_chunked"], "chunked"),
+    **dict.fromkeys(["node_id_strings", "read_edgelist"], "edgelist"),
+    **dict.fromkeys(["read_euler", "write_euler"], "euler"),
+    **dict.fromkeys(["from_dgl", "from_networkx", "from_pyg", "from_scipy", "to_dgl",
+                     "to_networkx", "to_pyg", "to_scipy"], "interop"),
+    "read_metis": "metis",
+    "read_pgl": "pgl",
+}
 
 __all__ = [
     "READERS",
@@ -57,3 +55,15 @@ __all__ = [
     "write_euler",
     "write_graph",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module 'graphshard.io' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

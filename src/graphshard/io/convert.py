@@ -11,6 +11,7 @@ from them.
 
 from __future__ import annotations
 
+import importlib
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -20,18 +21,31 @@ from typing import Any
 
 from ..errors import ValidationError
 from ..graph import Graph
-from ._chunked_write import check_chunked_out
-from ._euler_write import check_euler_out
-from .chunked import read_chunked, write_chunked
-from .edgelist import read_edgelist
-from .euler import read_euler, write_euler
-from .metis import read_metis
-from .pgl import read_pgl
 
 __all__ = ["COMPRESSED", "READERS", "WRITERS", "ConvertReport", "Format", "convert",
            "format_names", "format_of_path", "read_graph", "write_graph"]
 
 log = logging.getLogger(__name__)
+
+
+def _lazy(module: str, name: str) -> Callable[..., Any]:
+    """``graphshard.io.<module>.<name>``, imported on first call: the CLI reads the registry
+    for its choices on every command, and the readers pull in pyarrow and scipy."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return getattr(importlib.import_module(f"graphshard.io.{module}"), name)(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    return call
+
+
+read_chunked, write_chunked = _lazy("chunked", "read_chunked"), _lazy("chunked", "write_chunked")
+read_euler, write_euler = _lazy("euler", "read_euler"), _lazy("euler", "write_euler")
+read_edgelist = _lazy("edgelist", "read_edgelist")
+read_metis = _lazy("metis", "read_metis")
+read_pgl = _lazy("pgl", "read_pgl")
+check_chunked_out = _lazy("_chunked_write", "check_chunked_out")
+check_euler_out = _lazy("_euler_write", "check_euler_out")
 
 
 @dataclass(frozen=True)
