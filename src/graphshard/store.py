@@ -30,8 +30,8 @@ from .graph import CSR, Graph
 from .ragged import Ragged
 from .typing import EdgeType, EdgeTypeLike, IdArray
 
-__all__ = ["EDGE_DIRS", "CSRStore", "GraphStore", "Hop", "HopSampler", "LocalAdjacency", "as_store",
-           "check_weights"]
+__all__ = ["EDGE_DIRS", "CSRStore", "FeatureSchema", "GraphStore", "Hop", "HopSampler",
+           "LocalAdjacency", "as_store", "check_weights", "feature_key"]
 
 #: Valid ``edge_dir`` values: ``"in"`` follows in-edges (CSC), ``"out"`` out-edges (CSR).
 EDGE_DIRS = ("in", "out")
@@ -78,6 +78,30 @@ class HopSampler(Protocol):
     def sample_hop(self, hop: Hop, *, replace: bool, prob: str | None,
                    exclude: Mapping[EdgeType, IdArray], seed: int, backend: str = "cpu"
                    ) -> dict[EdgeType, tuple[IdArray, IdArray, IdArray]]: ...
+
+
+#: ``{"<type>/<name>": (row shape, dtype name)}``; the row shape is None for a Ragged feature.
+Schema = dict[str, tuple[tuple[int, ...] | None, str]]
+
+
+@runtime_checkable
+class FeatureSchema(Protocol):
+    """Optional: a store that lists its features, so clients (the PyG backend) can offer
+    them without reading any row.  ``kind`` is ``"node"`` or ``"edge"``; keys are
+    :func:`feature_key` strings."""
+
+    def feature_schema(self, kind: str) -> Schema: ...
+
+
+def feature_key(type_: str | EdgeType, name: str) -> str:
+    """The key of a feature in a schema and in partition files: ``"<ntype>/<name>"`` or
+    ``"<src:rel:dst>/<name>"``.
+
+    Example:
+        >>> feature_key(("u", "buys", "i"), "w"), feature_key("u", "feat")
+        ('u:buys:i/w', 'u/feat')
+    """
+    return (type_ if isinstance(type_, str) else ":".join(type_)) + "/" + name
 
 
 @runtime_checkable
@@ -159,6 +183,23 @@ class CSRStore:
                 self._extra[key] = build()
             return self._extra[key]
 
+    def feature_schema(self, kind: str) -> Schema:
+        """Every node (``kind="node"``) or edge feature of the graph: ``{key: (row shape,
+        dtype)}`` keyed by :func:`feature_key`, the row shape None for a Ragged column."""
+        if kind not in ("node", "edge"):
+            raise ValidationError(f"kind must be 'node' or 'edge', got {kind!r}", field="kind",
+                                  value=kind)
+        types: list[Any] = self.ntypes if kind == "node" else self.canonical_etypes
+        out: Schema = {}
+        for t in types:
+            frame = self._g.node_frame(t) if kind == "node" else self._g.edge_frame(t)
+            for name in frame:
+                col = frame[name]
+                shape = None if isinstance(col, Ragged) else tuple(int(d) for d in col.shape[1:])
+                out[feature_key(t, name)] = (shape, str(col.values.dtype if shape is None
+                                                         else col.dtype))
+        return out
+
     def clear_cache(self) -> None:
         """Forget the derived structures of :meth:`cached` (weight tables included)."""
         with self._lock:
@@ -188,18 +229,19 @@ class CSRStore:
         rows = self._rows(ids, et, edge_dir)
         return indptr[rows + 1] - indptr[rows]
 
-    def edge_features(self, etype: EdgeTypeLike, name: str, eids: Any) -> np.ndarray:
-        """Rows ``eids`` of edge feature ``name`` (a copy)."""
+    def edge_features(self, etype: EdgeTypeLike, name: str, eids: Any) -> np.ndarray | Ragged:
+        """Rows ``eids`` of edge feature ``name`` (a copy; a Ragged for a ragged column)."""
         et = self.to_canonical_etype(etype)
         ids = as_ids(eids, "eids")
         check_id_range(ids, self.num_edges(et), f"eids of {et}")
-        return np.asarray(self._g.edge_frame(et)[name])[ids]
+        return _take(self._g.edge_frame(et)[name], ids)
 
-    def node_features(self, ntype: str, name: str, ids: Any) -> np.ndarray:
-        """Rows ``ids`` of node feature ``name`` of ``ntype`` (a copy)."""
+    def node_features(self, ntype: str, name: str, ids: Any) -> np.ndarray | Ragged:
+        """Rows ``ids`` of node feature ``name`` of ``ntype`` (a copy; a Ragged for a ragged
+        column)."""
         nid = as_ids(ids, "ids")
         check_id_range(nid, self.num_nodes(ntype), f"ids of node type {ntype!r}")
-        return np.asarray(self._g.node_frame(ntype)[name])[nid]
+        return _take(self._g.node_frame(ntype)[name], nid)
 
     def find_edges(self, eids: Any, etype: EdgeTypeLike) -> tuple[IdArray, IdArray]:
         """Endpoints ``(src, dst)`` of per-type edge IDs."""
@@ -214,6 +256,12 @@ class CSRStore:
 
     def __repr__(self) -> str:
         return f"CSRStore({self._g!r})"
+
+
+def _take(col: Any, ids: IdArray) -> np.ndarray | Ragged:
+    """Rows ``ids`` of a feature column (an array, or anything with ``take``: a Ragged)."""
+    return col.take(ids) if hasattr(col, "take") and not isinstance(col, np.ndarray) \
+        else np.asarray(col)[ids]
 
 
 def check_edge_dir(edge_dir: str) -> None:

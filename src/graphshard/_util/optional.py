@@ -16,6 +16,7 @@ EXTRAS = {
     "torch": "train",
     "yaml": "train",
     "networkx": "interop",
+    "torch_geometric": "pyg",
 }
 
 

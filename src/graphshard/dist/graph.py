@@ -274,6 +274,15 @@ class DistGraph:
         shape, dtype = self._schema[kind][key]
         return (None if shape is None else tuple(shape)), dtype
 
+    def feature_schema(self, kind: str) -> dict[str, tuple[tuple[int, ...] | None, str]]:
+        """Every stored node (``kind="node"``) or edge feature: ``{"<type>/<name>": (row
+        shape, dtype)}``, the row shape None for a variable-length one (the
+        :class:`~graphshard.store.FeatureSchema` protocol)."""
+        if kind not in ("node", "edge"):
+            raise ValidationError(f"kind must be 'node' or 'edge', got {kind!r}", field="kind",
+                                  value=kind)
+        return {key: self._feature_info(kind, key) for key in self._schema[kind]}
+
     def node_features(self, ntype: str, name: str, ids: Any) -> np.ndarray | Ragged:
         """Rows ``ids`` (per-type IDs) of node feature ``name`` of ``ntype`` (a new array, or
         a new :class:`~graphshard.ragged.Ragged` for a variable-length feature); rows in the

@@ -18,6 +18,7 @@ from .convert import to_torch
 from .loader import MiniBatch, NeighborLoader
 from .neighbors import SampledEdges, degrees, find_edges, in_subgraph, sample_neighbors
 from .pairs import Pairs, in_batch_negatives, negative_sample, skip_gram_pairs
+from .subgraph import SampledSubgraph, sample_subgraph
 from .walks import WalkResult, node2vec_walk, parse_metapath, random_walk
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "Pairs",
     "SampledBlocks",
     "SampledEdges",
+    "SampledSubgraph",
     "WalkResult",
     "available_backends",
     "degrees",
@@ -41,6 +43,7 @@ __all__ = [
     "register_backend",
     "sample_blocks",
     "sample_neighbors",
+    "sample_subgraph",
     "skip_gram_pairs",
     "to_torch",
 ]
