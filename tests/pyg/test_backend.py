@@ -229,3 +229,16 @@ def test_unsupported_requests_are_named(shop_store):
     with pytest.raises(ValidationError, match="read-only"):
         GraphStore(shop_store).put_edge_index(torch.zeros(2, 1, dtype=torch.long),
                                               edge_type=("u", "follows", "u"), layout="coo")
+
+
+def test_prefetch_loader_keeps_order_and_batches(shop_store):
+    from graphshard.pyg import PrefetchLoader
+
+    plain = list(node_loader(shop_store, seed=11))
+    threaded = list(PrefetchLoader(node_loader(shop_store, seed=11), workers=3))
+    assert len(threaded) == len(plain) == len(PrefetchLoader(node_loader(shop_store)))
+    for a, b in zip(plain, threaded, strict=True):
+        for nt in ("u", "i"):
+            assert torch.equal(a[nt].n_id, b[nt].n_id) and torch.equal(a[nt].x, b[nt].x)
+    with pytest.raises(ValidationError, match="workers"):
+        PrefetchLoader(node_loader(shop_store), workers=0)

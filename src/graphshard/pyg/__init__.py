@@ -39,6 +39,7 @@ _LAZY = {
     "FeatureStore": ".feature_store",
     "GraphStore": ".graph_store",
     "NeighborSampler": ".sampler",
+    "PrefetchLoader": ".loader",
     "remote_backend": ".graph_store",
     "metadata": ".graph_store",
 }
