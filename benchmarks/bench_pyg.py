@@ -50,7 +50,7 @@ def main() -> None:
     ap.add_argument("--batches", type=int, default=20)
     ap.add_argument("--batch-size", type=int, default=1024)
     ap.add_argument("--prefetch", type=int, default=8, help="BlockLoader batches in flight")
-    ap.add_argument("--workers", type=int, default=4, help="PrefetchLoader threads")
+    ap.add_argument("--workers", type=int, default=8, help="PrefetchLoader threads")
     ap.add_argument("--reps", type=int, default=3, help="interleaved passes (medians shown)")
     ap.add_argument("--out", default=None, help="partition folder, reused if it exists")
     args = ap.parse_args()

@@ -44,7 +44,7 @@ class PrefetchLoader:
         ValidationError: ``workers < 1``, or a loader that starts worker processes itself.
     """
 
-    def __init__(self, loader: Any, *, workers: int = 4) -> None:
+    def __init__(self, loader: Any, *, workers: int = 8) -> None:
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise ValidationError(f"workers must be an int >= 1, got {workers!r}",
                                   field="workers", value=workers)
