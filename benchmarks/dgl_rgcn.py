@@ -1,7 +1,7 @@
 """DGL 2.1's R-GCN on an HGB dataset, mini-batch: the peer side of the R-GCN epoch-time row.
 
-    DGLBACKEND=pytorch /tmp/venv-dgl/bin/python benchmarks/dgl_rgcn.py ../shared/data/hgb/DBLP.zip \
-        --fanouts 10,10 --hidden 64 --batch-size 256 --epochs 5
+    DGLBACKEND=pytorch /tmp/venv-dgl/bin/python benchmarks/dgl_rgcn.py \
+        ../shared/data/hgb/DBLP.zip --fanouts 10,10 --hidden 64 --batch-size 256 --epochs 5
 
 Runs in the DGL venv of ``../shared/bench/README.md`` (torch 2.2.1, dgl 2.1.0) and imports
 nothing of graphshard.  The model is the relational GCN of DGL's ``rgcn-hetero`` example: a
@@ -103,7 +103,7 @@ def main() -> None:
     tname = names[target]
     rng = np.random.default_rng(args.seed)
     perm = rng.permutation(len(ids))
-    n_val = int(round(0.2 * len(ids)))
+    n_val = round(0.2 * len(ids))
     val_i, train_i = perm[:n_val], perm[n_val:]
     test_ids, test_y = data["test"]
     num_classes = int(max(y.max(), test_y.max())) + 1
@@ -175,7 +175,8 @@ def main() -> None:
         val_f1.append(f1_scores(predict(ids[val_i]), y[val_i], num_classes))
         test_f1.append(f1_scores(predict(test_ids), test_y, num_classes))
         if args.verbose:
-            print("train", f1_scores(predict(ids[train_i]), y[train_i], num_classes), "val", val_f1[-1], "test", test_f1[-1])
+            print("train", f1_scores(predict(ids[train_i]), y[train_i], num_classes),
+                  "val", val_f1[-1], "test", test_f1[-1])
     best = int(np.argmax([v[0] for v in val_f1]))
     print(json.dumps({"peer": f"dgl {dgl.__version__} R-GCN (HeteroGraphConv)",
                       "torch": torch.__version__, "threads": args.threads,
