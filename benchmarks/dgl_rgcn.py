@@ -10,9 +10,9 @@ linear projection per node type (a learnable embedding for a type without featur
 self-loop weight, ReLU and dropout, trained with DGL's ``NeighborSampler`` over the labelled
 nodes of HGB's label.dat (a seeded 20% held out for validation, as HGB does) and evaluated on
 label.dat.test with full neighbourhoods (the copy's label.dat.test_full disagrees with both
-label.dat and label.dat.test: chance-level agreement, so it is not used).  Prints one JSON line: seconds per training
-epoch (sampling, feature gathering, steps; no evaluation), Micro/Macro-F1 at the best
-validation epoch, and the versions.
+label.dat and label.dat.test: chance-level agreement, so it is not used).  Prints one JSON
+line: seconds per training epoch (sampling, feature gathering, steps; no evaluation),
+Micro/Macro-F1 at the best validation epoch, and the versions.
 """
 
 from __future__ import annotations
