@@ -490,7 +490,9 @@ def train(ctx: click.Context, config: Path, plot: Path | None, checkpoint_dir: P
     """Train from a YAML config with PGL/Graph4Rec keys (task: walk or sage).
 
     Shows a progress bar (on a TTY) and one metrics line per epoch on stderr (neither with
-    -q), prints the per-epoch table, and writes the curve as a PNG.  With a checkpoint
+    -q), prints the per-epoch table and (sage) the best validation epoch with the test
+    metrics there and whether the config's patience stopped the run early (--json: under
+    "best", best_epoch counted from 0), and writes the curve as a PNG.  With a checkpoint
     folder, the same command started again after a stop resumes where it stopped.
     Needs the train extra: pip install 'graphshard[train]' (and [plot] for the PNG).
 
@@ -540,22 +542,42 @@ def train(ctx: click.Context, config: Path, plot: Path | None, checkpoint_dir: P
 
 
 def _render_training(result: Any, plot: Path | None, as_json: bool) -> None:
-    cols = [c for c in ("losses", "val_acc", "test_acc", "num_pairs", "samples", "seconds",
-                        "eval_seconds") if getattr(result, c, None)]
-    rows = list(zip(*(getattr(result, c) for c in cols), strict=False))
+    if hasattr(result, "columns"):  # {name: per-epoch list}, e.g. a LinkResult's metrics
+        table_cols: dict[str, list[Any]] = result.columns()
+    else:
+        table_cols = {c: getattr(result, c) for c in (
+            "losses", "val_acc", "test_acc", "num_pairs", "samples", "seconds",
+            "eval_seconds") if getattr(result, c, None)}
+    cols = list(table_cols)
+    rows = list(zip(*table_cols.values(), strict=False))
+    summary = result.summary() if hasattr(result, "summary") else None
     if as_json:
-        click.echo(json.dumps({"result": type(result).__name__, "plot": plot and str(plot),
-                               "epochs": [{c: None if v != v else v  # NaN: not evaluated
-                                           for c, v in zip(cols, r, strict=True)}
-                                          for r in rows]},
-                              indent=2))
+        doc: dict[str, Any] = {"result": type(result).__name__, "plot": plot and str(plot)}
+        if summary is not None:
+            doc["best"] = summary
+        doc["epochs"] = [{c: None if v != v else v  # NaN: not evaluated
+                          for c, v in zip(cols, r, strict=True)} for r in rows]
+        click.echo(json.dumps(doc, indent=2))
         return
     table = Table("epoch", *cols, title=repr(result), title_justify="left")
     for e, r in enumerate(rows):
         table.add_row(str(e + 1), *(f"{v:.4f}" if isinstance(v, float) else str(v) for v in r))
     console.print(table)
+    if summary is not None:
+        console.print(_best_line(summary))
     if plot is not None:
         console.print(f"curve: {plot}")
+
+
+def _best_line(summary: dict[str, Any]) -> str:
+    """``best epoch 3 of 5: val acc 0.8100, test acc 0.7900 (stopped early)``."""
+    def fmt(split: str) -> str:
+        return ", ".join(f"{split} {m} " + ("-" if v is None else f"{v:.4f}")
+                         for m, v in summary[split].items())
+
+    stop = " (stopped early: patience)" if summary["stopped_early"] else ""
+    return (f"best epoch {summary['best_epoch'] + 1} of {summary['epochs']}: {fmt('val')}; "
+            f"{fmt('test')}{stop}")
 
 
 def _parse_option(item: str) -> tuple[str, Any]:

@@ -50,3 +50,17 @@ def test_walk_curve_goes_to_output_path(tmp_path):
     assert result.exit_code == 0, result.output
     assert (tmp_path / "out" / "train_curve.png").read_bytes()[:4] == b"\x89PNG"
     assert (tmp_path / "out" / "_N.txt").exists() and "num_pairs" in result.output
+
+
+def test_patience_key_and_best_epoch_in_table_and_json(tmp_path):
+    cfg = tmp_path / "sage.yaml"
+    cfg.write_text(SAGE.format(epochs=6) + "patience: 1\nmin_delta: 1.0\neval_every: 1\n"
+                   "weight_decay: 0.0005\n")
+    runner = CliRunner()
+    result = runner.invoke(cli, ["-q", "train", str(cfg)])
+    assert result.exit_code == 0, result.output
+    assert "best epoch 1 of 2: val acc " in result.output
+    assert "(stopped early: patience)" in result.output
+    doc = json.loads(runner.invoke(cli, ["-q", "train", str(cfg), "--json"]).output)
+    assert doc["best"]["best_epoch"] == 0 and doc["best"]["stopped_early"] is True
+    assert doc["best"]["test"]["acc"] == doc["epochs"][0]["test_acc"] and len(doc["epochs"]) == 2

@@ -50,3 +50,16 @@ def test_errors_name_the_problem(sbm_graph):
     h = gs.heterograph({("u", "r", "i"): ([0], [0])})
     with pytest.raises(gs.ValidationError, match="one node type"):
         train_sage(h)
+
+
+def test_patience_stops_early_and_reports_the_best_epoch(sbm_graph):
+    # no accuracy can improve by more than 1: epoch 0 stays the best, epoch 1 ends the run
+    res = train_sage(sbm_graph, **{**KW, "epochs": 5}, patience=1, min_delta=1.0)
+    assert len(res.losses) == 2 and res.stopped_early and res.best_epoch == 0
+    assert res.test_at_best_val == res.test_acc[0] and res.val_at_best_val == res.val_acc[0]
+    assert res.summary() == {"epochs": 2, "best_epoch": 0, "val": {"acc": res.val_acc[0]},
+                             "test": {"acc": res.test_acc[0]}, "stopped_early": True}
+    full = train_sage(sbm_graph, **{**KW, "epochs": 2})
+    assert full.losses == res.losses and not full.stopped_early  # the same first epochs
+    with pytest.raises(gs.ValidationError, match="patience must be None or an int >= 1"):
+        train_sage(sbm_graph, patience=0)

@@ -1,4 +1,5 @@
-"""Training examples on top of the store protocol: GraphSAGE and walk embeddings.
+"""Training examples on top of the store protocol: GraphSAGE and walk embeddings, and the
+epoch loop they share (best validation epoch, early stopping, checkpoints).
 
 Everything here needs torch (``pip install 'graphshard[train]'``); the YAML config reader
 also needs pyyaml, several trainers need ray (``[ray]``) and the curve PNG matplotlib
@@ -8,7 +9,7 @@ Unstable API: the examples are a first pass and may change between releases.
 Example:
     >>> import graphshard.examples as ex
     >>> sorted(ex.__all__)[:3]
-    ['CONFIG_KEYS', 'Checkpoint', 'SageTrainer']
+    ['CONFIG_KEYS', 'Checkpoint', 'EpochRun']
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import importlib
 from typing import Any
 
 _LAZY = {
+    "EpochRun": ".epochs",
+    "run_epochs": ".epochs",
     "TrainResult": ".sage",
     "train_sage": ".sage",
     "WalkEmbeddingResult": ".walk_embed",

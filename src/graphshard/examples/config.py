@@ -10,10 +10,13 @@ A walk config (``task: walk``, the default) reads PGL's keys ``meta_path``, ``wa
 ``subsample``: word2vec's subsampling of frequent nodes, 0 = off, e.g. ``1e-4``) and
 ``optimizer: pair_sgd`` (SGD after every pair, local graphs only); bad values raise a
 :class:`~graphshard.errors.ValidationError` naming the key.  A GraphSAGE config
-(``task: sage``) reads ``fanouts``, ``hidden_size``, ``epochs``, ``batch_size``, ``lr``,
-``feat``, ``label``, ``train_mask``, ``val_mask``, ``test_mask``, ``dropout``, ``seed``,
-``num_trainers`` (trainer processes, DDP; needs ``graph:``), ``checkpoint_dir`` (a
-checkpoint after every epoch; a stopped run started again resumes from it) and ``resume``.
+(``task: sage``) reads ``fanouts``, ``hidden_size`` (or ``hidden``), ``epochs``,
+``batch_size``, ``lr``, ``weight_decay``, ``feat``, ``label``, ``train_mask``, ``val_mask``,
+``test_mask``, ``dropout``, ``seed``, ``eval_every`` (evaluate every this many epochs),
+``patience`` (stop once validation accuracy has not improved for this many epochs; unset:
+never) and ``min_delta`` (the improvement that counts), ``num_trainers`` (trainer
+processes, DDP; needs ``graph:``), ``trainer_cpus``, ``checkpoint_dir`` (a checkpoint after
+every epoch; a stopped run started again resumes from it) and ``resume``.
 The graph is ``graph:`` (a partition config JSON, served by a DistGraph) or ``generate:``
 (a :func:`graphshard.datasets.from_spec` spec).  :data:`CONFIG_KEYS` lists the keys of
 each task; every other key (PGL's ``etype2files``, ``ntype2files``, ``symmetry``,
@@ -75,7 +78,8 @@ _SAGE = {"fanouts": "fanouts", "hidden_size": "hidden", "hidden": "hidden", "fea
          "label": "label", "train_mask": "train_mask", "val_mask": "val_mask",
          "test_mask": "test_mask", "dropout": "dropout", "weight_decay": "weight_decay",
          "num_trainers": "num_trainers", "trainer_cpus": "trainer_cpus",
-         "checkpoint_dir": "checkpoint_dir", "resume": "resume", "eval_every": "eval_every"}
+         "checkpoint_dir": "checkpoint_dir", "resume": "resume", "eval_every": "eval_every",
+         "patience": "patience", "min_delta": "min_delta"}
 
 #: The keys each task reads; any other key is ignored with a WARNING naming it.
 CONFIG_KEYS = {"walk": tuple(sorted(_COMMON | set(_WALK) | _WALK_FLOW)),

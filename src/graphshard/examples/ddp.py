@@ -64,7 +64,7 @@ class _TrainerActor:
     def train_epoch(self, epoch: int, steps: int) -> tuple[float, int]:
         return self.trainer.train_epoch(epoch, steps)
 
-    def evaluate(self) -> tuple[float, float]:
+    def evaluate(self) -> dict[str, tuple[float, float]]:
         return self.trainer.evaluate()
 
     def state(self) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -141,8 +141,9 @@ class RayTeam:
         out = self.ray.get([a.train_epoch.remote(epoch, self.steps) for a in self.actors])
         return float(sum(t for t, _ in out)), int(sum(c for _, c in out))
 
-    def evaluate(self) -> tuple[float, float]:
-        """Full-neighbour inference on rank 0 (all ranks hold the same parameters)."""
+    def evaluate(self) -> dict[str, tuple[float, float]]:
+        """Full-neighbour inference on rank 0 (all ranks hold the same parameters):
+        ``{metric: (val, test)}``."""
         return self.ray.get(self.actors[0].evaluate.remote())
 
     def state(self) -> tuple[dict[str, Any], dict[str, Any]]:

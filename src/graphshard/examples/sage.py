@@ -17,6 +17,9 @@ the training nodes of its own partitions, with gradients all-reduced by torch DD
 the epoch and the metrics are checkpointed after every epoch
 (:mod:`~graphshard.examples.checkpoint`); every epoch's draws (batch order, sampling,
 dropout) depend on ``(seed, epoch)`` only, so a resumed run ends as an uninterrupted one.
+The epoch loop is :func:`~graphshard.examples.epochs.run_epochs`: the result names the best
+validation epoch and the test accuracy there, and with ``patience`` the run stops early
+once validation accuracy stops improving.
 
 Unstable API (issue 7).
 
@@ -33,17 +36,14 @@ from __future__ import annotations
 
 import logging
 import os
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
-from .._util.progress import progress
 from ..errors import ValidationError
 from ._common import open_store
 from .checkpoint import resume_checkpoint
+from .epochs import LocalTeam, as_ints, best_epoch, check_stopping, finite, run_epochs
 from .sage_trainer import SageTrainer, trainer_share
 
 __all__ = ["SageTrainer", "TrainResult", "train_sage", "trainer_share"]
@@ -61,8 +61,11 @@ class TrainResult:
         test_acc: Test accuracy after each epoch (same inference).
         seconds: Training seconds per epoch (sampling, feature reads, steps; no evaluation).
         eval_seconds: Evaluation seconds per epoch.
-        model: The trained ``torch.nn.Module`` (:class:`SAGE`).
+        model: The trained ``torch.nn.Module`` (:class:`SAGE`), after the last epoch.
         samples: Training nodes (seeds) processed per epoch, all trainers together.
+        stopped_early: Whether ``patience`` ended the run before ``epochs``.
+        min_delta: The improvement a new best validation accuracy needed
+            (:attr:`best_epoch`).
     """
 
     losses: list[float]
@@ -72,6 +75,8 @@ class TrainResult:
     eval_seconds: list[float]
     model: Any = field(repr=False, compare=False)
     samples: list[int] = field(default_factory=list)
+    stopped_early: bool = False
+    min_delta: float = 0.0
 
     @property
     def samples_per_second(self) -> float:
@@ -81,46 +86,35 @@ class TrainResult:
 
     @property
     def best_epoch(self) -> int:
-        """Epoch (0-based) with the best validation accuracy (the last when there is none)."""
-        val = np.nan_to_num(np.asarray(self.val_acc, dtype=float), nan=-1.0)
-        return int(np.argmax(val)) if len(val) and val.max() >= 0 else len(self.losses) - 1
+        """Epoch (0-based) with the best validation accuracy: the first to beat every earlier
+        one by more than :attr:`min_delta` (the last epoch when none was measured; see
+        :func:`~graphshard.examples.epochs.best_epoch`)."""
+        return best_epoch(self.val_acc, min_delta=self.min_delta)
+
+    @property
+    def val_at_best_val(self) -> float:
+        """Validation accuracy at :attr:`best_epoch`."""
+        return float(self.val_acc[self.best_epoch]) if self.val_acc else float("nan")
 
     @property
     def test_at_best_val(self) -> float:
         """Test accuracy at :attr:`best_epoch`."""
         return float(self.test_acc[self.best_epoch]) if self.test_acc else float("nan")
 
+    def summary(self) -> dict[str, Any]:
+        """JSON-able summary: epochs run, best epoch (0-based), validation and test metrics
+        there (None when not measured), whether the run stopped early."""
+        return {"epochs": len(self.losses), "best_epoch": self.best_epoch,
+                "val": {"acc": finite(self.val_at_best_val)},
+                "test": {"acc": finite(self.test_at_best_val)},
+                "stopped_early": self.stopped_early}
+
     def __repr__(self) -> str:
         last = lambda xs: f"{xs[-1]:.4f}" if xs else "-"  # noqa: E731
         return (f"TrainResult(epochs={len(self.losses)}, loss={last(self.losses)}, "
                 f"val_acc={last(self.val_acc)}, test_acc={last(self.test_acc)}, "
-                f"seconds={sum(self.seconds):.1f})")
-
-
-class _LocalTeam:
-    """One in-process trainer behind the interface the epoch loop drives."""
-
-    def __init__(self, trainer: SageTrainer) -> None:
-        self.trainer = trainer
-        self.num_train = trainer.num_train()
-
-    def train_epoch(self, epoch: int) -> tuple[float, int]:
-        return self.trainer.train_epoch(epoch)
-
-    def evaluate(self) -> tuple[float, float]:
-        return self.trainer.evaluate()
-
-    def state(self) -> tuple[dict[str, Any], dict[str, Any]]:
-        return self.trainer.state()
-
-    def load_state(self, model: dict[str, Any], optimizer: dict[str, Any]) -> None:
-        self.trainer.load_state(model, optimizer)
-
-    def model(self) -> Any:
-        return self.trainer.model
-
-    def close(self) -> None:
-        pass
+                f"best_epoch={self.best_epoch}, test_at_best_val={self.test_at_best_val:.4f}, "
+                f"stopped_early={self.stopped_early}, seconds={sum(self.seconds):.1f})")
 
 
 def _params(kw: dict[str, Any], num_trainers: int) -> dict[str, Any]:
@@ -137,6 +131,7 @@ def train_sage(store_or_config: Any, *, feat: str = "feat", label: str = "label"
                test_mask: Any = "test_mask", fanouts: Sequence[int] = (10, 25),
                hidden: int = 128, epochs: int = 10, batch_size: int = 512, lr: float = 3e-3,
                dropout: float = 0.5, weight_decay: float = 0.0, eval_every: int = 1,
+               patience: int | None = None, min_delta: float = 0.0,
                seed: int = 0, num_trainers: int = 1, trainer_cpus: float = 1.0,
                checkpoint_dir: str | os.PathLike[str] | None = None, resume: bool = True,
                on_epoch: Callable[[int, dict[str, float]], None] | None = None
@@ -163,6 +158,11 @@ def train_sage(store_or_config: Any, *, feat: str = "feat", label: str = "label"
         weight_decay: Adam weight decay.
         eval_every: Evaluate every this many epochs (and after the last); other epochs
             record NaN accuracies.
+        patience: Stop early once an evaluation finds this many epochs since the best
+            validation accuracy (None: run all ``epochs``); see
+            :mod:`~graphshard.examples.epochs`.
+        min_delta: A new best validation accuracy must beat the previous best by more
+            than this.
         seed: Seed of model initialisation, dropout, batch order and sampling.
         num_trainers: Trainer processes (Ray actors, torch DDP on gloo); more than one needs
             a partition config path.  Trainer ``r`` takes the training nodes of partitions
@@ -177,11 +177,12 @@ def train_sage(store_or_config: Any, *, feat: str = "feat", label: str = "label"
 
     Returns:
         TrainResult with per-epoch losses, accuracies and timings (resumed epochs included),
-        and the model.
+        the best epoch and the test accuracy there, whether it stopped early, and the model.
 
     Raises:
-        ValidationError: more than one node or edge type, no training nodes, bad numbers,
-            or a checkpoint written with other parameters.
+        ValidationError: more than one node or edge type, no training nodes, bad numbers
+            (``patience`` < 1, negative ``min_delta``), or a checkpoint written with other
+            parameters.
         MissingDependencyError: torch (or, for several trainers, ray) is not installed.
     """
     fanouts = [int(f) for f in fanouts]
@@ -191,6 +192,7 @@ def train_sage(store_or_config: Any, *, feat: str = "feat", label: str = "label"
         if int(v) < 1:
             raise ValidationError(f"train_sage: {name} must be >= 1, got {v!r}", field=name,
                                   value=v)
+    check_stopping("train_sage", patience, min_delta)
     kw = dict(feat=feat, label=label, train_mask=train_mask, val_mask=val_mask,
               test_mask=test_mask, fanouts=fanouts, hidden=int(hidden),
               batch_size=int(batch_size), lr=float(lr), dropout=float(dropout),
@@ -199,7 +201,8 @@ def train_sage(store_or_config: Any, *, feat: str = "feat", label: str = "label"
     ck = resume_checkpoint(checkpoint_dir, params) if checkpoint_dir and resume else None
     run: dict[str, Any] = dict(epochs=int(epochs), eval_every=int(eval_every),
                                checkpoint_dir=checkpoint_dir, checkpoint=ck,
-                               on_epoch=on_epoch, params=params)
+                               on_epoch=on_epoch, params=params, patience=patience,
+                               min_delta=float(min_delta))
     if int(num_trainers) > 1:
         if not isinstance(store_or_config, (str, os.PathLike)):
             raise ValidationError("train_sage: num_trainers > 1 needs the path of a partition "
@@ -211,47 +214,17 @@ def train_sage(store_or_config: Any, *, feat: str = "feat", label: str = "label"
                      trainer_cpus=float(trainer_cpus)) as team:
             return _run(team, **run)
     with open_store(store_or_config) as store:
-        return _run(_LocalTeam(SageTrainer(store, **kw)), **run)
+        return _run(LocalTeam(SageTrainer(store, **kw)), **run)
 
 
 def _run(team: Any, *, epochs: int, eval_every: int, checkpoint_dir: Any, checkpoint: Any,
-         on_epoch: Any, params: dict[str, Any]) -> TrainResult:
-    """The epoch loop: (resume,) train, evaluate, report, checkpoint."""
-    names = ("losses", "val_acc", "test_acc", "seconds", "eval_seconds", "samples")
-    hist: dict[str, list[float]] = {k: [] for k in names}
-    start = 0
-    if checkpoint is not None:
-        team.load_state(checkpoint.model, checkpoint.optimizer)
-        start = checkpoint.epoch
-        for name in names:
-            hist[name].extend(checkpoint.history.get(name, [])[:start])
-        logger.info("train_sage: resumed from %s after epoch %d", checkpoint_dir, start)
-    for epoch in progress(range(start, epochs), desc="epochs", total=epochs - start,
-                          unit="epoch"):
-        t0 = time.perf_counter()
-        total, count = team.train_epoch(epoch)
-        hist["seconds"].append(time.perf_counter() - t0)
-        hist["losses"].append(total / max(count, 1))
-        hist["samples"].append(count)
-        t1 = time.perf_counter()
-        val, test = (team.evaluate() if (epoch + 1) % eval_every == 0 or epoch + 1 == epochs
-                     else (float("nan"), float("nan")))
-        hist["val_acc"].append(val)
-        hist["test_acc"].append(test)
-        hist["eval_seconds"].append(time.perf_counter() - t1)
-        logger.info("train_sage epoch %d: loss %.4f, val %.4f, test %.4f, %.1f s train, "
-                    "%.1f s eval", epoch, hist["losses"][-1], val, test, hist["seconds"][-1],
-                    hist["eval_seconds"][-1])
-        if checkpoint_dir is not None:
-            from .checkpoint import save_checkpoint
-
-            model_state, opt_state = team.state()
-            save_checkpoint(checkpoint_dir, model_state, opt_state, epoch=epoch + 1,
-                            history=hist, params=params)
-        if on_epoch is not None:
-            on_epoch(epoch, {"loss": hist["losses"][-1], "val_acc": val, "test_acc": test,
-                             "seconds": hist["seconds"][-1],
-                             "eval_seconds": hist["eval_seconds"][-1],
-                             "samples": hist["samples"][-1]})
-    return TrainResult(hist["losses"], hist["val_acc"], hist["test_acc"], hist["seconds"],
-                       hist["eval_seconds"], team.model(), [int(s) for s in hist["samples"]])
+         on_epoch: Any, params: dict[str, Any], patience: int | None = None,
+         min_delta: float = 0.0) -> TrainResult:
+    """The shared epoch loop (:func:`~graphshard.examples.epochs.run_epochs`) on accuracy."""
+    run = run_epochs(team, epochs=epochs, eval_every=eval_every, metrics=("acc",),
+                     patience=patience, min_delta=min_delta, checkpoint_dir=checkpoint_dir,
+                     checkpoint=checkpoint, on_epoch=on_epoch, params=params, what="train_sage")
+    h = run.history
+    return TrainResult(h["losses"], h["val_acc"], h["test_acc"], h["seconds"],
+                       h["eval_seconds"], run.model, as_ints(h["samples"]),
+                       stopped_early=run.stopped_early, min_delta=min_delta)

@@ -120,10 +120,11 @@ class SageTrainer:
             count += len(batch)
         return total, count
 
-    def evaluate(self) -> tuple[float, float]:
-        """(validation, test) accuracy with full-neighbour inference."""
+    def evaluate(self) -> dict[str, tuple[float, float]]:
+        """``{"acc": (validation, test)}`` accuracy with full-neighbour inference."""
         pred = inference(self.torch, self.model, self.store, self.nt, self.feat).argmax(1)
-        return accuracy(pred, self.labels, self.val), accuracy(pred, self.labels, self.test)
+        return {"acc": (accuracy(pred, self.labels, self.val),
+                        accuracy(pred, self.labels, self.test))}
 
     def num_train(self) -> int:
         """Training nodes of this trainer."""
