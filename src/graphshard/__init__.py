@@ -23,6 +23,7 @@ from .errors import (
 from .graph import CSR, Graph, graph, heterograph
 from .ids import IDConverter, RangePartitionBook
 from .ragged import Ragged
+from .sparse import SparseRows
 
 __version__ = "0.1.0"
 
@@ -55,6 +56,7 @@ __all__ = [
     "PartitionReport",
     "Ragged",
     "RangePartitionBook",
+    "SparseRows",
     "ValidationError",
     "datasets",
     "dist",
