@@ -85,3 +85,24 @@ def test_torch_like_input():
 
     g = gs.graph((FakeTensor([0, 1]), FakeTensor([1, 0])))
     assert g.num_edges() == 2
+
+
+def test_sparse_features_node_and_edge():
+    g = gs.heterograph({("u", "r", "i"): ([0, 1, 1], [0, 0, 1])},
+                       num_nodes_dict={"u": 2, "i": 3})
+    mat = sp.random(3, 6, density=0.4, format="csr", random_state=0, dtype=np.float32)
+    g.nodes["i"].data["bow"] = mat
+    x = g.nodes["i"].data["bow"]
+    assert isinstance(x, gs.SparseRows) and x.shape == (3, 6) and x.dtype == np.float32
+    g.edges["r"].data["e"] = gs.SparseRows.from_scipy(sp.eye(3, 2, format="coo"))
+    with pytest.raises(ValidationError, match="feature 'bad' has 2 rows, expected 3"):
+        g.nodes["i"].data["bad"] = sp.eye(2, 6, format="csr")
+    with pytest.raises(ValidationError, match="expected a 2-D SciPy sparse"):
+        g.nodes["i"].data["vec"] = sp.coo_array(([1.0], ([2],)), shape=(3,))
+    from graphshard.store import as_store
+
+    store = as_store(g)
+    rows = store.node_features("i", "bow", [2, 0, 2])
+    assert np.array_equal(rows.to_dense(), mat[[2, 0, 2]].toarray())
+    assert store.edge_features("r", "e", [1]).to_dense().tolist() == [[0.0, 1.0]]
+    assert "SparseRows(rows=3, num_cols=6" in repr(g.nodes["i"].data)

@@ -2,7 +2,8 @@
 
 A :class:`FeatureDict` holds the columns of one node type or edge type and checks that
 each column has one row per node/edge.  Columns are NumPy arrays (torch tensors are
-converted on assignment) or :class:`~graphshard.ragged.Ragged`.
+converted on assignment), :class:`~graphshard.ragged.Ragged` or
+:class:`~graphshard.sparse.SparseRows` (a SciPy sparse matrix is stored as one).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import numpy as np
 from ._util.arrays import as_array
 from .errors import ValidationError
 from .ragged import Ragged
+from .sparse import SparseRows, as_sparse_rows
 
 __all__ = ["FeatureDict", "MultiTypeData"]
 
@@ -27,6 +29,10 @@ class FeatureDict(MutableMapping[str, Any]):
         >>> d["age"] = [30, 40]
         >>> d["age"].tolist()
         [30, 40]
+        >>> import scipy.sparse as sp
+        >>> d["bow"] = sp.eye(2, 5, format="csr")
+        >>> d["bow"]
+        SparseRows(rows=2, num_cols=5, nnz=2, dtype=float64)
         >>> d["bad"] = [1, 2, 3]
         Traceback (most recent call last):
         ...
@@ -42,7 +48,13 @@ class FeatureDict(MutableMapping[str, Any]):
         if not isinstance(name, str) or not name or "/" in name:
             raise ValidationError(f"{self._owner}: feature name {name!r} must be a non-empty "
                                   "string without '/'", field=str(name))
-        col = value if isinstance(value, Ragged) else as_array(value)
+        try:
+            sparse = as_sparse_rows(value)
+        except ValidationError as exc:
+            raise ValidationError(f"{self._owner}: feature {name!r}: {exc}",
+                                  field=name) from exc
+        col = value if isinstance(value, Ragged) else sparse if sparse is not None \
+            else as_array(value)
         if isinstance(col, np.ndarray) and (col.ndim == 0 or col.dtype == object):
             raise ValidationError(f"{self._owner}: feature {name!r} must be an array with one "
                                   f"row per item, got dtype {col.dtype} shape {col.shape}",
@@ -114,6 +126,6 @@ class MultiTypeData(MutableMapping[str, dict]):
 
 
 def _describe(col: Any) -> str:
-    if isinstance(col, Ragged):
+    if isinstance(col, (Ragged, SparseRows)):
         return repr(col)
     return f"{col.dtype}{list(col.shape[1:])}"

@@ -28,10 +28,14 @@ from ._util.arrays import as_ids, check_id_range
 from .errors import ValidationError
 from .graph import CSR, Graph
 from .ragged import Ragged
+from .sparse import SparseRows
 from .typing import EdgeType, EdgeTypeLike, IdArray
 
 __all__ = ["EDGE_DIRS", "CSRStore", "FeatureSchema", "GraphStore", "Hop", "HopSampler",
-           "LocalAdjacency", "as_store", "check_weights", "feature_key"]
+           "LocalAdjacency", "Rows", "as_store", "check_weights", "feature_key"]
+
+#: Feature rows a store returns: an array, a Ragged or a SparseRows (new in each case).
+Rows = np.ndarray | Ragged | SparseRows
 
 #: Valid ``edge_dir`` values: ``"in"`` follows in-edges (CSC), ``"out"`` out-edges (CSR).
 EDGE_DIRS = ("in", "out")
@@ -54,11 +58,10 @@ class GraphStore(Protocol):
         ...
 
     def degrees(self, ids: Any, etype: EdgeTypeLike, *, edge_dir: str = "in") -> IdArray: ...
-    # rows of a feature: an array, or a Ragged for a variable-length one (as DistGraph)
-    def edge_features(self, etype: EdgeTypeLike, name: str, eids: Any) -> np.ndarray | Ragged:
-        ...
-
-    def node_features(self, ntype: str, name: str, ids: Any) -> np.ndarray | Ragged: ...
+    # rows of a feature: an array, a Ragged for a variable-length one, a SparseRows for a
+    # sparse one (as DistGraph)
+    def edge_features(self, etype: EdgeTypeLike, name: str, eids: Any) -> Rows: ...
+    def node_features(self, ntype: str, name: str, ids: Any) -> Rows: ...
     def find_edges(self, eids: Any, etype: EdgeTypeLike) -> tuple[IdArray, IdArray]: ...
 
 
@@ -80,7 +83,8 @@ class HopSampler(Protocol):
                    ) -> dict[EdgeType, tuple[IdArray, IdArray, IdArray]]: ...
 
 
-#: ``{"<type>/<name>": (row shape, dtype name)}``; the row shape is None for a Ragged feature.
+#: ``{"<type>/<name>": (row shape, dtype name)}``; the row shape is None for a Ragged feature
+#: and ``(num_cols,)`` for a SparseRows one (the row shape of its dense form).
 Schema = dict[str, tuple[tuple[int, ...] | None, str]]
 
 
@@ -185,7 +189,8 @@ class CSRStore:
 
     def feature_schema(self, kind: str) -> Schema:
         """Every node (``kind="node"``) or edge feature of the graph: ``{key: (row shape,
-        dtype)}`` keyed by :func:`feature_key`, the row shape None for a Ragged column."""
+        dtype)}`` keyed by :func:`feature_key`, the row shape None for a Ragged column and
+        ``(num_cols,)`` for a SparseRows one."""
         if kind not in ("node", "edge"):
             raise ValidationError(f"kind must be 'node' or 'edge', got {kind!r}", field="kind",
                                   value=kind)
@@ -229,16 +234,25 @@ class CSRStore:
         rows = self._rows(ids, et, edge_dir)
         return indptr[rows + 1] - indptr[rows]
 
-    def edge_features(self, etype: EdgeTypeLike, name: str, eids: Any) -> np.ndarray | Ragged:
-        """Rows ``eids`` of edge feature ``name`` (a copy; a Ragged for a ragged column)."""
+    def edge_features(self, etype: EdgeTypeLike, name: str, eids: Any) -> Rows:
+        """Rows ``eids`` of edge feature ``name`` (a copy: an array, Ragged or SparseRows
+        as the column is)."""
         et = self.to_canonical_etype(etype)
         ids = as_ids(eids, "eids")
         check_id_range(ids, self.num_edges(et), f"eids of {et}")
         return _take(self._g.edge_frame(et)[name], ids)
 
-    def node_features(self, ntype: str, name: str, ids: Any) -> np.ndarray | Ragged:
-        """Rows ``ids`` of node feature ``name`` of ``ntype`` (a copy; a Ragged for a ragged
-        column)."""
+    def node_features(self, ntype: str, name: str, ids: Any) -> Rows:
+        """Rows ``ids`` of node feature ``name`` of ``ntype`` (a copy: an array, Ragged or
+        SparseRows as the column is).
+
+        Example:
+            >>> import scipy.sparse as sp, graphshard as gs
+            >>> g = gs.graph(([0, 1], [1, 2]))
+            >>> g.ndata["bow"] = sp.csr_matrix(np.eye(3, 4))
+            >>> as_store(g).node_features("_N", "bow", [2, 0]).to_dense().tolist()
+            [[0.0, 0.0, 1.0, 0.0], [1.0, 0.0, 0.0, 0.0]]
+        """
         nid = as_ids(ids, "ids")
         check_id_range(nid, self.num_nodes(ntype), f"ids of node type {ntype!r}")
         return _take(self._g.node_frame(ntype)[name], nid)
@@ -258,8 +272,9 @@ class CSRStore:
         return f"CSRStore({self._g!r})"
 
 
-def _take(col: Any, ids: IdArray) -> np.ndarray | Ragged:
-    """Rows ``ids`` of a feature column (an array, or anything with ``take``: a Ragged)."""
+def _take(col: Any, ids: IdArray) -> Rows:
+    """Rows ``ids`` of a feature column (an array, or anything with ``take``: a Ragged
+    or a SparseRows)."""
     return col.take(ids) if hasattr(col, "take") and not isinstance(col, np.ndarray) \
         else np.asarray(col)[ids]
 

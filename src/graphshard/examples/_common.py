@@ -13,6 +13,7 @@ import numpy as np
 from .._util.arrays import as_ids
 from ..errors import ValidationError
 from ..ragged import Ragged
+from ..sparse import SparseRows
 from ..store import GraphStore, as_store
 from ..typing import IdArray
 
@@ -61,6 +62,8 @@ def read_rows(store: GraphStore, ntype: str, name: str, ids: IdArray) -> np.ndar
 
 def _dense_rows(store: GraphStore, ntype: str, name: str, ids: IdArray) -> np.ndarray:
     rows = store.node_features(ntype, name, ids)
+    if isinstance(rows, SparseRows):  # stored sparse, trained dense: a batch at a time
+        return rows.to_dense()
     if isinstance(rows, Ragged):
         raise ValidationError(f"node feature {name!r} of {ntype!r} has rows of varying length; "
                               "the training examples need a fixed-width feature", field=name)
