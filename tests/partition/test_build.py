@@ -6,12 +6,14 @@ import json
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import graphshard as gs
 from graphshard.partition import build_partitions, load_partition_data, read_config
 from graphshard.ragged import Ragged
+from graphshard.sparse import SparseRows
 
 
 def check_partitions(g: gs.Graph, config, num_hops: int = 1) -> list:
@@ -69,8 +71,8 @@ def check_partitions(g: gs.Graph, config, num_hops: int = 1) -> list:
             rows = orig[lo - start:hi - start] - noff[t]
             for name, col in g.node_frame(ntype).items():
                 stored = part.node_feats[f"{ntype}/{name}"]
-                if isinstance(col, Ragged):
-                    assert stored.equals(col.take(rows))
+                if isinstance(col, (Ragged, SparseRows)):
+                    assert type(stored) is type(col) and stored.equals(col.take(rows))
                 else:
                     np.testing.assert_array_equal(stored, col[rows])
         estart = min(r[p][0] for r in cfg.edge_map.values()) if cfg.edge_map else 0
@@ -79,8 +81,11 @@ def check_partitions(g: gs.Graph, config, num_hops: int = 1) -> list:
             rows = oe[lo - estart:hi - estart] - eoff[t]
             assert np.all(ed["_TYPE"][lo - estart:hi - estart] == t)
             for name, col in g.edge_frame(et).items():
-                np.testing.assert_array_equal(part.edge_feats[f"{':'.join(et)}/{name}"],
-                                              col[rows])
+                stored = part.edge_feats[f"{':'.join(et)}/{name}"]
+                if isinstance(col, (Ragged, SparseRows)):
+                    assert type(stored) is type(col) and stored.equals(col.take(rows))
+                else:
+                    np.testing.assert_array_equal(stored, col[rows])
     assert np.all(owner_new >= 0), "every node is inner in some part"
     assert np.all(edge_seen == 1), "every edge is an inner edge of exactly one part"
     # the reported cut equals the cut recomputed from the files
@@ -178,6 +183,40 @@ def test_assignment_and_ragged(tmp_path):
     assert res.report.part_nodes == [2, 3]
 
 
+@pytest.mark.parametrize("num_parts", [1, 2, 4])
+def test_sparse_features_round_trip_under_id_maps(tmp_path, num_parts):
+    rng = np.random.default_rng(num_parts)
+    g = gs.heterograph({("u", "r", "i"): (rng.integers(0, 30, 80), rng.integers(0, 20, 80))},
+                       {"u": 30, "i": 20})
+    bow = sp.random(20, 50, density=0.1, format="csr", random_state=1, dtype=np.float32)
+    bow.indices = bow.indices.astype(np.int32)
+    g.nodes["i"].data["bow"] = bow
+    nids, _ = gs.partition_graph(g, "s", num_parts, str(tmp_path), part_method="random",
+                                 return_mapping=True)
+    parts = check_partitions(g, tmp_path / "s.json")
+    cfg = read_config(tmp_path / "s.json")
+    got = []
+    for p, part in enumerate(parts):
+        col = part.node_feats["i/bow"]
+        assert isinstance(col, SparseRows) and col.num_cols == 50
+        assert col.indices.dtype == np.int32
+        for arr in (col.indptr, col.indices, col.values):  # views of the read-only map
+            assert not arr.flags.owndata and not arr.flags.writeable
+        lo, hi = cfg.node_map["i"][p]
+        assert len(col) == hi - lo
+        got.append(col)
+    whole = SparseRows.concat(got)  # shuffled order: row k is original node nids["i"][k]
+    np.testing.assert_array_equal(whole.to_dense(), bow.toarray()[nids["i"]])
+    meta = json.loads(_metadata(tmp_path / "part0" / "node_feats.safetensors")["sparse"])
+    assert meta == {"i/bow": 50}
+
+
+def _metadata(path) -> dict:
+    from graphshard._util.tensorfile import load_tensors
+
+    return load_tensors(path)[1]
+
+
 def test_assignment_same_arrays_as_method(cora, tmp_path):
     a = build_partitions(cora, "c", 3, tmp_path / "a", part_method="metis")
     b = build_partitions(cora, "c", 3, tmp_path / "b", assignment=a.parts)
@@ -204,8 +243,13 @@ def random_heterographs(draw):
     g = gs.heterograph(data, counts)
     for t in ntypes:
         g.nodes[t].data["x"] = np.arange(counts[t] * 2, dtype=np.float32).reshape(-1, 2)
+        g.nodes[t].data["s"] = sp.random(counts[t], 5, density=0.3, format="csr",
+                                         random_state=draw(st.integers(0, 99)))
     for et in g.canonical_etypes:
         g.edges[et].data["y"] = np.arange(g.num_edges(et), dtype=np.int64) * 7
+        m = g.num_edges(et)
+        g.edges[et].data["z"] = SparseRows(np.arange(m + 1), np.arange(m) % 3,
+                                           np.arange(m, dtype=np.float32), 3)
     return g
 
 

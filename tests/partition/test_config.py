@@ -154,6 +154,33 @@ def test_feature_rows_behind_a_valid_checksum_are_checked(parts):
         gs.load_partition(parts, 0)
 
 
+@pytest.mark.parametrize(("tensors", "meta", "message"), [
+    ({"indptr": [0, 1, 2, 3, 9]}, None, r"sparse feature '_N/s' is incomplete or "
+                                        r"inconsistent \(SparseRows indptr must .* end at"),
+    ({"indices": [0, 1, 7, 2]}, None, r"'_N/s' .*indices\[2\] = 7 is not a column in "
+                                      r"\[0, 3\)"),
+    ({}, '{"_N/s": 3, "_N/t": 2}', r"sparse feature '_N/t' is incomplete"),
+    ({}, '{"_N/s": -3}', r"metadata 'sparse' must map feature names to column counts"),
+    ({}, '["_N/s"]', r"metadata 'sparse' must map"),
+    ({}, "{", r"metadata 'sparse' is not JSON"),
+])
+def test_sparse_features_behind_a_valid_checksum_are_checked(parts, tensors, meta, message):
+    from graphshard._util.tensorfile import save_tensors
+
+    rel = "part0/node_feats.safetensors"
+    arrays = {"_N/x": np.zeros(4), "_N/s/indptr": np.array([0, 1, 2, 3, 4]),
+              "_N/s/indices": np.array([0, 1, 2, 0], np.int32),
+              "_N/s/values": np.ones(4, np.float32)}
+    arrays.update({f"_N/s/{k}": np.array(v, arrays[f"_N/s/{k}"].dtype)
+                   for k, v in tensors.items()})
+    save_tensors(parts.parent / rel, arrays, {"ragged": "[]",
+                                              "sparse": meta or '{"_N/s": 3}'})
+    edit(parts, lambda cfg: relist(cfg, parts, rel))
+    with pytest.raises(FormatError, match=message) as info:
+        gs.load_partition(parts, 0)
+    assert "node_feats.safetensors" in str(info.value)
+
+
 def test_a_huge_declared_range_is_refused_without_allocating_it(parts):
     """The fuzz test's 79-second case: part 1 declared with 2**62 nodes made the checks
     build an array of the declared size (MemoryError, or minutes for 2**31)."""

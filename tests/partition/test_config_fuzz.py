@@ -19,6 +19,7 @@ import graphshard as gs
 from fuzzing import mutate_bytes, mutate_json, mutate_text, run_fuzz
 from graphshard._util.files import file_sha256
 from graphshard.ragged import Ragged
+from graphshard.sparse import SparseRows
 
 
 def _hetero() -> gs.Graph:
@@ -32,6 +33,8 @@ def _hetero() -> gs.Graph:
     g.nodes["u"].data["tags"] = Ragged.from_rows([list(range(k % 3)) for k in range(12)],
                                                  dtype="int64")
     g.edges["buys"].data["w"] = rng.random(40).astype(np.float32)
+    g.nodes["i"].data["bow"] = SparseRows(np.arange(8) // 2 * 3, np.arange(9) % 5,
+                                          np.arange(9, dtype=np.float32), 5)
     return g
 
 
@@ -70,6 +73,10 @@ def _arrays(loaded: tuple) -> dict[str, np.ndarray]:
         for k, v in feats.items():
             if isinstance(v, Ragged):
                 out[f"{prefix}/{k}/values"], out[f"{prefix}/{k}/offsets"] = v.values, v.offsets
+            elif isinstance(v, SparseRows):
+                for a in ("indptr", "indices", "values"):
+                    out[f"{prefix}/{k}/{a}"] = getattr(v, a)
+                out[f"{prefix}/{k}/num_cols"] = np.array(v.num_cols)
             else:
                 out[f"{prefix}/{k}"] = v
     return out

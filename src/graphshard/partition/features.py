@@ -8,6 +8,7 @@ import numpy as np
 
 from ..graph import Graph
 from ..ragged import Ragged
+from ..sparse import SparseRows
 from ..typing import IdArray
 from .reshuffle import Reshuffle
 
@@ -22,7 +23,7 @@ def per_type_orig_ids(new2orig: IdArray, ranges: IdArray, type_offsets: IdArray,
 
 
 def _take(column: Any, rows: IdArray) -> Any:
-    if isinstance(column, Ragged):
+    if isinstance(column, (Ragged, SparseRows)):
         return column.take(rows)
     return np.ascontiguousarray(column[rows])
 

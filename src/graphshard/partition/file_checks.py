@@ -15,6 +15,7 @@ import numpy as np
 from ..errors import FormatError
 from ..ids import RangePartitionBook
 from ..ragged import Ragged
+from ..sparse import SparseRows
 
 __all__ = ["bad_value", "check_features", "check_part_arrays", "check_ranges",
            "check_type_ids", "is_int"]
@@ -129,7 +130,7 @@ def check_features(file: Path, feats: dict[str, Any], type_map: dict[str, list[l
                               f"type of the config {types}", path=str(file), field=key)
         start, end = type_map[type_name][part_id]
         rows = end - start
-        have = len(col) if isinstance(col, Ragged) or col.ndim else None
+        have = len(col) if isinstance(col, (Ragged, SparseRows)) or col.ndim else None
         if have != rows:
             raise FormatError(f"{file}: feature {key!r} has {have} rows, but part {part_id} "
                               f"has {rows} {type_name!r} {kind}s", path=str(file), field=key)

@@ -11,7 +11,11 @@ Part files are written first and the JSON last (:mod:`graphshard.partition.confi
 the size and SHA-256 of every file: a directory holding the JSON is complete, and loaders
 check the files against it.
 Ragged features are stored as two tensors ``<key>/values`` and ``<key>/offsets`` and listed
-in the file's safetensors metadata under ``"ragged"``.
+in the file's safetensors metadata under ``"ragged"``; sparse features
+(:class:`~graphshard.sparse.SparseRows`) as three tensors ``<key>/indptr``,
+``<key>/indices`` and ``<key>/values``, listed with their column count under ``"sparse"``
+(``{"<key>": num_cols}``).  Feature names hold no ``/``, so these tensor names are never
+the key of another feature.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from ..errors import FormatError
 from ..graph import Graph, graph
 from ..ids import RangePartitionBook
 from ..ragged import Ragged
+from ..sparse import SparseRows
 from ..typing import EdgeType
 from .config import FORMAT_VERSION, ConfigLike, PartitionConfig, as_config
 from .file_checks import check_features, check_part_arrays
@@ -102,30 +107,40 @@ def write_local_graph(path: Path, src: np.ndarray, dst: np.ndarray,
 
 
 def write_features(path: Path, columns: dict[str, Any]) -> str:
-    """Write feature columns (arrays or :class:`Ragged`) to one file; returns the
-    SHA-256."""
+    """Write feature columns (arrays, :class:`Ragged` or :class:`SparseRows`) to one file;
+    returns the SHA-256."""
     tensors: dict[str, np.ndarray] = {}
     ragged: list[str] = []
+    sparse: dict[str, int] = {}
     for key, col in columns.items():
         if isinstance(col, Ragged):
             ragged.append(key)
             tensors[f"{key}/values"] = col.values
             tensors[f"{key}/offsets"] = col.offsets
+        elif isinstance(col, SparseRows):
+            sparse[key] = col.num_cols
+            tensors[f"{key}/indptr"] = col.indptr
+            tensors[f"{key}/indices"] = col.indices
+            tensors[f"{key}/values"] = col.values
         else:
             tensors[key] = col
-    return save_tensors(path, tensors, {"ragged": json.dumps(ragged)})
+    meta = {"ragged": json.dumps(ragged)}
+    if sparse:  # files without sparse features stay as they were
+        meta["sparse"] = json.dumps(sparse)
+    return save_tensors(path, tensors, meta)
 
 
 def _read_features(path: Path) -> dict[str, Any]:
     tensors, meta = load_tensors(path)
-    try:
-        ragged = json.loads(meta.get("ragged", "[]"))
-    except (json.JSONDecodeError, RecursionError) as exc:
-        raise FormatError(f"{path}: metadata 'ragged' is not JSON", path=str(path),
-                          field="ragged") from exc
+    ragged = _meta_json(path, meta, "ragged", "[]")
     if not isinstance(ragged, list) or not all(isinstance(k, str) for k in ragged):
         raise FormatError(f"{path}: metadata 'ragged' must be a list of feature names, got "
                           f"{ragged!r}"[:200], path=str(path), field="ragged")
+    sparse = _meta_json(path, meta, "sparse", "{}")
+    if not isinstance(sparse, dict) or not all(
+            isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in sparse.values()):
+        raise FormatError(f"{path}: metadata 'sparse' must map feature names to column counts "
+                          f">= 0, got {sparse!r}"[:200], path=str(path), field="sparse")
     out: dict[str, Any] = {}
     for key in ragged:
         try:
@@ -133,8 +148,23 @@ def _read_features(path: Path) -> dict[str, Any]:
         except (KeyError, ValueError) as exc:
             raise FormatError(f"{path}: ragged feature {key!r} is incomplete or inconsistent "
                               f"({exc})", path=str(path), field=key) from exc
+    for key, num_cols in sparse.items():
+        try:
+            out[key] = SparseRows(tensors.pop(f"{key}/indptr"), tensors.pop(f"{key}/indices"),
+                                  tensors.pop(f"{key}/values"), num_cols)
+        except (KeyError, ValueError) as exc:
+            raise FormatError(f"{path}: sparse feature {key!r} is incomplete or inconsistent "
+                              f"({exc})", path=str(path), field=key) from exc
     out.update(tensors)
     return out
+
+
+def _meta_json(path: Path, meta: dict[str, str], key: str, default: str) -> Any:
+    try:
+        return json.loads(meta.get(key, default))
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise FormatError(f"{path}: metadata {key!r} is not JSON", path=str(path),
+                          field=key) from exc
 
 
 @dataclass(frozen=True)
