@@ -8,7 +8,8 @@ import graphshard as gs
 
 
 def shop_graph(seed: int = 0) -> gs.Graph:
-    """Users and items: buys, bought_by (reverse) and follows, with features and weights."""
+    """Users and items: buys, bought_by (reverse) and follows, with features (dense, Ragged
+    ``tags`` of users, sparse ``bow`` of items) and weights."""
     rng = np.random.default_rng(seed)
     nu, ni = 90, 50
     bu, bi = rng.integers(0, nu, 400), rng.integers(0, ni, 400)
@@ -23,4 +24,10 @@ def shop_graph(seed: int = 0) -> gs.Graph:
     g.edges["buys"].data["w"] = rng.random(400).astype(np.float32)
     g.edges["follows"].data["w"] = (rng.random(300) * (rng.random(300) > 0.3)).astype(
         np.float32)
+    # sparse bag-of-words rows (a column may repeat in a row: it adds up, as in SciPy)
+    lengths = rng.integers(0, 5, ni)
+    nnz = int(lengths.sum())
+    g.nodes["i"].data["bow"] = gs.SparseRows(np.concatenate([[0], np.cumsum(lengths)]),
+                                             rng.integers(0, 12, nnz).astype(np.int32),
+                                             rng.random(nnz).astype(np.float32), 12)
     return g

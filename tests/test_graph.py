@@ -106,3 +106,11 @@ def test_sparse_features_node_and_edge():
     assert np.array_equal(rows.to_dense(), mat[[2, 0, 2]].toarray())
     assert store.edge_features("r", "e", [1]).to_dense().tolist() == [[0.0, 1.0]]
     assert "SparseRows(rows=3, num_cols=6" in repr(g.nodes["i"].data)
+
+
+def test_sparse_feature_schema_is_its_dense_row_shape():
+    from graphshard.store import as_store
+
+    g = gs.graph(([0, 1], [1, 2]))
+    g.ndata["bow"] = sp.eye(3, 7, format="csr", dtype=np.float32)
+    assert as_store(g).feature_schema("node") == {"_N/bow": ((7,), "float32")}

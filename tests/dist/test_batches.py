@@ -25,7 +25,8 @@ def _same(batch, want, whole, name):
         col = whole.nodes[t].data.get(name) if name in whole.nodes[t].data else None
         if col is None:
             assert t not in batch.features
-        elif isinstance(col, gs.Ragged):
+        elif isinstance(col, (gs.Ragged, gs.SparseRows)):
+            assert type(batch.features[t]) is type(col)
             assert batch.features[t].equals(col.take(ids))
         else:
             np.testing.assert_array_equal(batch.features[t], np.asarray(col)[ids])
@@ -89,6 +90,30 @@ def test_ragged_features_are_served(shop_parts, shop_dist):
     orig = p.graph.nodes["u"].data["tags"]
     assert isinstance(got, gs.Ragged) and got.equals(orig.take(p.nids["u"][ids]))
     assert col[np.zeros(0, np.int64)].equals(orig.take(np.zeros(0, np.int64)))
+
+
+def test_sparse_features_are_served(shop_parts, shop_dist):
+    """Rows in the caller's order (repeats, every owner mixed), one SparseRows, from remote
+    and co-located servers, in fused sample batches too; the feature cache refuses them."""
+    ids = np.array([5, 0, 49, 5, 44, 17, 30, 1])
+    for k in (1, 2, 4):
+        p, dg = shop_parts[k], shop_dist[k]
+        orig = p.graph.nodes["i"].data["bow"]
+        col = dg.nodes["i"].data["bow"]
+        assert col.layout == "sparse" and col.shape == (50, 12) and col.dtype == "float32"
+        assert dg.feature_schema("node")["i/bow"] == ((12,), "float32")
+        got = col[ids]
+        assert isinstance(got, gs.SparseRows) and got.equals(orig.take(p.nids["i"][ids]))
+        assert len(dg.node_features("i", "bow", np.zeros(0, np.int64))) == 0
+    co = gs.dist.DistGraph(shop_parts[4].config, colocate=[0, 2])
+    whole = shop_parts[4].whole
+    assert co.node_features("i", "bow", ids).equals(whole.nodes["i"].data["bow"].take(ids))
+    seeds = {"i": np.array([3, 9, 41]), "u": np.array([2, 70])}
+    want = gs.sampling.sample_blocks(whole, seeds, FAN, seed=5)
+    for g in (shop_dist[4], co):
+        _same(gs.dist.sample_blocks(g, seeds, FAN, features="bow", seed=5), want, whole, "bow")
+    with pytest.raises(ValidationError, match="is sparse: only fixed-size rows are cached"):
+        co.cache_node_features("bow", "i", fraction=0.5)
 
 
 def test_embedding_autograd_records_sparse_grads_like_a_dense_model(shop_dist):

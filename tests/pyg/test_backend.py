@@ -131,7 +131,12 @@ def test_link_loader_with_negatives(shop_store, mode):
 def test_feature_store_reads(shop_store, shop2):
     fs, gstore = remote_backend(shop_store)
     names = sorted((a.group_name, a.attr_name) for a in fs.get_all_tensor_attrs())
-    assert names == [("i", "feat"), ("i", "label"), ("u", "feat"), ("u", "tags")]
+    assert names == [("i", "bow"), ("i", "feat"), ("i", "label"), ("u", "feat"), ("u", "tags")]
+    assert fs.get_tensor_size(group_name="i", attr_name="bow", index=None) == (50, 12)
+    bow = fs.get_tensor("i", "bow", torch.tensor([4, 4, 0]))  # sparse: a sparse CSR tensor
+    assert bow.layout == torch.sparse_csr
+    want = shop2.original.nodes["i"].data["bow"].take(shop2.nids["i"][[4, 4, 0]])
+    np.testing.assert_array_equal(bow.to_dense().numpy(), want.to_dense())
     assert fs.get_tensor_size(group_name="i", attr_name="feat", index=None) == (50, 4)
     ids = torch.tensor([3, 0, 7])
     tags = fs.get_tensor("u", "tags", ids)  # ragged: a nested tensor

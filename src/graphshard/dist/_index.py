@@ -31,10 +31,15 @@ from ..errors import ValidationError
 from ..graph import CSR, build_csr
 from ..partition.files import Partition
 from ..ragged import Ragged
-from ..store import check_edge_dir
+from ..sparse import SparseRows
+from ..store import Rows, check_edge_dir
 from ..typing import EdgeType, IdArray
 
-__all__ = ["PartIndex", "gather_rows", "scatter_ragged"]
+__all__ = ["LAYOUTS", "PartIndex", "gather_rows", "scatter_ragged", "scatter_sparse"]
+
+#: How a stored feature holds its rows, in :meth:`PartIndex.schema`: a fixed-shape array,
+#: a Ragged, or a SparseRows.
+LAYOUTS = ("dense", "ragged", "sparse")
 
 
 def scatter_ragged(n: int, pieces: list[tuple[IdArray, Ragged]], dtype: Any) -> Ragged:
@@ -60,6 +65,35 @@ def scatter_ragged(n: int, pieces: list[tuple[IdArray, Ragged]], dtype: Any) -> 
                                                                            dtype=np.int64)
         values[at] = rag.values
     return Ragged(values, offsets)
+
+
+def scatter_sparse(n: int, pieces: list[tuple[IdArray, SparseRows]], dtype: Any,
+                   num_cols: int) -> SparseRows:
+    """One SparseRows of ``n`` rows from pieces ``(positions, rows)``: row ``positions[i]``
+    of the result is row ``i`` of the piece (every position in exactly one piece).
+
+    Example:
+        >>> a = SparseRows([0, 2, 3], [0, 3, 1], [1.0, 2.0, 3.0], 4)
+        >>> b = SparseRows([0, 0], [], np.zeros(0), 4)
+        >>> scatter_sparse(3, [(np.array([2, 0]), a), (np.array([1]), b)], "float64",
+        ...                4).to_dense().tolist()
+        [[0.0, 3.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 2.0]]
+    """
+    lengths = np.zeros(n, dtype=np.int64)
+    for pos, rows in pieces:
+        lengths[pos] = np.diff(rows.indptr)
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    wide = any(rows.indices.dtype != np.int32 for _, rows in pieces)
+    indices = np.empty(indptr[-1], dtype=np.int64 if wide or not pieces else np.int32)
+    values = np.empty(indptr[-1], dtype=dtype)
+    for pos, rows in pieces:
+        ptr = rows.indptr
+        at = np.repeat(indptr[pos] - ptr[:-1], np.diff(ptr)) + np.arange(ptr[-1],
+                                                                         dtype=np.int64)
+        indices[at] = rows.indices
+        values[at] = rows.values
+    return SparseRows(indptr, indices, values, num_cols)
 
 
 def gather_rows(indptr: IdArray, rows: IdArray) -> tuple[IdArray, IdArray]:
@@ -192,8 +226,9 @@ class PartIndex:
             csr, rows = self._out_rows(ids, et)
         return csr.indptr[rows + 1] - csr.indptr[rows]
 
-    def node_features(self, ntype: str, name: str, ids: Any) -> np.ndarray | Ragged:
-        """Rows of owned nodes of feature ``name`` (a copy; a Ragged for a Ragged column)."""
+    def node_features(self, ntype: str, name: str, ids: Any) -> Rows:
+        """Rows of owned nodes of feature ``name`` (a copy; a Ragged or SparseRows for a
+        column of that kind)."""
         col = self._column(self.node_feats, f"{ntype}/{name}", "node")
         return _take(col, self.owned_rows(ids, ntype))
 
@@ -203,8 +238,9 @@ class PartIndex:
         col = self._column(self.node_feats, f"{ntype}/{name}", "node")
         return col, self.owned_rows(ids, ntype)
 
-    def edge_features(self, et: EdgeType, name: str, eids: Any) -> np.ndarray | Ragged:
-        """Rows of owned edges of feature ``name`` (a copy; a Ragged for a Ragged column)."""
+    def edge_features(self, et: EdgeType, name: str, eids: Any) -> Rows:
+        """Rows of owned edges of feature ``name`` (a copy; a Ragged or SparseRows for a
+        column of that kind)."""
         col = self._column(self.edge_feats, f"{':'.join(et)}/{name}", "edge")
         return _take(col, self._owned_edges(eids, et))
 
@@ -214,13 +250,17 @@ class PartIndex:
         return self._src_pt[et][rows], self._node_pt[self._local_dst[self._esel[et][rows]]]
 
     def schema(self) -> dict[str, Any]:
-        """Feature names with their row shape and dtype, for the client's data views."""
-        def describe(feats: dict[str, Any]) -> dict[str, tuple[Any, str]]:
-            # a Ragged column's row shape is None (rows of any length)
-            return {k: ((None, str(v.values.dtype)) if isinstance(v, Ragged) else
-                        (tuple(np.shape(v)[1:]), str(np.asarray(v[:0]).dtype)))
-                    for k, v in feats.items() if hasattr(v, "shape")}
-        return {"node": describe(self.node_feats), "edge": describe(self.edge_feats)}
+        """Feature names with their ``(row shape, dtype, layout)`` (a :data:`LAYOUTS` name),
+        for the client's data views: the row shape is None for a Ragged column (rows of any
+        length) and ``(num_cols,)`` for a SparseRows one."""
+        def describe(v: Any) -> tuple[Any, str, str]:
+            if isinstance(v, Ragged):
+                return None, str(v.values.dtype), "ragged"
+            if isinstance(v, SparseRows):
+                return (v.num_cols,), str(v.values.dtype), "sparse"
+            return tuple(np.shape(v)[1:]), str(np.asarray(v[:0]).dtype), "dense"
+        return {kind: {k: describe(v) for k, v in feats.items() if hasattr(v, "shape")}
+                for kind, feats in (("node", self.node_feats), ("edge", self.edge_feats))}
 
     def _column(self, feats: dict[str, Any], key: str, kind: str) -> Any:
         if key not in feats:
@@ -232,8 +272,8 @@ class PartIndex:
         return f"PartIndex(part_id={self.part_id}, inner_edges={self.num_inner_edges})"
 
 
-def _take(col: Any, rows: IdArray) -> np.ndarray | Ragged:
-    return col.take(rows) if isinstance(col, Ragged) else np.asarray(col[rows])
+def _take(col: Any, rows: IdArray) -> Rows:
+    return col.take(rows) if isinstance(col, (Ragged, SparseRows)) else np.asarray(col[rows])
 
 
 def _range(ids: IdArray) -> tuple[int, int]:

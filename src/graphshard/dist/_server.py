@@ -27,10 +27,9 @@ from .._util.arrays import as_ids
 from ..errors import ValidationError
 from ..partition.config import ConfigLike, as_config
 from ..partition.files import load_partition_data
-from ..ragged import Ragged
 from ..sampling.backend import get_backend
 from ..sampling.neighbors import sample_etype
-from ..store import GraphStore
+from ..store import GraphStore, Rows
 from ..typing import EdgeType, IdArray
 from ._index import PartIndex
 from ._tensors import TensorShard
@@ -93,11 +92,11 @@ class GraphServer:
         """In-degrees of owned nodes, or this part's share of out-degrees."""
         return self.index.degrees(ids, et, edge_dir)
 
-    def node_features(self, ntype: str, name: str, ids: IdArray) -> np.ndarray | Ragged:
+    def node_features(self, ntype: str, name: str, ids: IdArray) -> Rows:
         """Feature rows of owned nodes."""
         return self.index.node_features(ntype, name, ids)
 
-    def edge_features(self, et: EdgeType, name: str, eids: IdArray) -> np.ndarray | Ragged:
+    def edge_features(self, et: EdgeType, name: str, eids: IdArray) -> Rows:
         """Feature rows of owned edges."""
         return self.index.edge_features(et, name, eids)
 

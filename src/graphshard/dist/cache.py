@@ -66,14 +66,15 @@ def build_feature_cache(g: DistGraph, ntype: str, name: str, *, fraction: float
     out-degree (over the edge types leaving ``ntype``), among those owned by remote servers.
 
     Raises:
-        ValidationError: ``fraction`` outside ``[0, 1]``, or the feature is Ragged.
+        ValidationError: ``fraction`` outside ``[0, 1]``, or the feature is Ragged or
+            sparse.
     """
     if not 0.0 <= float(fraction) <= 1.0:
         raise ValidationError(f"fraction must be in [0, 1], got {fraction!r}",
                               field="fraction", value=fraction)
-    shape, dtype = g._feature_info("node", f"{ntype}/{name}")
-    if shape is None:
-        raise ValidationError(f"node feature {ntype}/{name} is Ragged: only fixed-size rows "
+    shape, dtype, layout = g._feature_info("node", f"{ntype}/{name}")
+    if layout != "dense":
+        raise ValidationError(f"node feature {ntype}/{name} is {layout}: only fixed-size rows "
                               "are cached", field="name", value=name)
     n = g.num_nodes(ntype)
     ids = np.arange(n, dtype=np.int64)

@@ -29,11 +29,10 @@ from ..errors import ServerError, ServerTimeoutError, ValidationError
 from ..graph import CSR
 from ..ids import RangePartitionBook
 from ..partition.config import ConfigLike, as_config
-from ..ragged import Ragged
-from ..store import Hop, check_edge_dir
+from ..store import Hop, Rows, check_edge_dir
 from ..types import GraphTypes
 from ..typing import EdgeType, EdgeTypeLike, IdArray
-from ._index import scatter_ragged
+from ._index import scatter_ragged, scatter_sparse
 from ._rpc import Router, group_by_owner
 from ._server import GraphServer
 from .cache import FeatureCache, build_feature_cache
@@ -256,37 +255,47 @@ class DistGraph:
         return out
 
     def _rows(self, kind: str, key: str, method: str, type_arg: Any, arr: IdArray,
-              groups: list[IdArray], name: str) -> np.ndarray | Ragged:
-        shape, dtype = self._feature_info(kind, key)
+              groups: list[IdArray], name: str) -> Rows:
+        shape, dtype, layout = self._feature_info(kind, key)
         pieces = self._by_owner(method, arr, groups, lambda x: (type_arg, name, x))
-        if shape is None:
+        if layout == "ragged":
             return scatter_ragged(len(arr), pieces, dtype)
+        if layout == "sparse":
+            return scatter_sparse(len(arr), pieces, dtype, shape[0])
         out = np.empty((len(arr), *shape), dtype=dtype)
         for idx, rows in pieces:
             out[idx] = rows
         return out
 
-    def _feature_info(self, kind: str, key: str) -> tuple[tuple[int, ...] | None, str]:
-        """``(row shape, dtype)`` of a stored feature; the shape is None for a Ragged one."""
+    def _feature_info(self, kind: str, key: str) -> tuple[Any, str, str]:
+        """``(row shape, dtype, layout)`` of a stored feature, as the servers describe it:
+        the shape is None for a Ragged one, ``(num_cols,)`` for a sparse one; the layout
+        ``"dense"``, ``"ragged"`` or ``"sparse"``."""
         if key not in self._schema[kind]:
             raise ValidationError(f"no {kind} feature {key!r}; {kind} features are "
                                   f"{sorted(self._schema[kind])}", field="name", value=key)
-        shape, dtype = self._schema[kind][key]
-        return (None if shape is None else tuple(shape)), dtype
+        shape, dtype, layout = self._schema[kind][key]
+        return (None if shape is None else tuple(shape)), dtype, layout
 
     def feature_schema(self, kind: str) -> dict[str, tuple[tuple[int, ...] | None, str]]:
         """Every stored node (``kind="node"``) or edge feature: ``{"<type>/<name>": (row
-        shape, dtype)}``, the row shape None for a variable-length one (the
-        :class:`~graphshard.store.FeatureSchema` protocol)."""
+        shape, dtype)}``, the row shape None for a variable-length one and ``(num_cols,)``
+        for a sparse one (the :class:`~graphshard.store.FeatureSchema` protocol)."""
         if kind not in ("node", "edge"):
             raise ValidationError(f"kind must be 'node' or 'edge', got {kind!r}", field="kind",
                                   value=kind)
-        return {key: self._feature_info(kind, key) for key in self._schema[kind]}
+        return {key: self._feature_info(kind, key)[:2] for key in self._schema[kind]}
 
-    def node_features(self, ntype: str, name: str, ids: Any) -> np.ndarray | Ragged:
+    def node_features(self, ntype: str, name: str, ids: Any) -> Rows:
         """Rows ``ids`` (per-type IDs) of node feature ``name`` of ``ntype`` (a new array, or
-        a new :class:`~graphshard.ragged.Ragged` for a variable-length feature); rows in the
-        feature cache (:meth:`cache_node_features`) are not fetched."""
+        a new :class:`~graphshard.ragged.Ragged` for a variable-length feature, a new
+        :class:`~graphshard.sparse.SparseRows` for a sparse one), in the order of ``ids``;
+        rows in the feature cache (:meth:`cache_node_features`) are not fetched.
+
+        Example:
+            >>> dg.node_features("item", "bow", [7, 0]).to_dense().shape  # doctest: +SKIP
+            (2, 6805)
+        """
         nt = self._ntype(ntype)
         cache = self.feature_cache(nt, name)
         if cache is None:
@@ -307,9 +316,9 @@ class DistGraph:
                                        groups, name)
         return out
 
-    def edge_features(self, etype: EdgeTypeLike, name: str, eids: Any) -> np.ndarray | Ragged:
-        """Rows ``eids`` (per-type IDs) of edge feature ``name`` of ``etype`` (an array or a
-        Ragged, as :meth:`node_features`)."""
+    def edge_features(self, etype: EdgeTypeLike, name: str, eids: Any) -> Rows:
+        """Rows ``eids`` (per-type IDs) of edge feature ``name`` of ``etype`` (an array, a
+        Ragged or a SparseRows, as :meth:`node_features`)."""
         et = self.to_canonical_etype(etype)
         arr, groups = self._edge_groups(eids, et)
         return self._rows("edge", f"{':'.join(et)}/{name}", "edge_features", et, arr,
@@ -477,15 +486,15 @@ class _FeatureColumn:
     def __init__(self, g: DistGraph, kind: str, type_: Any, name: str) -> None:
         self._g, self._kind, self._type, self.name = g, kind, type_, name
         key = (type_ if kind == "node" else ":".join(type_)) + "/" + name
-        row_shape, self.dtype = g._feature_info(kind, key)
+        row_shape, self.dtype, self.layout = g._feature_info(kind, key)
         n = g.num_nodes(type_) if kind == "node" else g.num_edges(type_)
-        self.ragged = row_shape is None
+        self.ragged = self.layout == "ragged"
         self.shape = (n, *(row_shape or ()))
 
     def __len__(self) -> int:
         return self.shape[0]
 
-    def __getitem__(self, ids: Any) -> np.ndarray | Ragged:
+    def __getitem__(self, ids: Any) -> Rows:
         if isinstance(ids, slice):
             ids = np.arange(len(self))[ids]
         if self._kind == "node":

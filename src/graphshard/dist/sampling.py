@@ -36,7 +36,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import ValidationError
-from ..ragged import Ragged
 from ..sampling import Block, SampledBlocks
 from ..sampling.validate import etype_salt, layer_fanouts, resolve_seed, seeds_by_type
 from ..sampling.backend import get_backend
@@ -44,7 +43,7 @@ from ..sampling.blocks import reindex_sources
 from ..sampling.neighbors import exclude_by_type
 from ..store import Hop
 from ..typing import EdgeType, IdArray
-from ._index import scatter_ragged
+from ._index import scatter_ragged, scatter_sparse
 from .kernels import put_rows
 from ._rpc import Call, group_by_owner, merge_calls, split_results
 
@@ -67,7 +66,8 @@ class DistBatch:
         blocks: The sampled blocks (as :func:`graphshard.sampling.sample_blocks` gives).
         features: Per node type that has the requested feature, its rows for
             ``blocks.input_nodes[ntype]``, in that order (new arrays, or
-            :class:`~graphshard.ragged.Ragged` for a variable-length feature); empty when
+            :class:`~graphshard.ragged.Ragged` for a variable-length feature,
+            :class:`~graphshard.sparse.SparseRows` for a sparse one); empty when
             no feature was requested.
     """
 
@@ -142,8 +142,9 @@ def sample_hop(g: DistGraph, hop: Hop, *, replace: bool, prob: str | None,
 
 
 def _feature_types(g: DistGraph, name: str | None
-                   ) -> dict[str, tuple[tuple[int, ...] | None, str]]:
-    """``{ntype: (row shape, dtype)}`` of the node types that have feature ``name``."""
+                   ) -> dict[str, tuple[tuple[int, ...] | None, str, str]]:
+    """``{ntype: (row shape, dtype, layout)}`` of the node types that have feature
+    ``name``."""
     if name is None:
         return {}
     found = {t: g._schema["node"][f"{t}/{name}"] for t in g.ntypes
@@ -151,8 +152,8 @@ def _feature_types(g: DistGraph, name: str | None
     if not found:
         raise ValidationError(f"no node type has a feature {name!r}; node features are "
                               f"{sorted(g._schema['node'])}", field="features", value=name)
-    return {t: (None if shape is None else tuple(shape), dtype)
-            for t, (shape, dtype) in found.items()}
+    return {t: (None if shape is None else tuple(shape), dtype, layout)
+            for t, (shape, dtype, layout) in found.items()}
 
 
 def _feature_calls(g: DistGraph, name: str | None, nodes: Mapping[str, IdArray],
@@ -186,7 +187,7 @@ def _feature_calls(g: DistGraph, name: str | None, nodes: Mapping[str, IdArray],
                 continue
             at = idx if pos is None else pos[idx]
             srv = g.router.local.get(p)
-            if srv is not None and types[t][0] is not None:  # read in place, copied once
+            if srv is not None and types[t][2] == "dense":  # read in place, copied once
                 got.append(((t, lo, at), _Source(*srv.index.node_feature_rows(t, name,
                                                                                new[idx]))))
             else:
@@ -254,27 +255,29 @@ def blocks_steps(g: DistGraph, seeds: Any, fanouts: Any, *, features: str | None
                      _assemble(types, cur, got))
 
 
-def _assemble(types: Mapping[str, tuple[tuple[int, ...] | None, str]],
+def _assemble(types: Mapping[str, tuple[tuple[int, ...] | None, str, str]],
               nodes: Mapping[str, IdArray],
               got: list[tuple[tuple[str, int, IdArray], Any]]) -> dict[str, Any]:
     """Feature rows of ``nodes`` per type from the answers of every round."""
     feats: dict[str, Any] = {}
-    ragged: dict[str, list[tuple[IdArray, Ragged]]] = {}
-    for t, (shape, dtype) in types.items():
+    scattered: dict[str, list[tuple[IdArray, Any]]] = {}  # Ragged or SparseRows pieces
+    for t, (shape, dtype, layout) in types.items():
         if t in nodes:
-            if shape is None:
-                ragged[t] = []
+            if layout != "dense":
+                scattered[t] = []
             else:
-                feats[t] = np.empty((len(nodes[t]), *shape), dtype=dtype)
+                feats[t] = np.empty((len(nodes[t]), *(shape or ())), dtype=dtype)
     for (t, lo, idx), rows in got:
-        if t in ragged:
-            ragged[t].append((lo + idx, rows))
+        if t in scattered:
+            scattered[t].append((lo + idx, rows))
         elif isinstance(rows, _Source):
             put_rows(feats[t], lo + idx, rows.src, rows.rows)
         else:
             put_rows(feats[t], lo + idx, rows)
-    for t, pieces in ragged.items():
-        feats[t] = scatter_ragged(len(nodes[t]), pieces, types[t][1])
+    for t, pieces in scattered.items():
+        shape, dtype, layout = types[t]
+        feats[t] = (scatter_ragged(len(nodes[t]), pieces, dtype) if layout == "ragged"
+                    else scatter_sparse(len(nodes[t]), pieces, dtype, (shape or (0,))[0]))
     return feats
 
 

@@ -23,6 +23,7 @@ from ..graph import Graph, heterograph
 from ..partition.config import ConfigLike, as_config
 from ..partition.files import load_partition_data
 from ..ragged import Ragged
+from ..sparse import SparseRows
 from ._index import PartIndex
 
 __all__ = ["assemble_graph"]
@@ -61,7 +62,9 @@ def assemble_graph(config: ConfigLike, *, features: bool = True) -> Graph:
 
 
 def _concat(cols: list[Any]) -> Any:
-    """Columns of consecutive parts joined (arrays or Ragged)."""
+    """Columns of consecutive parts joined (arrays, Ragged or SparseRows)."""
+    if isinstance(cols[0], SparseRows):
+        return SparseRows.concat(cols)
     if not isinstance(cols[0], Ragged):
         return np.concatenate(cols)
     starts = np.cumsum([0] + [len(c.values) for c in cols[:-1]])
