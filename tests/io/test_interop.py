@@ -60,6 +60,20 @@ def test_from_scipy() -> None:
         from_scipy(sp.csr_matrix((2, 3)))
 
 
+def test_from_scipy_keeps_a_sparse_feature_matrix_sparse() -> None:
+    a = sp.random(20, 20, density=0.2, format="csr", random_state=0)
+    bow = sp.random(20, 300, density=0.05, format="coo", random_state=1, dtype=np.float32)
+    dense = np.arange(40.0).reshape(20, 2)
+    g = from_scipy(a, weight=None, ndata={"bow": bow, "x": dense})
+    assert isinstance(g.ndata["bow"], gs.SparseRows) and g.ndata["bow"].shape == (20, 300)
+    np.testing.assert_array_equal(g.ndata["bow"].to_dense(), bow.toarray())
+    assert g.ndata["x"] is dense and "weight" not in g.edata
+    with pytest.raises(gs.ValidationError, match="feature 'bow' has 19 rows, expected 20"):
+        from_scipy(a, ndata={"bow": bow.tocsr()[:19]})
+    with pytest.raises(gs.ValidationError, match="'bow' of the nodes is sparse"):
+        to_networkx(g, node_attrs=("bow",))
+
+
 def _multigraph() -> gs.Graph:
     """Parallel edges, a self loop, an isolated node, edges not sorted by source."""
     g = gs.graph(([3, 0, 1, 1, 0, 2], [0, 1, 2, 2, 0, 3]), num_nodes=5)

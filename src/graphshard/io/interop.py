@@ -2,8 +2,9 @@
 
 The optional packages are imported inside each function through
 :func:`graphshard._util.optional.import_optional`, so ``import graphshard`` never loads them.
-Dense features travel as tensors/arrays; Ragged features have no counterpart in DGL or PyG
-and are left out (listed in the ``skipped`` log message).
+Dense features travel as tensors/arrays; Ragged and sparse (SparseRows) features have no
+counterpart here in DGL or PyG and are left out (listed in the ``skipped`` log message).
+:func:`from_scipy` keeps a sparse feature matrix sparse.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from .._util.optional import import_optional
 from ..errors import ValidationError
 from ..graph import DEFAULT_ETYPE, DEFAULT_NTYPE, Graph, graph, heterograph
 from ..ragged import Ragged
+from ..sparse import SparseRows
 from ..typing import EdgeTypeLike
 
 __all__ = ["from_dgl", "from_networkx", "from_pyg", "from_scipy", "to_dgl", "to_networkx",
@@ -31,9 +33,11 @@ def _dense(frame: Any, owner: str) -> dict[str, np.ndarray]:
     out: dict[str, np.ndarray] = {}
     skipped: list[str] = []
     for name, col in frame.items():
-        (skipped.append(name) if isinstance(col, Ragged) else out.__setitem__(name, col))
+        (skipped.append(name) if isinstance(col, (Ragged, SparseRows))
+         else out.__setitem__(name, col))
     if skipped:
-        log.info("%s: Ragged features %s have no tensor form and were skipped", owner, skipped)
+        log.info("%s: Ragged or sparse features %s have no tensor form here and were skipped",
+                 owner, skipped)
     return out
 
 
@@ -199,17 +203,29 @@ def from_networkx(nxg: Any, *, node_attrs: tuple[str, ...] = (),
     return g
 
 
-def from_scipy(mat: Any, *, weight: str | None = "weight") -> Graph:
+def from_scipy(mat: Any, *, weight: str | None = "weight",
+               ndata: dict[str, Any] | None = None) -> Graph:
     """A homogeneous :class:`Graph` from a square SciPy sparse matrix (``A[u, v]`` = edge).
 
     Edges come in COO order of ``mat`` (row-major for CSR input); stored values become
     edge feature ``weight`` unless ``weight`` is None.
 
+    Args:
+        mat: The adjacency, any SciPy sparse format.
+        weight: Edge feature name for the stored values, or None to drop them.
+        ndata: Node features by name, one row per node: a SciPy sparse matrix (a bag of
+            words, say) stays sparse, as a :class:`~graphshard.sparse.SparseRows`; an
+            array is stored as it is.
+
+    Raises:
+        ValidationError: ``mat`` is not square, or a feature has the wrong number of rows.
+
     Example:
         >>> import scipy.sparse as sp
-        >>> g = from_scipy(sp.csr_matrix(([2.0, 3.0], ([0, 1], [1, 2])), shape=(3, 3)))
-        >>> g.edges()[1].tolist(), g.edata["weight"].tolist()
-        ([1, 2], [2.0, 3.0])
+        >>> g = from_scipy(sp.csr_matrix(([2.0, 3.0], ([0, 1], [1, 2])), shape=(3, 3)),
+        ...                ndata={"bow": sp.eye(3, 1000, format="csr")})
+        >>> g.edges()[1].tolist(), g.edata["weight"].tolist(), g.ndata["bow"].nnz
+        ([1, 2], [2.0, 3.0], 3)
     """
     coo = sp.coo_matrix(mat)
     if coo.shape[0] != coo.shape[1]:
@@ -217,6 +233,8 @@ def from_scipy(mat: Any, *, weight: str | None = "weight") -> Graph:
     g = graph((coo.row.astype(np.int64), coo.col.astype(np.int64)), num_nodes=coo.shape[0])
     if weight is not None:
         g.edata[weight] = coo.data
+    for name, col in (ndata or {}).items():
+        g.ndata[name] = col  # the frame keeps a SciPy matrix sparse and checks the rows
     return g
 
 
@@ -225,8 +243,9 @@ def _feature(frame: Any, name: str, owner: str, field: str) -> np.ndarray:
         raise ValidationError(f"{field}: {owner} has no feature {name!r}; it has "
                               f"{sorted(frame)}", field=field, value=name)
     col = frame[name]
-    if isinstance(col, Ragged):
-        raise ValidationError(f"{field}: feature {name!r} of {owner} is Ragged; only dense "
+    if isinstance(col, (Ragged, SparseRows)):
+        kind = "Ragged" if isinstance(col, Ragged) else "sparse"
+        raise ValidationError(f"{field}: feature {name!r} of {owner} is {kind}; only dense "
                               "features can be copied", field=field, value=name)
     return np.asarray(col)
 
