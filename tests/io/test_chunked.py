@@ -219,6 +219,15 @@ def test_error_bad_metadata(tmp_path: Path) -> None:
         read_chunked(_edit_ok)
 
 
+def test_writer_refuses_a_sparse_feature_by_name(tmp_path: Path) -> None:
+    g = _hetero()
+    g.nodes["item"].data["bow"] = gs.SparseRows([0, 1, 1, 2, 2], [3, 0], [1.0, 2.0], 5)
+    with pytest.raises(gs.ValidationError, match="node type 'item': feature 'bow' is sparse; "
+                                                 "the chunked format has no sparse column"):
+        write_chunked(g, tmp_path / "c", 2)
+    assert not (tmp_path / "c").exists()
+
+
 def test_writer_validates_first(tmp_path: Path) -> None:
     g = _hetero()
     write_chunked(g, tmp_path, 1)

@@ -62,3 +62,11 @@ def test_version_2_refuses_partitions_and_other_versions(tmp_path: Path) -> None
     with pytest.raises(ValidationError, match="version must be 1 or 2"):
         write_euler(ring, tmp_path / "b", version=3)
     assert not list(tmp_path.iterdir())
+
+
+def test_a_sparse_feature_is_refused_by_name(tmp_path: Path) -> None:
+    ring = gs.graph(([0, 1], [1, 0]))
+    ring.ndata["bow"] = gs.SparseRows([0, 1, 2], [0, 3], [1.0, 2.0], 4)
+    with pytest.raises(ValidationError, match="feature 'bow' is sparse"):
+        write_euler(ring, tmp_path / "a")
+    assert not list(tmp_path.iterdir())

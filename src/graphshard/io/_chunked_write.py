@@ -29,6 +29,7 @@ from .._util.progress import progress
 from ..errors import ValidationError
 from ..graph import Graph
 from ..ragged import Ragged
+from ..sparse import SparseRows
 from ._common import PathLike, ragged_to_arrow
 
 FMT_EXT = {"csv": "csv", "numpy": "npy", "parquet": "parquet"}
@@ -47,6 +48,11 @@ def _safe(name: str) -> str:
 
 def _check_feature(owner: str, name: str, col: Any, fmt: str) -> str:
     """Validate a column before anything is written; return the format it is written in."""
+    if isinstance(col, SparseRows):
+        raise ValidationError(f"{owner}: feature {name!r} is sparse; the chunked format has no "
+                              "sparse column: partition the graph in memory "
+                              "(graphshard.partition_graph) or store the feature dense",
+                              field=name)
     if isinstance(col, Ragged):
         if col.values.ndim != 1 or col.values.dtype.kind not in "biuf":
             raise ValidationError(f"{owner}: Ragged feature {name!r} has values of dtype "

@@ -22,6 +22,7 @@ from .._util.progress import progress
 from ..errors import ValidationError
 from ..graph import Graph
 from ..ragged import Ragged
+from ..sparse import SparseRows
 from ._common import PathLike
 
 #: Meta file names :func:`~graphshard.io.read_euler` looks for next to the data.
@@ -51,6 +52,10 @@ def _clear_previous(out: Path) -> None:
 
 def _kind(owner: str, name: str, col: Any) -> dict:
     """How a column is stored: Euler slot kind, dtype, trailing shape, ragged or not."""
+    if isinstance(col, SparseRows):
+        raise ValidationError(f"{owner}: feature {name!r} is sparse (SparseRows); Euler has no "
+                              "slot for column/value pairs: store it dense or as two Ragged "
+                              "features", field=name)
     if isinstance(col, Ragged):
         k = col.values.dtype.kind
         kind = "binary" if col.values.dtype == np.uint8 else \
