@@ -87,7 +87,7 @@ class SageTrainer:
             raise ValidationError("train_sage: no training nodes", field="train_mask")
         book = store.get_partition_book() if hasattr(store, "get_partition_book") else None
         self.train = trainer_share(book, train, self.rank, int(world))
-        in_dim = dense(store.node_features(nt, feat, all_ids[:1])).shape[1]
+        in_dim = dense(read_rows(store, nt, feat, all_ids[:1])).shape[1]
         torch.manual_seed(seed)  # the same initial model on every rank
         self.model = sage_class(torch)(in_dim, int(hidden), int(self.labels.max()) + 1,
                                         len(self.fanouts), float(dropout))
@@ -110,7 +110,7 @@ class SageTrainer:
         total, count = 0.0, 0
         for step, batch in enumerate(self._batches(epoch, steps)):
             sb = sample_blocks(store, batch, self.fanouts, seed=subseed(self.seed, 1, epoch, step))
-            x = torch.from_numpy(dense(store.node_features(nt, self.feat, sb.input_nodes[nt])))
+            x = torch.from_numpy(dense(read_rows(store, nt, self.feat, sb.input_nodes[nt])))
             y = torch.from_numpy(self.labels[sb.output_nodes[nt]])
             loss = torch.nn.functional.cross_entropy(self.net(sb.blocks, x), y)
             self.opt.zero_grad()
