@@ -9,7 +9,7 @@ Unstable API: the examples are a first pass and may change between releases.
 Example:
     >>> import graphshard.examples as ex
     >>> sorted(ex.__all__)[:3]
-    ['CONFIG_KEYS', 'Checkpoint', 'EpochRun']
+    ['CONFIG_KEYS', 'Checkpoint', 'EdgeSplit']
 """
 
 from __future__ import annotations
@@ -19,6 +19,10 @@ from typing import Any
 
 _LAZY = {
     "EpochRun": ".epochs",
+    "EdgeSplit": ".link_split",
+    "split_edges": ".link_split",
+    "partition_for_link": ".link_files",
+    "load_link_split": ".link_files",
     "run_epochs": ".epochs",
     "TrainResult": ".sage",
     "train_sage": ".sage",
