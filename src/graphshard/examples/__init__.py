@@ -20,6 +20,9 @@ from typing import Any
 _LAZY = {
     "EpochRun": ".epochs",
     "EdgeSplit": ".link_split",
+    "LinkResult": ".link",
+    "train_link": ".link",
+    "LinkTrainer": ".link_trainer",
     "split_edges": ".link_split",
     "partition_for_link": ".link_files",
     "load_link_split": ".link_files",
