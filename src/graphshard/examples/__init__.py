@@ -1,5 +1,6 @@
-"""Training examples on top of the store protocol: GraphSAGE and walk embeddings, and the
-epoch loop they share (best validation epoch, early stopping, checkpoints).
+"""Training examples on top of the store protocol: GraphSAGE, link prediction and walk
+embeddings, and the epoch loop they share (best validation epoch, early stopping,
+checkpoints).
 
 Everything here needs torch (``pip install 'graphshard[train]'``); the YAML config reader
 also needs pyyaml, several trainers need ray (``[ray]``) and the curve PNG matplotlib
