@@ -479,18 +479,18 @@ def serve(config: Path, address: str | None, detach: bool, stop: bool,
                    "config's output_path, if it names one).")
 @click.option("--checkpoint-dir", type=click.Path(path_type=Path),
               help="Checkpoint after every epoch; started again, the run resumes from it "
-                   "(sage; overrides the config's checkpoint_dir).")
+                   "(overrides the config's checkpoint_dir).")
 @click.option("--restart", is_flag=True, help="Ignore an existing checkpoint and start over.")
 @click.option("--trainers", type=click.IntRange(min=1),
-              help="Trainer processes (sage, DDP on Ray; overrides num_trainers).")
+              help="Trainer processes (sage, link: DDP on Ray; overrides num_trainers).")
 @click.option("--json", "as_json", is_flag=True, help="Print the per-epoch metrics as JSON.")
 @click.pass_context
 def train(ctx: click.Context, config: Path, plot: Path | None, checkpoint_dir: Path | None,
           restart: bool, trainers: int | None, as_json: bool) -> None:
-    """Train from a YAML config with PGL/Graph4Rec keys (task: walk or sage).
+    """Train from a YAML config with PGL/Graph4Rec keys (task: walk, sage or link).
 
     Shows a progress bar (on a TTY) and one metrics line per epoch on stderr (neither with
-    -q), prints the per-epoch table and (sage) the best validation epoch with the test
+    -q), prints the per-epoch table and (sage, link) the best validation epoch with the test
     metrics there and whether the config's patience stopped the run early (--json: under
     "best", best_epoch counted from 0), and writes the curve as a PNG.  With a checkpoint
     folder, the same command started again after a stop resumes where it stopped.
@@ -500,6 +500,7 @@ def train(ctx: click.Context, config: Path, plot: Path | None, checkpoint_dir: P
     Example:
       graphshard train walk.yaml
       graphshard train sage.yaml --trainers 2 --checkpoint-dir ckpt/ --plot curve.png
+      graphshard train link.yaml --json
     """
     import importlib.util
 

@@ -1,5 +1,6 @@
-"""Training examples on top of the store protocol: GraphSAGE and walk embeddings, and the
-epoch loop they share (best validation epoch, early stopping, checkpoints).
+"""Training examples on top of the store protocol: GraphSAGE, link prediction and walk
+embeddings, and the epoch loop they share (best validation epoch, early stopping,
+checkpoints).
 
 Everything here needs torch (``pip install 'graphshard[train]'``); the YAML config reader
 also needs pyyaml, several trainers need ray (``[ray]``) and the curve PNG matplotlib
@@ -9,7 +10,7 @@ Unstable API: the examples are a first pass and may change between releases.
 Example:
     >>> import graphshard.examples as ex
     >>> sorted(ex.__all__)[:3]
-    ['CONFIG_KEYS', 'Checkpoint', 'EpochRun']
+    ['CONFIG_KEYS', 'Checkpoint', 'EdgeSplit']
 """
 
 from __future__ import annotations
@@ -19,6 +20,13 @@ from typing import Any
 
 _LAZY = {
     "EpochRun": ".epochs",
+    "EdgeSplit": ".link_split",
+    "LinkResult": ".link",
+    "train_link": ".link",
+    "LinkTrainer": ".link_trainer",
+    "split_edges": ".link_split",
+    "partition_for_link": ".link_files",
+    "load_link_split": ".link_files",
     "run_epochs": ".epochs",
     "TrainResult": ".sage",
     "train_sage": ".sage",

@@ -17,6 +17,17 @@ A walk config (``task: walk``, the default) reads PGL's keys ``meta_path``, ``wa
 never) and ``min_delta`` (the improvement that counts), ``num_trainers`` (trainer
 processes, DDP; needs ``graph:``), ``trainer_cpus``, ``checkpoint_dir`` (a checkpoint after
 every epoch; a stopped run started again resumes from it) and ``resume``.
+A link-prediction config (``task: link``, :func:`~graphshard.examples.link.train_link`)
+reads ``fanouts``, ``hidden_size`` (or ``hidden``), ``epochs``, ``batch_size``, ``lr``,
+``weight_decay``, ``feat``, ``dropout``, ``seed``, ``num_negatives`` (or PGL's ``neg_num``:
+training negatives per edge), ``decoder`` (``dot`` / ``mlp``), ``exclude``, ``hits`` (the K
+of Hits@K, e.g. ``[10, 50]``), ``monitor`` (``mrr``, ``auc`` or ``hits@K``), ``eval_every``,
+``patience``, ``min_delta``, ``num_trainers``, ``trainer_cpus``, ``checkpoint_dir`` and
+``resume``; its ``graph:`` is a partition config written by
+:func:`~graphshard.examples.link_files.partition_for_link` (the held-out edges are read
+from beside it), and a ``generate:`` graph is split here by ``val_fraction``,
+``test_fraction``, ``eval_negatives`` (fixed negatives per held-out edge) and
+``split_seed`` (default: ``seed``).
 The graph is ``graph:`` (a partition config JSON, served by a DistGraph) or ``generate:``
 (a :func:`graphshard.datasets.from_spec` spec).  :data:`CONFIG_KEYS` lists the keys of
 each task; every other key (PGL's ``etype2files``, ``ntype2files``, ``symmetry``,
@@ -63,7 +74,7 @@ __all__ = ["CONFIG_KEYS", "TASKS", "read_config", "train_from_config"]
 logger = logging.getLogger(__name__)
 
 #: Tasks a config can name.
-TASKS = ("walk", "sage")
+TASKS = ("walk", "sage", "link")
 
 _COMMON = {"task", "graph", "generate", "seed", "epochs", "batch_size", "lr"}
 _WALK = {"meta_path": "metapath", "walk_len": "walk_len", "walk_times": "walk_times",
@@ -81,9 +92,20 @@ _SAGE = {"fanouts": "fanouts", "hidden_size": "hidden", "hidden": "hidden", "fea
          "checkpoint_dir": "checkpoint_dir", "resume": "resume", "eval_every": "eval_every",
          "patience": "patience", "min_delta": "min_delta"}
 
+_LINK = {"fanouts": "fanouts", "hidden_size": "hidden", "hidden": "hidden", "feat": "feat",
+         "dropout": "dropout", "weight_decay": "weight_decay", "num_negatives": "num_negatives",
+         "neg_num": "num_negatives", "decoder": "decoder", "exclude": "exclude",
+         "hits": "hits", "monitor": "monitor", "num_trainers": "num_trainers",
+         "trainer_cpus": "trainer_cpus", "checkpoint_dir": "checkpoint_dir",
+         "resume": "resume", "eval_every": "eval_every", "patience": "patience",
+         "min_delta": "min_delta"}
+_LINK_SPLIT = {"val_fraction", "test_fraction", "eval_negatives", "split_seed"}
+
 #: The keys each task reads; any other key is ignored with a WARNING naming it.
 CONFIG_KEYS = {"walk": tuple(sorted(_COMMON | set(_WALK) | _WALK_FLOW)),
-               "sage": tuple(sorted(_COMMON | set(_SAGE)))}
+               "sage": tuple(sorted(_COMMON | set(_SAGE))),
+               "link": tuple(sorted(_COMMON | set(_LINK) | _LINK_SPLIT))}
+_TABLES = {"walk": _WALK, "sage": _SAGE, "link": _LINK}
 
 
 def read_config(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -127,8 +149,8 @@ def train_from_config(path: str | os.PathLike[str], *, overrides: dict[str, Any]
 
     Returns:
         A :class:`~graphshard.examples.walk_embed.WalkEmbeddingResult` (``task: walk``; None
-        when ``need_train`` is false) or a :class:`~graphshard.examples.sage.TrainResult`
-        (``task: sage``).
+        when ``need_train`` is false), a :class:`~graphshard.examples.sage.TrainResult`
+        (``task: sage``) or a :class:`~graphshard.examples.link.LinkResult` (``task: link``).
 
     Raises:
         ConfigError: unknown task, a missing graph, or a bad value.
@@ -144,7 +166,7 @@ def train_from_config(path: str | os.PathLike[str], *, overrides: dict[str, Any]
     if ignored:
         logger.warning("%s: ignoring keys %s: task %r reads only %s", path, ignored, task,
                        list(CONFIG_KEYS[task]))
-    table = _WALK if task == "walk" else _SAGE
+    table = _TABLES[task]
     kwargs = {table[k]: v for k, v in cfg.items() if k in table}
     kwargs.update({k: cfg[k] for k in ("seed", "epochs", "batch_size", "lr") if k in cfg})
     if isinstance(kwargs.get("exclude_pairs"), str):
@@ -160,9 +182,24 @@ def train_from_config(path: str | os.PathLike[str], *, overrides: dict[str, Any]
             from .sage import train_sage
 
             return train_sage(graph, on_epoch=on_epoch, **kwargs)
+        if task == "link":
+            return _link(graph, kwargs, cfg, on_epoch)
         return _walk(graph, {**kwargs, "on_epoch": on_epoch}, cfg, base, out)
     except TypeError as exc:
         raise ConfigError(f"{path}: {exc}", path=str(path)) from exc
+
+
+def _link(graph: Any, kwargs: dict[str, Any], cfg: dict[str, Any],
+          on_epoch: Callable[[int, dict[str, float]], None] | None) -> Any:
+    from .link import train_link
+
+    if not isinstance(graph, (str, os.PathLike)):  # generated: split it here
+        from .link_split import split_edges
+
+        split = {k: cfg[k] for k in ("val_fraction", "test_fraction") if k in cfg}
+        graph = split_edges(graph, **split, num_negatives=int(cfg.get("eval_negatives", 100)),
+                            seed=int(cfg.get("split_seed", cfg.get("seed", 0))))
+    return train_link(graph, on_epoch=on_epoch, **kwargs)
 
 
 def _walk(graph: Any, kwargs: dict[str, Any], cfg: dict[str, Any], base: Path,

@@ -1,15 +1,18 @@
-"""Several GraphSAGE trainers on Ray: one actor per trainer, gradients all-reduced by DDP.
+"""Several trainers on Ray: one actor per trainer, gradients all-reduced by DDP.
 
-Each trainer is a Ray actor holding a
-:class:`~graphshard.examples.sage_trainer.SageTrainer` over its own
+Each trainer is a Ray actor holding a trainer of :data:`TRAINERS` (GraphSAGE node
+classification, :class:`~graphshard.examples.sage_trainer.SageTrainer`, or link prediction,
+:class:`~graphshard.examples.link_trainer.LinkTrainer`) over its own
 :class:`~graphshard.dist.DistGraph` connection (partitions on the trainer's machine are read
 in-process), with the model wrapped in ``torch.nn.parallel.DistributedDataParallel`` on a
-gloo process group.  Trainer ``r`` takes the training nodes of its partitions
+gloo process group.  Trainer ``r`` takes the training nodes (or edges) of its partitions
 (:func:`~graphshard.examples.sage_trainer.trainer_share`); all trainers take the same number
 of steps per epoch (the largest share sets it, smaller shares make smaller batches) so that
-every all-reduce has all ranks.  The driver runs the epoch loop: it starts an epoch on every
-actor, asks rank 0 to evaluate and for the state to checkpoint, and loads a checkpoint into
-all.
+every all-reduce has all ranks.  A trainer class has ``train_epoch(epoch, steps)``,
+``evaluate()``, ``state()``, ``load_state()``, ``num_train()``, a ``model`` (and ``net``,
+the module its steps call) and a static ``model_from_state(torch, state, kw)``.  The driver
+runs the epoch loop: it starts an epoch on every actor, asks rank 0 to evaluate and for the
+state to checkpoint, and loads a checkpoint into all.
 
 Unstable API (issue 7).
 
@@ -21,17 +24,28 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import importlib
 import math
 import os
 import socket
 from typing import Any
 
-import numpy as np
-
 from .._util.optional import import_optional
 from ..errors import ServerError, ValidationError
 
-__all__ = ["RayTeam"]
+__all__ = ["TRAINERS", "RayTeam", "trainer_class"]
+
+#: Trainer kinds: name -> ``module:class`` (in this package).
+TRAINERS = {"sage": "sage_trainer:SageTrainer", "link": "link_trainer:LinkTrainer"}
+
+
+def trainer_class(kind: str) -> Any:
+    """The trainer class of ``kind`` (a key of :data:`TRAINERS`)."""
+    if kind not in TRAINERS:
+        raise ValidationError(f"trainer must be one of {sorted(TRAINERS)}, got {kind!r}",
+                              field="trainer", value=kind)
+    module, name = TRAINERS[kind].split(":")
+    return getattr(importlib.import_module(f".{module}", __package__), name)
 
 
 class _TrainerActor:
@@ -46,18 +60,18 @@ class _TrainerActor:
             return ip, int(s.getsockname()[1])
 
     def setup(self, config: str, master: tuple[str, int], rank: int, world: int,
-              kw: dict[str, Any]) -> int:
-        """Join the process group, open the graph, build the trainer; its training nodes."""
+              kw: dict[str, Any], kind: str = "sage") -> int:
+        """Join the process group, open the graph, build the trainer; its training
+        examples."""
         torch = import_optional("torch", "training")
         tdist = torch.distributed
 
         from ..dist import DistGraph
-        from .sage_trainer import SageTrainer
 
         tdist.init_process_group("gloo", init_method=f"tcp://{master[0]}:{master[1]}",
                                  rank=rank, world_size=world)
         self.dg = DistGraph(config, start=False)
-        self.trainer = SageTrainer(self.dg, rank=rank, world=world, **kw)
+        self.trainer = trainer_class(kind)(self.dg, rank=rank, world=world, **kw)
         self.trainer.net = torch.nn.parallel.DistributedDataParallel(self.trainer.model)
         return self.trainer.num_train()
 
@@ -98,26 +112,30 @@ class RayTeam:
     Args:
         config: Path of the partition config JSON.
         num_trainers: Trainer actors (DDP world size).
-        kw: Keyword arguments of :class:`~graphshard.examples.sage_trainer.SageTrainer`.
+        kw: Keyword arguments of the trainer class (``batch_size`` among them).
         trainer_cpus: CPUs each actor reserves (Ray also sets its thread count to this).
+        trainer: Trainer kind, a key of :data:`TRAINERS`.
 
     A context manager: leaving it stops the actors, and the servers if it started them.
     """
 
     def __init__(self, config: str | os.PathLike[str], num_trainers: int, kw: dict[str, Any],
-                 *, trainer_cpus: float = 1.0) -> None:
+                 *, trainer_cpus: float = 1.0, trainer: str = "sage") -> None:
         from ..dist import find_servers, serve
 
         ray = import_optional("ray", "multi-trainer training")
         self.ray = ray
+        self.kind = trainer
+        trainer_class(trainer)  # an unknown kind fails before anything starts
         self.handle = None if find_servers(config) is not None else serve(config)
         remote = ray.remote(_TrainerActor)
         self.actors = [remote.options(num_cpus=trainer_cpus).remote()
                        for _ in range(num_trainers)]
         try:
             master = ray.get(self.actors[0].address.remote())
-            counts = ray.get([a.setup.remote(str(config), master, r, num_trainers, kw)
-                              for r, a in enumerate(self.actors)])
+            kw_ref = ray.put(kw)  # held-out edges and the like: sent once
+            counts = ray.get([a.setup.remote(str(config), master, r, num_trainers, kw_ref,
+                                             trainer) for r, a in enumerate(self.actors)])
         except ray.exceptions.RayError as exc:
             self.close()
             cause = getattr(exc, "cause", None)
@@ -129,15 +147,15 @@ class RayTeam:
         if min(self.counts) == 0:
             self.close()
             raise ValidationError(f"{config}: trainer {self.counts.index(0)} of {num_trainers} "
-                                  "owns no training nodes; partition with balance_ntypes="
-                                  "<train mask>, or use fewer trainers", field="num_trainers",
-                                  value=num_trainers)
+                                  "owns no training nodes (or edges); partition with "
+                                  "balance_ntypes=<train mask>, or use fewer trainers",
+                                  field="num_trainers", value=num_trainers)
         self.num_train = sum(self.counts)
         self.steps = max(1, max(math.ceil(c / kw["batch_size"]) for c in self.counts))
         self.kw = kw
 
     def train_epoch(self, epoch: int) -> tuple[float, int]:
-        """One epoch on every trainer: (sum of loss x nodes, nodes) over all of them."""
+        """One epoch on every trainer: (sum of loss x examples, examples) over all of them."""
         out = self.ray.get([a.train_epoch.remote(epoch, self.steps) for a in self.actors])
         return float(sum(t for t, _ in out)), int(sum(c for _, c in out))
 
@@ -161,14 +179,8 @@ class RayTeam:
     def model(self) -> Any:
         """A local copy of the trained model (rank 0's parameters)."""
         torch = import_optional("torch", "training")
-        from ._sage_model import sage_class
-
         state, _ = self.state()
-        dims = [state[f"self_lins.{i}.weight"].shape for i in range(_layers(state))]
-        model = sage_class(torch)(dims[0][1], self.kw["hidden"], dims[-1][0], len(dims),
-                                   self.kw["dropout"])
-        model.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in state.items()})
-        return model
+        return trainer_class(self.kind).model_from_state(torch, state, self.kw)
 
     def close(self) -> None:
         """Stop the actors (and the servers this team started)."""
@@ -187,6 +199,3 @@ class RayTeam:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-
-def _layers(state: dict[str, Any]) -> int:
-    return sum(1 for k in state if k.startswith("self_lins.") and k.endswith(".weight"))

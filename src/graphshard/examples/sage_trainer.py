@@ -30,8 +30,10 @@ from ._sage_model import accuracy, dense, inference, sage_class
 
 __all__ = ["SageTrainer", "trainer_share"]
 
-def trainer_share(book: Any, train: IdArray, rank: int, world: int) -> IdArray:
-    """The training nodes of trainer ``rank`` of ``world``: those owned by its partitions.
+def trainer_share(book: Any, train: IdArray, rank: int, world: int, *,
+                  edges: bool = False) -> IdArray:
+    """The training nodes of trainer ``rank`` of ``world``: those owned by its partitions
+    (with ``edges``, training edge IDs: an edge belongs to its destination's partition).
 
     With at least as many partitions as trainers, trainer ``r`` takes the nodes of parts
     ``r, r + world, ...``; with fewer, the trainers of one partition split its nodes into
@@ -43,7 +45,12 @@ def trainer_share(book: Any, train: IdArray, rank: int, world: int) -> IdArray:
     if book is None:
         return np.array_split(train, world)[rank]
     parts = int(book.num_partitions())
-    owner = np.asarray(book.nid2partid(train, book.ntypes[0] if len(book.ntypes) == 1 else None))
+    if edges:
+        ets = book.canonical_etypes
+        owner = np.asarray(book.eid2partid(train, ets[0] if len(ets) == 1 else None))
+    else:
+        owner = np.asarray(book.nid2partid(train, book.ntypes[0] if len(book.ntypes) == 1
+                                           else None))
     if parts >= world:
         return train[owner % world == rank]
     if world % parts:
@@ -138,6 +145,16 @@ class SageTrainer:
         """Load state dicts whose tensors may be NumPy arrays (from a checkpoint)."""
         self.model.load_state_dict(_to_torch(self.torch, model))
         self.opt.load_state_dict(_to_torch(self.torch, optimizer))
+
+    @staticmethod
+    def model_from_state(torch: Any, state: dict[str, Any], kw: dict[str, Any]) -> Any:
+        """A model built from ``kw`` (this class's keyword arguments) holding ``state``."""
+        layers = sum(1 for k in state if k.startswith("self_lins.") and k.endswith(".weight"))
+        dims = [state[f"self_lins.{i}.weight"].shape for i in range(layers)]
+        model = sage_class(torch)(dims[0][1], kw["hidden"], dims[-1][0], len(dims),
+                                  kw["dropout"])
+        model.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in state.items()})
+        return model
 
 
 def _to_torch(torch: Any, obj: Any) -> Any:

@@ -1,4 +1,5 @@
-"""Sampling: neighbours, multi-hop blocks, random and metapath walks, training pairs.
+"""Sampling: neighbours, multi-hop blocks, edge batches with negatives, random and metapath
+walks, training pairs.
 
 Kernels are numba functions on raw CSR arrays behind a backend registry
 (:mod:`~graphshard.sampling.backend`); the functions here validate input, pick the kernels and
@@ -15,6 +16,7 @@ Example:
 from .backend import available_backends, get_backend, register_backend
 from .blocks import Block, SampledBlocks, sample_blocks
 from .convert import to_torch
+from .link import LinkBatch, reverse_edge_ids, sample_link_batch
 from .loader import MiniBatch, NeighborLoader
 from .neighbors import SampledEdges, degrees, find_edges, in_subgraph, sample_neighbors
 from .pairs import Pairs, in_batch_negatives, negative_sample, skip_gram_pairs
@@ -23,6 +25,7 @@ from .walks import WalkResult, node2vec_walk, parse_metapath, random_walk
 
 __all__ = [
     "Block",
+    "LinkBatch",
     "MiniBatch",
     "NeighborLoader",
     "Pairs",
@@ -41,7 +44,9 @@ __all__ = [
     "parse_metapath",
     "random_walk",
     "register_backend",
+    "reverse_edge_ids",
     "sample_blocks",
+    "sample_link_batch",
     "sample_neighbors",
     "sample_subgraph",
     "skip_gram_pairs",
