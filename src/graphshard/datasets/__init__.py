@@ -1,7 +1,9 @@
-"""Synthetic graphs: R-MAT (power-law) and a stochastic block model with features and labels.
+"""Synthetic graphs (R-MAT, a stochastic block model) and loaders of downloaded datasets (HGB).
 
 Generators are vectorised NumPy, seeded, and registered by name in :data:`GENERATORS` so
 that the CLI's ``--generate NAME:key=value,...`` reads its choices from here.
+:func:`load_hgb` reads the Heterogeneous Graph Benchmark's node-classification files
+(local paths only).
 """
 
 from __future__ import annotations
@@ -12,11 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from .errors import ValidationError
-from .graph import Graph, graph
-from .typing import IdArray
+from ..errors import ValidationError
+from ..graph import Graph, graph
+from ..typing import IdArray
+from .hgb import HGBDataset, load_hgb
 
-__all__ = ["GENERATORS", "from_spec", "rmat", "sbm"]
+__all__ = ["GENERATORS", "HGBDataset", "from_spec", "load_hgb", "rmat", "sbm"]
 
 
 def _dedup(src: IdArray, dst: IdArray, num_nodes: int) -> tuple[IdArray, IdArray]:
@@ -162,3 +165,4 @@ def from_spec(spec: str) -> Graph:
     if missing:
         raise ValidationError(f"{spec!r}: missing {', '.join(missing)}", field="generate")
     return gen.fn(**kwargs)
+
