@@ -31,7 +31,7 @@ TEST = "4\tm4\t0\t1\n"
 def write(folder: Path, **files: str) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     base = {"info.dat": json.dumps(INFO), "node.dat": NODES, "link.dat": LINKS,
-            "label.dat": TRAIN, "label.dat.test_full": TEST}
+            "label.dat": TRAIN, "label.dat.test": TEST}
     for name, text in {**base, **files}.items():
         (folder / name).write_text(text)
     return folder
@@ -50,7 +50,7 @@ def test_acm(shared_file):
     shapes = {t: g.nodes[t].data["feat"].shape for t in g.ntypes if "feat" in g.nodes[t].data}
     assert shapes == {"paper": (3025, 1902), "author": (5959, 1902), "subject": (56, 1902)}
     d = g.nodes["paper"].data
-    assert (d["train_mask"].sum(), d["val_mask"].sum(), d["test_mask"].sum()) == (726, 181, 2118)
+    assert (d["train_mask"].sum(), d["val_mask"].sum(), d["test_mask"].sum()) == (726, 181, 1059)
     assert not (d["train_mask"] & d["test_mask"]).any()
     labelled = d["train_mask"] | d["val_mask"] | d["test_mask"]
     assert np.array_equal(d["label"] >= 0, labelled) and d["label"].max() == 2
@@ -67,7 +67,10 @@ def test_dblp_without_features(shared_file):
     assert g.num_edges(("paper", "paper2venue", "venue")) == 14328
     assert [t for t in g.ntypes if "feat" in g.nodes[t].data] == ["term"]
     d = g.nodes["author"].data
-    assert d["train_mask"].sum() + d["val_mask"].sum() == 1217 and d["test_mask"].sum() == 2840
+    assert d["train_mask"].sum() + d["val_mask"].sum() == 1217 and d["test_mask"].sum() == 1420
+    full = load_hgb(shared_file("hgb", "DBLP.zip"), features=False,
+                    test_file="label.dat.test_full").graph.nodes["author"].data
+    assert full["test_mask"].sum() == 2840 and (full["test_mask"] & d["test_mask"]).sum() == 1420
 
 
 def test_tiny_folder_and_zip_agree(tmp_path):
@@ -122,7 +125,7 @@ def test_multilabel(tmp_path):
     ("link.dat", LINKS.replace("7\t3", "7\tx"), r"link\.dat:3: expected 'src"),
     ("label.dat", TRAIN.replace("2\tm2\t0\t2", "6\ta6\t1\t2"), r"label\.dat:3: labels of node"),
     ("label.dat", TRAIN.replace("2\tm2\t0\t2", "2\tm2\t0\tz"), r"label\.dat:3: class 'z'"),
-    ("label.dat.test_full", "0\tm0\t0\t1\n", r"node 0 of 'movie' is labelled twice"),
+    ("label.dat.test", "0\tm0\t0\t1\n", r"node 0 of 'movie' is labelled twice"),
     ("info.dat", "{}", r"info\.dat: expected HGB's JSON"),
 ])
 def test_errors_name_file_and_line(tmp_path, name, text, match):
@@ -135,8 +138,8 @@ def test_missing_files(tmp_path):
     with pytest.raises(FormatError, match="no such HGB file"):
         load_hgb(tmp_path / "nope.zip")
     folder = write(tmp_path / "T")
-    (folder / "label.dat.test_full").unlink()
-    with pytest.raises(FormatError, match=r"label\.dat\.test_full: missing"):
+    (folder / "label.dat.test").unlink()
+    with pytest.raises(FormatError, match=r"label\.dat\.test: missing"):
         load_hgb(folder)
     assert load_hgb(folder, test_file=None).graph.nodes["movie"].data["test_mask"].sum() == 0
     (tmp_path / "junk.zip").write_bytes(b"PK not really")
@@ -146,7 +149,7 @@ def test_missing_files(tmp_path):
 
 def test_fuzz_hgb(tmp_path):
     files = {"info.dat": json.dumps(INFO), "node.dat": NODES, "link.dat": LINKS,
-             "label.dat": TRAIN, "label.dat.test_full": TEST}
+             "label.dat": TRAIN, "label.dat.test": TEST}
 
     def case(rng: random.Random, folder: Path) -> Path:
         name = rng.choice(sorted(files))
