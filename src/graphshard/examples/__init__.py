@@ -1,6 +1,7 @@
-"""Training examples on top of the store protocol: GraphSAGE and walk embeddings.
+"""Training examples on top of the store protocol: GraphSAGE, R-GCN/HGT and walk embeddings.
 
-Everything here needs torch (``pip install 'graphshard[train]'``); the YAML config reader
+Everything here needs torch (``pip install 'graphshard[train]'``; R-GCN/HGT also
+torch_geometric, ``[pyg]``); the YAML config reader
 also needs pyyaml, several trainers need ray (``[ray]``) and the curve PNG matplotlib
 (``[plot]``).  Names load lazily, so importing this package imports none of them.
 Unstable API: the examples are a first pass and may change between releases.
@@ -8,7 +9,7 @@ Unstable API: the examples are a first pass and may change between releases.
 Example:
     >>> import graphshard.examples as ex
     >>> sorted(ex.__all__)[:3]
-    ['CONFIG_KEYS', 'Checkpoint', 'SageTrainer']
+    ['CONFIG_KEYS', 'Checkpoint', 'F1Scores']
 """
 
 from __future__ import annotations
@@ -33,6 +34,11 @@ _LAZY = {
     "trainer_share": ".sage_trainer",
     "read_config": ".config",
     "CONFIG_KEYS": ".config",
+    "HeteroResult": ".hetero",
+    "train_hetero": ".hetero",
+    "HeteroTrainer": ".hetero_trainer",
+    "F1Scores": ".metrics",
+    "f1_scores": ".metrics",
 }
 
 __all__ = sorted(_LAZY)

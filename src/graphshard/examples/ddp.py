@@ -1,7 +1,8 @@
-"""Several GraphSAGE trainers on Ray: one actor per trainer, gradients all-reduced by DDP.
+"""Several trainers on Ray: one actor per trainer, gradients all-reduced by DDP.
 
-Each trainer is a Ray actor holding a
-:class:`~graphshard.examples.sage_trainer.SageTrainer` over its own
+Each trainer is a Ray actor holding a trainer object
+(:class:`~graphshard.examples.sage_trainer.SageTrainer`,
+:class:`~graphshard.examples.hetero_trainer.HeteroTrainer`) over its own
 :class:`~graphshard.dist.DistGraph` connection (partitions on the trainer's machine are read
 in-process), with the model wrapped in ``torch.nn.parallel.DistributedDataParallel`` on a
 gloo process group.  Trainer ``r`` takes the training nodes of its partitions
@@ -46,25 +47,28 @@ class _TrainerActor:
             return ip, int(s.getsockname()[1])
 
     def setup(self, config: str, master: tuple[str, int], rank: int, world: int,
-              kw: dict[str, Any]) -> int:
+              kw: dict[str, Any], trainer_cls: type) -> int:
         """Join the process group, open the graph, build the trainer; its training nodes."""
         torch = import_optional("torch", "training")
         tdist = torch.distributed
 
         from ..dist import DistGraph
-        from .sage_trainer import SageTrainer
 
         tdist.init_process_group("gloo", init_method=f"tcp://{master[0]}:{master[1]}",
                                  rank=rank, world_size=world)
         self.dg = DistGraph(config, start=False)
-        self.trainer = SageTrainer(self.dg, rank=rank, world=world, **kw)
-        self.trainer.net = torch.nn.parallel.DistributedDataParallel(self.trainer.model)
+        self.trainer = trainer_cls(self.dg, rank=rank, world=world, **kw)
+        self.trainer.net = torch.nn.parallel.DistributedDataParallel(
+            self.trainer.model, **getattr(trainer_cls, "ddp_options", {}))
         return self.trainer.num_train()
+
+    def model_spec(self) -> dict[str, Any]:
+        return self.trainer.model_spec()
 
     def train_epoch(self, epoch: int, steps: int) -> tuple[float, int]:
         return self.trainer.train_epoch(epoch, steps)
 
-    def evaluate(self) -> tuple[float, float]:
+    def evaluate(self) -> Any:
         return self.trainer.evaluate()
 
     def state(self) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -98,15 +102,27 @@ class RayTeam:
     Args:
         config: Path of the partition config JSON.
         num_trainers: Trainer actors (DDP world size).
-        kw: Keyword arguments of :class:`~graphshard.examples.sage_trainer.SageTrainer`.
+        kw: Keyword arguments of the trainer class (``batch_size`` among them).
         trainer_cpus: CPUs each actor reserves (Ray also sets its thread count to this).
+        trainer_cls: The trainer class each actor builds as ``trainer_cls(dist_graph,
+            rank=, world=, **kw)``: :class:`~graphshard.examples.sage_trainer.SageTrainer`
+            (default) or :class:`~graphshard.examples.hetero_trainer.HeteroTrainer`.  It
+            has ``model`` (wrapped for DDP with its ``ddp_options``), ``net``,
+            ``train_epoch(epoch, steps)``, ``evaluate()``, ``num_train()``, ``state()``,
+            ``load_state()``, ``model_spec()`` and a static ``build_model(spec)``.
 
     A context manager: leaving it stops the actors, and the servers if it started them.
     """
 
     def __init__(self, config: str | os.PathLike[str], num_trainers: int, kw: dict[str, Any],
-                 *, trainer_cpus: float = 1.0) -> None:
+                 *, trainer_cpus: float = 1.0, trainer_cls: type | None = None) -> None:
         from ..dist import find_servers, serve
+
+        if trainer_cls is None:
+            from .sage_trainer import SageTrainer
+
+            trainer_cls = SageTrainer
+        self.trainer_cls: Any = trainer_cls
 
         ray = import_optional("ray", "multi-trainer training")
         self.ray = ray
@@ -116,8 +132,8 @@ class RayTeam:
                        for _ in range(num_trainers)]
         try:
             master = ray.get(self.actors[0].address.remote())
-            counts = ray.get([a.setup.remote(str(config), master, r, num_trainers, kw)
-                              for r, a in enumerate(self.actors)])
+            counts = ray.get([a.setup.remote(str(config), master, r, num_trainers, kw,
+                                             trainer_cls) for r, a in enumerate(self.actors)])
         except ray.exceptions.RayError as exc:
             self.close()
             cause = getattr(exc, "cause", None)
@@ -141,8 +157,8 @@ class RayTeam:
         out = self.ray.get([a.train_epoch.remote(epoch, self.steps) for a in self.actors])
         return float(sum(t for t, _ in out)), int(sum(c for _, c in out))
 
-    def evaluate(self) -> tuple[float, float]:
-        """Full-neighbour inference on rank 0 (all ranks hold the same parameters)."""
+    def evaluate(self) -> Any:
+        """Rank 0's evaluation (all ranks hold the same parameters)."""
         return self.ray.get(self.actors[0].evaluate.remote())
 
     def state(self) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -160,12 +176,9 @@ class RayTeam:
     def model(self) -> Any:
         """A local copy of the trained model (rank 0's parameters)."""
         torch = import_optional("torch", "training")
-        from ._sage_model import sage_class
 
         state, _ = self.state()
-        dims = [state[f"self_lins.{i}.weight"].shape for i in range(_layers(state))]
-        model = sage_class(torch)(dims[0][1], self.kw["hidden"], dims[-1][0], len(dims),
-                                   self.kw["dropout"])
+        model = self.trainer_cls.build_model(self.ray.get(self.actors[0].model_spec.remote()))
         model.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in state.items()})
         return model
 
@@ -186,6 +199,3 @@ class RayTeam:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-
-def _layers(state: dict[str, Any]) -> int:
-    return sum(1 for k in state if k.startswith("self_lins.") and k.endswith(".weight"))
