@@ -482,12 +482,12 @@ def serve(config: Path, address: str | None, detach: bool, stop: bool,
                    "(sage; overrides the config's checkpoint_dir).")
 @click.option("--restart", is_flag=True, help="Ignore an existing checkpoint and start over.")
 @click.option("--trainers", type=click.IntRange(min=1),
-              help="Trainer processes (sage, DDP on Ray; overrides num_trainers).")
+              help="Trainer processes (sage, hetero; DDP on Ray; overrides num_trainers).")
 @click.option("--json", "as_json", is_flag=True, help="Print the per-epoch metrics as JSON.")
 @click.pass_context
 def train(ctx: click.Context, config: Path, plot: Path | None, checkpoint_dir: Path | None,
           restart: bool, trainers: int | None, as_json: bool) -> None:
-    """Train from a YAML config with PGL/Graph4Rec keys (task: walk or sage).
+    """Train from a YAML config with PGL/Graph4Rec keys (task: walk, sage or hetero).
 
     Shows a progress bar (on a TTY) and one metrics line per epoch on stderr (neither with
     -q), prints the per-epoch table, and writes the curve as a PNG.  With a checkpoint
@@ -498,6 +498,7 @@ def train(ctx: click.Context, config: Path, plot: Path | None, checkpoint_dir: P
     Example:
       graphshard train walk.yaml
       graphshard train sage.yaml --trainers 2 --checkpoint-dir ckpt/ --plot curve.png
+      graphshard train hetero.yaml --trainers 2    # R-GCN/HGT, e.g. hgb: DBLP.zip
     """
     import importlib.util
 
@@ -539,21 +540,36 @@ def train(ctx: click.Context, config: Path, plot: Path | None, checkpoint_dir: P
     _render_training(result, plot, as_json)
 
 
+#: Per-epoch columns of a training result, and their names in the table and the JSON.
+_EPOCH_COLUMNS = {"losses": "losses", "val_acc": "val_acc", "test_acc": "test_acc",
+                  "val_micro_f1": "val_micro_f1", "val_macro_f1": "val_macro_f1",
+                  "test_micro_f1_history": "test_micro_f1",
+                  "test_macro_f1_history": "test_macro_f1", "num_pairs": "num_pairs",
+                  "samples": "samples", "seconds": "seconds", "eval_seconds": "eval_seconds"}
+
+
 def _render_training(result: Any, plot: Path | None, as_json: bool) -> None:
-    cols = [c for c in ("losses", "val_acc", "test_acc", "num_pairs", "samples", "seconds",
-                        "eval_seconds") if getattr(result, c, None)]
+    cols = [c for c in _EPOCH_COLUMNS if getattr(result, c, None)]
+    names = [_EPOCH_COLUMNS[c] for c in cols]
     rows = list(zip(*(getattr(result, c) for c in cols), strict=False))
+    best = ({"best_epoch": result.best_epoch, "test_micro_f1": result.test_micro_f1,
+             "test_macro_f1": result.test_macro_f1} if hasattr(result, "test_macro_f1")
+            else {})
     if as_json:
         click.echo(json.dumps({"result": type(result).__name__, "plot": plot and str(plot),
+                               **{k: None if v != v else v for k, v in best.items()},
                                "epochs": [{c: None if v != v else v  # NaN: not evaluated
-                                           for c, v in zip(cols, r, strict=True)}
+                                           for c, v in zip(names, r, strict=True)}
                                           for r in rows]},
                               indent=2))
         return
-    table = Table("epoch", *cols, title=repr(result), title_justify="left")
+    table = Table("epoch", *names, title=repr(result), title_justify="left")
     for e, r in enumerate(rows):
         table.add_row(str(e + 1), *(f"{v:.4f}" if isinstance(v, float) else str(v) for v in r))
     console.print(table)
+    if best:
+        console.print(f"best validation epoch {best['best_epoch'] + 1}: test Micro-F1 "
+                      f"{best['test_micro_f1']:.4f}, Macro-F1 {best['test_macro_f1']:.4f}")
     if plot is not None:
         console.print(f"curve: {plot}")
 

@@ -20,12 +20,13 @@ def plot_curves(result: Any, path: str | os.PathLike[str], *, title: str = "") -
     """Draw a training result's curves and write them to ``path`` (PNG, atomically).
 
     A :class:`~graphshard.examples.sage.TrainResult` gives two panels: the mean training loss
-    per epoch, and validation and test accuracy at the evaluated epochs.  A
+    per epoch, and validation and test accuracy at the evaluated epochs (a
+    :class:`~graphshard.examples.hetero.HeteroResult`: Micro- and Macro-F1).  A
     :class:`~graphshard.examples.walk_embed.WalkEmbeddingResult` gives the loss of every step
     (with a running mean) and the mean loss per epoch.
 
     Args:
-        result: A TrainResult or a WalkEmbeddingResult.
+        result: A TrainResult, HeteroResult or WalkEmbeddingResult.
         path: Output PNG.
         title: Figure title.
 
@@ -47,16 +48,23 @@ def plot_curves(result: Any, path: str | os.PathLike[str], *, title: str = "") -
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6))
     epochs = np.arange(1, len(result.losses) + 1)
-    if hasattr(result, "val_acc"):
+    scored = hasattr(result, "val_acc") or hasattr(result, "val_macro_f1")
+    if scored:
         left.plot(epochs, result.losses, marker=".", color="tab:blue")
-        left.set_title("training loss (cross-entropy)")
-        for name, color in (("val_acc", "tab:orange"), ("test_acc", "tab:green")):
+        left.set_title("training loss")
+        curves = ((("val_acc", "val", "tab:orange"), ("test_acc", "test", "tab:green"))
+                  if hasattr(result, "val_acc") else
+                  (("val_macro_f1", "val Macro-F1", "tab:orange"),
+                   ("test_macro_f1_history", "test Macro-F1", "tab:green"),
+                   ("val_micro_f1", "val Micro-F1", "tab:red"),
+                   ("test_micro_f1_history", "test Micro-F1", "tab:purple")))
+        for name, label, color in curves:
             acc = np.asarray(getattr(result, name), dtype=float)
             seen = ~np.isnan(acc)
             if seen.any():
                 right.plot(epochs[seen], acc[seen], marker=".", color=color,
-                           label=f"{name.split('_')[0]} (last {acc[seen][-1]:.3f})")
-        right.set_title("accuracy")
+                           label=f"{label} (last {acc[seen][-1]:.3f})")
+        right.set_title("accuracy" if hasattr(result, "val_acc") else "F1")
         right.legend(fontsize="small")
         right.set_xlabel("epoch")
     else:
@@ -73,7 +81,7 @@ def plot_curves(result: Any, path: str | os.PathLike[str], *, title: str = "") -
         right.plot(epochs, result.losses, marker="o", color="tab:red")
         right.set_title("mean loss per epoch")
         right.set_xlabel("epoch")
-    if hasattr(result, "val_acc"):
+    if scored:
         left.set_xlabel("epoch")
     from matplotlib.ticker import MaxNLocator
 
