@@ -540,38 +540,43 @@ def train(ctx: click.Context, config: Path, plot: Path | None, checkpoint_dir: P
     _render_training(result, plot, as_json)
 
 
-#: Per-epoch columns of a training result, and their names in the table and the JSON.
-_EPOCH_COLUMNS = {"losses": "losses", "val_acc": "val_acc", "test_acc": "test_acc",
-                  "val_micro_f1": "val_micro_f1", "val_macro_f1": "val_macro_f1",
-                  "test_micro_f1_history": "test_micro_f1",
-                  "test_macro_f1_history": "test_macro_f1", "num_pairs": "num_pairs",
-                  "samples": "samples", "seconds": "seconds", "eval_seconds": "eval_seconds"}
-
-
 def _render_training(result: Any, plot: Path | None, as_json: bool) -> None:
-    cols = [c for c in _EPOCH_COLUMNS if getattr(result, c, None)]
-    names = [_EPOCH_COLUMNS[c] for c in cols]
-    rows = list(zip(*(getattr(result, c) for c in cols), strict=False))
-    best = ({"best_epoch": result.best_epoch, "test_micro_f1": result.test_micro_f1,
-             "test_macro_f1": result.test_macro_f1} if hasattr(result, "test_macro_f1")
-            else {})
+    if hasattr(result, "columns"):  # {name: per-epoch list}, e.g. a HeteroResult's metrics
+        table_cols: dict[str, list[Any]] = result.columns()
+    else:
+        table_cols = {c: getattr(result, c) for c in (
+            "losses", "val_acc", "test_acc", "num_pairs", "samples", "seconds",
+            "eval_seconds") if getattr(result, c, None)}
+    cols = list(table_cols)
+    rows = list(zip(*table_cols.values(), strict=False))
+    summary = result.summary() if hasattr(result, "summary") else None
     if as_json:
-        click.echo(json.dumps({"result": type(result).__name__, "plot": plot and str(plot),
-                               **{k: None if v != v else v for k, v in best.items()},
-                               "epochs": [{c: None if v != v else v  # NaN: not evaluated
-                                           for c, v in zip(names, r, strict=True)}
-                                          for r in rows]},
-                              indent=2))
+        doc: dict[str, Any] = {"result": type(result).__name__, "plot": plot and str(plot)}
+        if summary is not None:
+            doc["best"] = summary
+        doc["epochs"] = [{c: None if v != v else v  # NaN: not evaluated
+                          for c, v in zip(cols, r, strict=True)} for r in rows]
+        click.echo(json.dumps(doc, indent=2))
         return
-    table = Table("epoch", *names, title=repr(result), title_justify="left")
+    table = Table("epoch", *cols, title=repr(result), title_justify="left")
     for e, r in enumerate(rows):
         table.add_row(str(e + 1), *(f"{v:.4f}" if isinstance(v, float) else str(v) for v in r))
     console.print(table)
-    if best:
-        console.print(f"best validation epoch {best['best_epoch'] + 1}: test Micro-F1 "
-                      f"{best['test_micro_f1']:.4f}, Macro-F1 {best['test_macro_f1']:.4f}")
+    if summary is not None:
+        console.print(_best_line(summary))
     if plot is not None:
         console.print(f"curve: {plot}")
+
+
+def _best_line(summary: dict[str, Any]) -> str:
+    """``best epoch 3 of 5: val acc 0.8100, test acc 0.7900 (stopped early)``."""
+    def fmt(split: str) -> str:
+        return ", ".join(f"{split} {m} " + ("-" if v is None else f"{v:.4f}")
+                         for m, v in summary[split].items())
+
+    stop = " (stopped early: patience)" if summary["stopped_early"] else ""
+    return (f"best epoch {summary['best_epoch'] + 1} of {summary['epochs']}: {fmt('val')}; "
+            f"{fmt('test')}{stop}")
 
 
 def _parse_option(item: str) -> tuple[str, Any]:

@@ -63,11 +63,12 @@ def test_hetero_table_json_and_curve(tmp_path, shared_file):
     result = runner.invoke(cli, ["train", str(cfg), "--plot", str(tmp_path / "c.png")])
     assert result.exit_code == 0, result.output
     assert "epoch 1: loss" in result.output and "val_macro_f1" in result.output
-    assert "best validation epoch" in result.output
+    assert "best epoch" in result.output and "test macro_f1" in result.output
     assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
     out = json.loads(runner.invoke(cli, ["-q", "train", str(cfg), "--json"]).output)
     assert out["result"] == "HeteroResult" and len(out["epochs"]) == 2
-    assert 0 <= out["best_epoch"] < 2 and 0 <= out["test_macro_f1"] <= 1
+    best = out["best"]
+    assert 0 <= best["best_epoch"] < 2 and 0 <= best["test"]["macro_f1"] <= 1
     assert set(out["epochs"][0]) >= {"losses", "val_micro_f1", "test_macro_f1", "seconds"}
     bad = runner.invoke(cli, ["train", str(cfg), "--checkpoint-dir", str(tmp_path / "ck")])
     assert isinstance(bad.exception, ConfigError)  # main() prints it on one line, exit 1

@@ -20,8 +20,8 @@ def plot_curves(result: Any, path: str | os.PathLike[str], *, title: str = "") -
     """Draw a training result's curves and write them to ``path`` (PNG, atomically).
 
     A :class:`~graphshard.examples.sage.TrainResult` gives two panels: the mean training loss
-    per epoch, and validation and test accuracy at the evaluated epochs (a
-    :class:`~graphshard.examples.hetero.HeteroResult`: Micro- and Macro-F1).  A
+    per epoch, and validation and test accuracy at the evaluated epochs; a result with a
+    ``monitor`` (:class:`~graphshard.examples.hetero.HeteroResult`) the same with that metric.  A
     :class:`~graphshard.examples.walk_embed.WalkEmbeddingResult` gives the loss of every step
     (with a running mean) and the mean loss per epoch.
 
@@ -48,23 +48,19 @@ def plot_curves(result: Any, path: str | os.PathLike[str], *, title: str = "") -
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6))
     epochs = np.arange(1, len(result.losses) + 1)
-    scored = hasattr(result, "val_acc") or hasattr(result, "val_macro_f1")
-    if scored:
+    scored = _scores(result)
+    if scored is not None:
+        loss_name, metric, curves = scored
         left.plot(epochs, result.losses, marker=".", color="tab:blue")
-        left.set_title("training loss")
-        curves = ((("val_acc", "val", "tab:orange"), ("test_acc", "test", "tab:green"))
-                  if hasattr(result, "val_acc") else
-                  (("val_macro_f1", "val Macro-F1", "tab:orange"),
-                   ("test_macro_f1_history", "test Macro-F1", "tab:green"),
-                   ("val_micro_f1", "val Micro-F1", "tab:red"),
-                   ("test_micro_f1_history", "test Micro-F1", "tab:purple")))
-        for name, label, color in curves:
-            acc = np.asarray(getattr(result, name), dtype=float)
+        left.set_title(f"training loss ({loss_name})")
+        for (name, values), color in zip(curves.items(), ("tab:orange", "tab:green"),
+                                         strict=True):
+            acc = np.asarray(values, dtype=float)
             seen = ~np.isnan(acc)
             if seen.any():
                 right.plot(epochs[seen], acc[seen], marker=".", color=color,
-                           label=f"{label} (last {acc[seen][-1]:.3f})")
-        right.set_title("accuracy" if hasattr(result, "val_acc") else "F1")
+                           label=f"{name} (last {acc[seen][-1]:.3f})")
+        right.set_title(metric)
         right.legend(fontsize="small")
         right.set_xlabel("epoch")
     else:
@@ -81,7 +77,7 @@ def plot_curves(result: Any, path: str | os.PathLike[str], *, title: str = "") -
         right.plot(epochs, result.losses, marker="o", color="tab:red")
         right.set_title("mean loss per epoch")
         right.set_xlabel("epoch")
-    if scored:
+    if scored is not None:
         left.set_xlabel("epoch")
     from matplotlib.ticker import MaxNLocator
 
@@ -94,3 +90,14 @@ def plot_curves(result: Any, path: str | os.PathLike[str], *, title: str = "") -
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format="png", dpi=100)
     plt.close(fig)
+
+
+def _scores(result: Any) -> tuple[str, str, dict[str, Any]] | None:
+    """(loss name, metric name, {"val": values, "test": values}) of a scored result."""
+    if hasattr(result, "val_acc"):
+        return "cross-entropy", "accuracy", {"val": result.val_acc, "test": result.test_acc}
+    if hasattr(result, "monitor"):
+        m = result.monitor
+        return (getattr(result, "loss_name", "BCE"), m,
+                {"val": result.val[m], "test": result.test[m]})
+    return None

@@ -102,6 +102,43 @@ class HeteroResult:
         return _at(self.test_macro_f1_history, self.best_epoch)
 
     @property
+    def val(self) -> dict[str, list[float]]:
+        """Validation scores per epoch by metric (``micro_f1``, ``macro_f1``)."""
+        return {"micro_f1": self.val_micro_f1, "macro_f1": self.val_macro_f1}
+
+    @property
+    def test(self) -> dict[str, list[float]]:
+        """Test scores per epoch by metric."""
+        return {"micro_f1": self.test_micro_f1_history,
+                "macro_f1": self.test_macro_f1_history}
+
+    @property
+    def loss_name(self) -> str:
+        """The training loss: ``BCE`` (multi-label) or ``cross-entropy``."""
+        return "BCE" if self.multilabel else "cross-entropy"
+
+    def columns(self) -> dict[str, list[Any]]:
+        """Per-epoch columns for a table: loss, validation and test scores, nodes, seconds."""
+        out: dict[str, list[Any]] = {"losses": self.losses}
+        for m in self.val:
+            out[f"val_{m}"] = self.val[m]
+            out[f"test_{m}"] = self.test[m]
+        out.update(samples=self.samples, seconds=self.seconds, eval_seconds=self.eval_seconds)
+        return out
+
+    def summary(self) -> dict[str, Any]:
+        """JSON-able summary: epochs run, best epoch (0-based), validation and test scores
+        there (None when not measured), the monitor, whether the run stopped early."""
+        def at(xs: list[float]) -> float | None:
+            v = _at(xs, self.best_epoch)
+            return None if v != v else v
+
+        return {"epochs": len(self.losses), "best_epoch": self.best_epoch,
+                "monitor": self.monitor, "val": {m: at(v) for m, v in self.val.items()},
+                "test": {m: at(v) for m, v in self.test.items()},
+                "stopped_early": self.stopped_early}
+
+    @property
     def epoch_seconds(self) -> float:
         """Mean training seconds per epoch."""
         return sum(self.seconds) / len(self.seconds) if self.seconds else float("nan")
