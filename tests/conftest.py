@@ -65,43 +65,11 @@ def cora(shared_file):
 
 @pytest.fixture(scope="session")
 def acm(shared_file):
-    """HGB ACM as a heterograph: 4 node types, 8 link types, paper features and labels."""
-    import io
-    import json
-    import zipfile
+    """HGB ACM as a heterograph (:func:`graphshard.datasets.load_hgb`): 4 node types, 8 link
+    types, paper features (the only ones read), labels and HGB's masks on paper."""
+    from graphshard.datasets import load_hgb
 
-    import numpy as np
-
-    import graphshard as gs
-
-    with zipfile.ZipFile(shared_file("hgb", "ACM.zip")) as zf:
-        info = json.loads(zf.read("ACM/info.dat"))
-        links = np.loadtxt(io.BytesIO(zf.read("ACM/link.dat")), dtype=np.float64)
-        node_lines = zf.read("ACM/node.dat").decode().splitlines()
-        labels = np.loadtxt(io.BytesIO(zf.read("ACM/label.dat")), dtype=str, delimiter="\t")
-    type_names = info["node.dat"]["node type"]
-    node_type = np.array([int(ln.split("\t")[2]) for ln in node_lines])
-    node_id = np.array([int(ln.split("\t", 1)[0]) for ln in node_lines])
-    order = np.argsort(node_id)
-    node_type = node_type[order]
-    counts = np.bincount(node_type)
-    offsets = np.concatenate([[0], np.cumsum(counts)])
-    assert np.all(np.diff(node_type) >= 0), "ACM node IDs are grouped by type"
-    src, dst, ltype = links[:, 0].astype(np.int64), links[:, 1].astype(np.int64), links[:, 2]
-    data = {}
-    for key, lt in info["link.dat"]["link type"].items():
-        sel = ltype == int(key)
-        st, dt = lt["start"], lt["end"]
-        data[(type_names[str(st)], lt["meaning"], type_names[str(dt)])] = (
-            src[sel] - offsets[st], dst[sel] - offsets[dt])
-    g = gs.heterograph(data, {type_names[str(i)]: int(c) for i, c in enumerate(counts)})
-    paper_rows = [ln.split("\t")[3] for ln in np.array(node_lines, dtype=object)[order][:counts[0]]]
-    g.nodes["paper"].data["feat"] = np.array(
-        [np.array(r.split(","), dtype=np.float32) for r in paper_rows])
-    label = np.full(counts[0], -1, dtype=np.int64)
-    label[labels[:, 0].astype(np.int64)] = labels[:, 3].astype(np.int64)
-    g.nodes["paper"].data["label"] = label
-    return g
+    return load_hgb(shared_file("hgb", "ACM.zip"), features=["paper"]).graph
 
 
 @pytest.fixture(scope="session")

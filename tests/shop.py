@@ -1,4 +1,4 @@
-"""A small heterogeneous test graph shared by the distributed and PyG-backend tests."""
+"""Small heterogeneous test graphs shared by the distributed, PyG-backend and training tests."""
 
 from __future__ import annotations
 
@@ -30,4 +30,44 @@ def shop_graph(seed: int = 0) -> gs.Graph:
     g.nodes["i"].data["bow"] = gs.SparseRows(np.concatenate([[0], np.cumsum(lengths)]),
                                              rng.integers(0, 12, nnz).astype(np.int32),
                                              rng.random(nnz).astype(np.float32), 12)
+    return g
+
+
+def hetero_graph(seed: int = 0, *, multilabel: bool = False) -> gs.Graph:
+    """Items (the target, 4 features) in 3 classes, users (6 features) who mostly buy
+    items of their class, and featureless tags (one per class and a few noise tags):
+    learnable from features and from the structure.  Multi-label: 3 labels per item, item
+    ``i`` has label ``c`` when its class is ``c`` or its second class is ``c``."""
+    rng = np.random.default_rng(seed)
+    nu, ni, nt = 160, 120, 9
+    cls_i, cls_u = rng.integers(0, 3, ni), rng.integers(0, 3, nu)
+    center = rng.normal(size=(3, 4)).astype(np.float32)
+    bu = rng.integers(0, nu, 900)
+    same = rng.random(900) < 0.8
+    pick = rng.integers(0, ni, 900)
+    by_class = [np.flatnonzero(cls_i == c) for c in range(3)]
+    bi = np.where(same, [by_class[c][rng.integers(0, len(by_class[c]))] for c in cls_u[bu]],
+                  pick)
+    tag = np.where(rng.random(ni) < 0.7, cls_i, rng.integers(3, nt, ni))
+    g = gs.heterograph({("u", "buys", "i"): (bu, bi), ("i", "bought_by", "u"): (bi, bu),
+                        ("t", "tags", "i"): (tag, np.arange(ni)),
+                        ("i", "tagged", "t"): (np.arange(ni), tag)},
+                       {"u": nu, "i": ni, "t": nt})
+    g.nodes["i"].data["feat"] = (center[cls_i] + rng.normal(scale=1.5, size=(ni, 4))
+                                 ).astype(np.float32)
+    g.nodes["u"].data["feat"] = np.eye(3, 6, dtype=np.float32)[cls_u] + rng.normal(
+        scale=0.5, size=(nu, 6)).astype(np.float32)
+    if multilabel:
+        label = np.zeros((ni, 3), dtype=np.int8)
+        label[np.arange(ni), cls_i] = 1
+        second = rng.integers(0, 3, ni)
+        label[np.arange(ni), second] = np.where(rng.random(ni) < 0.5, 1, label[
+            np.arange(ni), second])
+        g.nodes["i"].data["label"] = label
+    else:
+        g.nodes["i"].data["label"] = cls_i.astype(np.int64)
+    split = rng.random(ni)
+    g.nodes["i"].data["train_mask"] = split < 0.6
+    g.nodes["i"].data["val_mask"] = (split >= 0.6) & (split < 0.8)
+    g.nodes["i"].data["test_mask"] = split >= 0.8
     return g

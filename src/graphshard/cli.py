@@ -482,15 +482,16 @@ def serve(config: Path, address: str | None, detach: bool, stop: bool,
                    "(overrides the config's checkpoint_dir).")
 @click.option("--restart", is_flag=True, help="Ignore an existing checkpoint and start over.")
 @click.option("--trainers", type=click.IntRange(min=1),
-              help="Trainer processes (sage, link: DDP on Ray; overrides num_trainers).")
+              help="Trainer processes (sage, link, hetero: DDP on Ray; overrides "
+                   "num_trainers).")
 @click.option("--json", "as_json", is_flag=True, help="Print the per-epoch metrics as JSON.")
 @click.pass_context
 def train(ctx: click.Context, config: Path, plot: Path | None, checkpoint_dir: Path | None,
           restart: bool, trainers: int | None, as_json: bool) -> None:
-    """Train from a YAML config with PGL/Graph4Rec keys (task: walk, sage or link).
+    """Train from a YAML config with PGL/Graph4Rec keys (task: walk, sage, link or hetero).
 
     Shows a progress bar (on a TTY) and one metrics line per epoch on stderr (neither with
-    -q), prints the per-epoch table and (sage, link) the best validation epoch with the test
+    -q), prints the per-epoch table and (sage, link, hetero) the best validation epoch with the test
     metrics there and whether the config's patience stopped the run early (--json: under
     "best", best_epoch counted from 0), and writes the curve as a PNG.  With a checkpoint
     folder, the same command started again after a stop resumes where it stopped.
@@ -501,6 +502,7 @@ def train(ctx: click.Context, config: Path, plot: Path | None, checkpoint_dir: P
       graphshard train walk.yaml
       graphshard train sage.yaml --trainers 2 --checkpoint-dir ckpt/ --plot curve.png
       graphshard train link.yaml --json
+      graphshard train hetero.yaml --trainers 2    # R-GCN/HGT, e.g. hgb: DBLP.zip
     """
     import importlib.util
 
@@ -543,7 +545,7 @@ def train(ctx: click.Context, config: Path, plot: Path | None, checkpoint_dir: P
 
 
 def _render_training(result: Any, plot: Path | None, as_json: bool) -> None:
-    if hasattr(result, "columns"):  # {name: per-epoch list}, e.g. a LinkResult's metrics
+    if hasattr(result, "columns"):  # {name: per-epoch list}, a Link/HeteroResult's metrics
         table_cols: dict[str, list[Any]] = result.columns()
     else:
         table_cols = {c: getattr(result, c) for c in (

@@ -12,6 +12,7 @@ pytest.importorskip("matplotlib", reason="needs matplotlib (graphshard[plot])")
 from click.testing import CliRunner
 
 from graphshard.cli import cli
+from graphshard.errors import ConfigError
 from graphshard.examples import load_checkpoint
 
 SAGE = ("task: sage\ngenerate: sbm:nodes=300,edges=1800,blocks=3,features=8\n"
@@ -64,3 +65,25 @@ def test_patience_key_and_best_epoch_in_table_and_json(tmp_path):
     doc = json.loads(runner.invoke(cli, ["-q", "train", str(cfg), "--json"]).output)
     assert doc["best"]["best_epoch"] == 0 and doc["best"]["stopped_early"] is True
     assert doc["best"]["test"]["acc"] == doc["epochs"][0]["test_acc"] and len(doc["epochs"]) == 2
+
+
+def test_hetero_table_json_and_curve(tmp_path, shared_file):
+    pytest.importorskip("torch_geometric", reason="needs torch_geometric")
+    cfg = tmp_path / "hetero.yaml"
+    cfg.write_text(f"task: hetero\nhgb: {shared_file('hgb', 'ACM.zip')}\nmodel: hgt\n"
+                   "fanouts: [2, 2]\nhidden_size: 8\nheads: 2\nepochs: 2\nbatch_size: 256\n"
+                   "lr: 0.01\n")
+    runner = CliRunner()
+    result = runner.invoke(cli, ["train", str(cfg), "--plot", str(tmp_path / "c.png")])
+    assert result.exit_code == 0, result.output
+    assert "epoch 1: loss" in result.output and "val_macro_f1" in result.output
+    assert "best epoch" in result.output and "test macro_f1" in result.output
+    assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
+    out = json.loads(runner.invoke(cli, ["-q", "train", str(cfg), "--json"]).output)
+    assert out["result"] == "HeteroResult" and len(out["epochs"]) == 2
+    best = out["best"]
+    assert 0 <= best["best_epoch"] < 2 and 0 <= best["test"]["macro_f1"] <= 1
+    assert set(out["epochs"][0]) >= {"losses", "val_micro_f1", "test_macro_f1", "seconds"}
+    bad = runner.invoke(cli, ["train", str(cfg), "--checkpoint-dir", str(tmp_path / "ck")])
+    assert isinstance(bad.exception, ConfigError)  # main() prints it on one line, exit 1
+    assert "unknown keys ['checkpoint_dir']" in str(bad.exception)

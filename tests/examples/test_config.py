@@ -104,3 +104,35 @@ def test_config_warns_about_every_key_it_ignores(tmp_path, caplog):
     assert ("ignoring keys ['meta_path', 'output_path', 'symmetry', 'task_name']: task "
             "'sage' reads only ['batch_size', 'checkpoint_dir'") in caplog.text
     assert not (tmp_path / "out").exists()
+
+
+HETERO = ("task: hetero\nhgb: {hgb}\nmodel: rgcn\nfanouts: [2, 2]\nhidden_size: 8\n"
+          "epochs: 1\nbatch_size: 128\nlr: 0.01\n")
+
+
+def test_hetero_config_reads_hgb(tmp_path, shared_file):
+    pytest.importorskip("torch_geometric", reason="needs torch_geometric")
+    from graphshard.examples import HeteroResult
+
+    cfg = tmp_path / "hetero.yaml"
+    cfg.write_text(HETERO.format(hgb=shared_file("hgb", "ACM.zip")) + "patience: 3\n")
+    res = train_from_config(cfg)
+    assert isinstance(res, HeteroResult) and len(res.losses) == 1
+    assert res.model.target == "paper" and res.samples == [726]
+
+
+@pytest.mark.parametrize(("extra", "match"), [
+    ("checkpoint_dir: ck\n", r"unknown keys \['checkpoint_dir'\] for task 'hetero'"),
+    ("generate: sbm:nodes=50,edges=200\n", r"name the graph once; found \['generate', 'hgb'\]"),
+    ("model: gat\n", "model must be one of"),
+])
+def test_hetero_config_errors(tmp_path, extra, match):
+    pytest.importorskip("torch_geometric", reason="needs torch_geometric")
+    cfg = tmp_path / "bad.yaml"
+    text = HETERO.format(hgb="missing.zip") + extra
+    if extra.startswith("model"):
+        text = ("task: hetero\ngenerate: sbm:nodes=60,edges=300,blocks=2,features=3\n"
+                + extra)
+    cfg.write_text(text)
+    with pytest.raises(gs.GraphshardError, match=match):
+        train_from_config(cfg)

@@ -6,9 +6,6 @@ local so the sampling tests do not depend on it.)
 
 from __future__ import annotations
 
-import io
-import json
-import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -51,30 +48,6 @@ def load_pgl_toy(folder: Path, weighted: bool = False) -> gs.Graph:
     return g
 
 
-def load_hgb_dblp(zip_path: Path) -> gs.Graph:
-    """HGB DBLP: node types from the link endpoints, per-type IDs by offset."""
-    with zipfile.ZipFile(zip_path) as zf:
-        info = json.loads(zf.read("DBLP/info.dat"))
-        links = np.loadtxt(io.BytesIO(zf.read("DBLP/link.dat")), dtype=np.float64)
-    tnames = info["node.dat"]["node type"]
-    ltypes = info["link.dat"]["link type"]
-    src, dst, lt = links[:, 0].astype(np.int64), links[:, 1].astype(np.int64), links[:, 2]
-    lo: dict[str, int] = {}
-    hi: dict[str, int] = {}
-    for k, spec in ltypes.items():
-        m = lt == int(k)
-        for end, ids in (("start", src[m]), ("end", dst[m])):
-            t = tnames[str(spec[end])]
-            lo[t] = min(lo.get(t, ids.min()), ids.min())
-            hi[t] = max(hi.get(t, ids.max()), ids.max())
-    data = {}
-    for k, spec in ltypes.items():
-        m = lt == int(k)
-        st, dt = tnames[str(spec["start"])], tnames[str(spec["end"])]
-        data[(st, f"{st}2{dt}", dt)] = (src[m] - lo[st], dst[m] - lo[dt])
-    return gs.heterograph(data, num_nodes_dict={t: int(hi[t] - lo[t] + 1) for t in lo})
-
-
 @pytest.fixture(scope="session")
 def blogcatalog(shared_file) -> gs.Graph:
     return load_blogcatalog(shared_file("blogcatalog-pgl"))
@@ -92,7 +65,8 @@ def pgl_toy_weighted(shared_file) -> gs.Graph:
 
 @pytest.fixture(scope="session")
 def dblp(shared_file) -> gs.Graph:
-    return load_hgb_dblp(shared_file("hgb", "DBLP.zip"))
+    """HGB DBLP's structure (no features; labels and masks on author)."""
+    return gs.datasets.load_hgb(shared_file("hgb", "DBLP.zip"), features=False).graph
 
 
 class ReferenceStore:

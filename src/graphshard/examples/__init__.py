@@ -1,8 +1,9 @@
-"""Training examples on top of the store protocol: GraphSAGE, link prediction and walk
-embeddings, and the epoch loop they share (best validation epoch, early stopping,
+"""Training examples on top of the store protocol: GraphSAGE, R-GCN/HGT, link prediction
+and walk embeddings, and the epoch loop they share (best validation epoch, early stopping,
 checkpoints).
 
-Everything here needs torch (``pip install 'graphshard[train]'``); the YAML config reader
+Everything here needs torch (``pip install 'graphshard[train]'``; R-GCN/HGT also
+torch_geometric, ``[pyg]``); the YAML config reader
 also needs pyyaml, several trainers need ray (``[ray]``) and the curve PNG matplotlib
 (``[plot]``).  Names load lazily, so importing this package imports none of them.
 Unstable API: the examples are a first pass and may change between releases.
@@ -44,6 +45,11 @@ _LAZY = {
     "trainer_share": ".sage_trainer",
     "read_config": ".config",
     "CONFIG_KEYS": ".config",
+    "HeteroResult": ".hetero",
+    "train_hetero": ".hetero",
+    "HeteroTrainer": ".hetero_trainer",
+    "F1Scores": ".metrics",
+    "f1_scores": ".metrics",
 }
 
 __all__ = sorted(_LAZY)

@@ -28,11 +28,22 @@ of Hits@K, e.g. ``[10, 50]``), ``monitor`` (``mrr``, ``auc`` or ``hits@K``), ``e
 from beside it), and a ``generate:`` graph is split here by ``val_fraction``,
 ``test_fraction``, ``eval_negatives`` (fixed negatives per held-out edge) and
 ``split_seed`` (default: ``seed``).
+A heterogeneous node-classification config (``task: hetero``,
+:func:`~graphshard.examples.hetero.train_hetero`) reads ``target``, ``model`` (``rgcn`` /
+``hgt``), ``fanouts`` (DGL order, input layer first), ``eval_fanouts``, ``num_layers``,
+``hidden_size`` (or ``hidden``), ``heads``, ``feat``, ``label``, ``train_mask``,
+``val_mask``, ``test_mask``, ``dropout``, ``weight_decay``, ``multilabel``, ``monitor``
+(``macro_f1`` / ``micro_f1``), ``patience``, ``eval_every``, ``eval_batch_size``,
+``num_trainers``, ``trainer_cpus``, and may name its graph with ``hgb:`` (an HGB
+dataset's .zip or folder; ``hgb_test_file``, ``hgb_val_ratio`` pass to
+:func:`~graphshard.datasets.load_hgb`; ``target`` defaults to the labelled type); it has
+no checkpoints yet.
 The graph is ``graph:`` (a partition config JSON, served by a DistGraph) or ``generate:``
 (a :func:`graphshard.datasets.from_spec` spec).  :data:`CONFIG_KEYS` lists the keys of
-each task; every other key (PGL's ``etype2files``, ``ntype2files``, ``symmetry``,
-``shard_num``, ``task_name``, ...; ``output_path`` in a sage config) is ignored with one
-WARNING naming them all; relative paths are read from the YAML's folder.  PGL's
+each task; in a walk or sage config every other key (PGL's ``etype2files``,
+``ntype2files``, ``symmetry``, ``shard_num``, ``task_name``, ...; ``output_path`` in a sage
+config) is ignored with one WARNING naming them all, while a hetero config refuses an
+unknown key with a ConfigError; relative paths are read from the YAML's folder.  PGL's
 ``meta_path`` is read as edge-type names of the graph (``"u2click2i-i2click2u"``, several
 joined by ``;``): a name the graph does not have is refused with a ValidationError.
 
@@ -74,7 +85,7 @@ __all__ = ["CONFIG_KEYS", "TASKS", "read_config", "train_from_config"]
 logger = logging.getLogger(__name__)
 
 #: Tasks a config can name.
-TASKS = ("walk", "sage", "link")
+TASKS = ("walk", "sage", "link", "hetero")
 
 _COMMON = {"task", "graph", "generate", "seed", "epochs", "batch_size", "lr"}
 _WALK = {"meta_path": "metapath", "walk_len": "walk_len", "walk_times": "walk_times",
@@ -101,10 +112,22 @@ _LINK = {"fanouts": "fanouts", "hidden_size": "hidden", "hidden": "hidden", "fea
          "min_delta": "min_delta"}
 _LINK_SPLIT = {"val_fraction", "test_fraction", "eval_negatives", "split_seed"}
 
-#: The keys each task reads; any other key is ignored with a WARNING naming it.
+_HETERO = {"target": "target", "model": "model", "fanouts": "fanouts",
+           "eval_fanouts": "eval_fanouts", "num_layers": "num_layers",
+           "hidden_size": "hidden", "hidden": "hidden", "heads": "heads", "feat": "feat",
+           "label": "label", "train_mask": "train_mask", "val_mask": "val_mask",
+           "test_mask": "test_mask", "dropout": "dropout", "weight_decay": "weight_decay",
+           "multilabel": "multilabel", "monitor": "monitor", "patience": "patience",
+           "eval_every": "eval_every", "eval_batch_size": "eval_batch_size",
+           "num_trainers": "num_trainers", "trainer_cpus": "trainer_cpus"}
+_HGB = {"hgb", "hgb_test_file", "hgb_val_ratio"}
+
+#: The keys each task reads.  walk and sage ignore any other key with a WARNING naming it
+#: (PGL configs carry keys of their own); hetero refuses it (ConfigError).
 CONFIG_KEYS = {"walk": tuple(sorted(_COMMON | set(_WALK) | _WALK_FLOW)),
                "sage": tuple(sorted(_COMMON | set(_SAGE))),
-               "link": tuple(sorted(_COMMON | set(_LINK) | _LINK_SPLIT))}
+               "link": tuple(sorted(_COMMON | set(_LINK) | _LINK_SPLIT)),
+               "hetero": tuple(sorted(_COMMON | set(_HETERO) | _HGB))}
 _TABLES = {"walk": _WALK, "sage": _SAGE, "link": _LINK}
 
 
@@ -150,10 +173,12 @@ def train_from_config(path: str | os.PathLike[str], *, overrides: dict[str, Any]
     Returns:
         A :class:`~graphshard.examples.walk_embed.WalkEmbeddingResult` (``task: walk``; None
         when ``need_train`` is false), a :class:`~graphshard.examples.sage.TrainResult`
-        (``task: sage``) or a :class:`~graphshard.examples.link.LinkResult` (``task: link``).
+        (``task: sage``), a :class:`~graphshard.examples.link.LinkResult` (``task: link``)
+        or a :class:`~graphshard.examples.hetero.HeteroResult` (``task: hetero``).
 
     Raises:
-        ConfigError: unknown task, a missing graph, or a bad value.
+        ConfigError: unknown task, a missing graph, a bad value, or an unknown key of a
+            hetero config.
         MissingDependencyError: torch or pyyaml is not installed.
     """
     cfg = {**read_config(path), **(overrides or {})}
@@ -163,9 +188,14 @@ def train_from_config(path: str | os.PathLike[str], *, overrides: dict[str, Any]
         raise ConfigError(f"{path}: task must be one of {TASKS}, got {task!r}", path=str(path),
                           field="task")
     ignored = sorted(set(cfg) - set(CONFIG_KEYS[task]))
+    if ignored and task == "hetero":
+        raise ConfigError(f"{path}: unknown keys {ignored} for task 'hetero'; it reads "
+                          f"{list(CONFIG_KEYS[task])}", path=str(path), field=ignored[0])
     if ignored:
         logger.warning("%s: ignoring keys %s: task %r reads only %s", path, ignored, task,
                        list(CONFIG_KEYS[task]))
+    if task == "hetero":
+        return _hetero(cfg, base, path, on_epoch)
     table = _TABLES[task]
     kwargs = {table[k]: v for k, v in cfg.items() if k in table}
     kwargs.update({k: cfg[k] for k in ("seed", "epochs", "batch_size", "lr") if k in cfg})
@@ -200,6 +230,31 @@ def _link(graph: Any, kwargs: dict[str, Any], cfg: dict[str, Any],
         graph = split_edges(graph, **split, num_negatives=int(cfg.get("eval_negatives", 100)),
                             seed=int(cfg.get("split_seed", cfg.get("seed", 0))))
     return train_link(graph, on_epoch=on_epoch, **kwargs)
+def _hetero(cfg: dict[str, Any], base: Path, path: Any, on_epoch: Any) -> Any:
+    """``task: hetero``: train_hetero on ``graph:`` (partitions), ``generate:`` or ``hgb:``
+    (an HGB dataset's .zip or folder, read by :func:`~graphshard.datasets.load_hgb`)."""
+    from .hetero import train_hetero
+
+    kwargs = {_HETERO[k]: v for k, v in cfg.items() if k in _HETERO}
+    kwargs.update({k: cfg[k] for k in ("seed", "epochs", "batch_size", "lr") if k in cfg})
+    sources = [k for k in ("graph", "generate", "hgb") if k in cfg]
+    if len(sources) > 1:
+        raise ConfigError(f"{path}: name the graph once; found {sources}", path=str(path),
+                          field=sources[1])
+    if "hgb" in cfg:
+        from ..datasets import load_hgb
+
+        p = Path(cfg["hgb"])
+        opts = {k[4:]: cfg[k] for k in ("hgb_test_file", "hgb_val_ratio") if k in cfg}
+        ds = load_hgb(p if p.is_absolute() else base / p, **opts)
+        graph: Any = ds.graph
+        kwargs.setdefault("target", ds.target)
+    else:
+        graph = _graph(cfg, base, path)
+    try:
+        return train_hetero(graph, on_epoch=on_epoch, **kwargs)
+    except TypeError as exc:
+        raise ConfigError(f"{path}: {exc}", path=str(path)) from exc
 
 
 def _walk(graph: Any, kwargs: dict[str, Any], cfg: dict[str, Any], base: Path,

@@ -20,13 +20,14 @@ def plot_curves(result: Any, path: str | os.PathLike[str], *, title: str = "") -
     """Draw a training result's curves and write them to ``path`` (PNG, atomically).
 
     A :class:`~graphshard.examples.sage.TrainResult` gives two panels: the mean training loss
-    per epoch, and validation and test accuracy at the evaluated epochs; a
-    :class:`~graphshard.examples.link.LinkResult` the same with its ``monitor`` metric.  A
+    per epoch, and validation and test accuracy at the evaluated epochs; a result with a
+    ``monitor`` (:class:`~graphshard.examples.link.LinkResult`,
+    :class:`~graphshard.examples.hetero.HeteroResult`) the same with that metric.  A
     :class:`~graphshard.examples.walk_embed.WalkEmbeddingResult` gives the loss of every step
     (with a running mean) and the mean loss per epoch.
 
     Args:
-        result: A TrainResult or a WalkEmbeddingResult.
+        result: A TrainResult, HeteroResult or WalkEmbeddingResult.
         path: Output PNG.
         title: Figure title.
 
@@ -98,5 +99,6 @@ def _scores(result: Any) -> tuple[str, str, dict[str, Any]] | None:
         return "cross-entropy", "accuracy", {"val": result.val_acc, "test": result.test_acc}
     if hasattr(result, "monitor"):
         m = result.monitor
-        return "BCE", m, {"val": result.val[m], "test": result.test[m]}
+        return (getattr(result, "loss_name", "BCE"), m,
+                {"val": result.val[m], "test": result.test[m]})
     return None

@@ -1,8 +1,9 @@
 """Several trainers on Ray: one actor per trainer, gradients all-reduced by DDP.
 
 Each trainer is a Ray actor holding a trainer of :data:`TRAINERS` (GraphSAGE node
-classification, :class:`~graphshard.examples.sage_trainer.SageTrainer`, or link prediction,
-:class:`~graphshard.examples.link_trainer.LinkTrainer`) over its own
+classification, :class:`~graphshard.examples.sage_trainer.SageTrainer`, link prediction,
+:class:`~graphshard.examples.link_trainer.LinkTrainer`, or heterogeneous node
+classification, :class:`~graphshard.examples.hetero_trainer.HeteroTrainer`) over its own
 :class:`~graphshard.dist.DistGraph` connection (partitions on the trainer's machine are read
 in-process), with the model wrapped in ``torch.nn.parallel.DistributedDataParallel`` on a
 gloo process group.  Trainer ``r`` takes the training nodes (or edges) of its partitions
@@ -10,7 +11,8 @@ gloo process group.  Trainer ``r`` takes the training nodes (or edges) of its pa
 of steps per epoch (the largest share sets it, smaller shares make smaller batches) so that
 every all-reduce has all ranks.  A trainer class has ``train_epoch(epoch, steps)``,
 ``evaluate()``, ``state()``, ``load_state()``, ``num_train()``, a ``model`` (and ``net``,
-the module its steps call) and a static ``model_from_state(torch, state, kw)``.  The driver
+the module its steps call) and either ``model_spec()`` with a static ``build_model(spec)``
+or a static ``model_from_state(torch, state, kw)``.  The driver
 runs the epoch loop: it starts an epoch on every actor, asks rank 0 to evaluate and for the
 state to checkpoint, and loads a checkpoint into all.
 
@@ -30,13 +32,16 @@ import os
 import socket
 from typing import Any
 
+import numpy as np
+
 from .._util.optional import import_optional
 from ..errors import ServerError, ValidationError
 
 __all__ = ["TRAINERS", "RayTeam", "trainer_class"]
 
 #: Trainer kinds: name -> ``module:class`` (in this package).
-TRAINERS = {"sage": "sage_trainer:SageTrainer", "link": "link_trainer:LinkTrainer"}
+TRAINERS = {"sage": "sage_trainer:SageTrainer", "link": "link_trainer:LinkTrainer",
+            "hetero": "hetero_trainer:HeteroTrainer"}
 
 
 def trainer_class(kind: str) -> Any:
@@ -71,9 +76,14 @@ class _TrainerActor:
         tdist.init_process_group("gloo", init_method=f"tcp://{master[0]}:{master[1]}",
                                  rank=rank, world_size=world)
         self.dg = DistGraph(config, start=False)
-        self.trainer = trainer_class(kind)(self.dg, rank=rank, world=world, **kw)
-        self.trainer.net = torch.nn.parallel.DistributedDataParallel(self.trainer.model)
+        cls = trainer_class(kind)
+        self.trainer = cls(self.dg, rank=rank, world=world, **kw)
+        self.trainer.net = torch.nn.parallel.DistributedDataParallel(
+            self.trainer.model, **getattr(cls, "ddp_options", {}))
         return self.trainer.num_train()
+
+    def model_spec(self) -> dict[str, Any]:
+        return self.trainer.model_spec()
 
     def train_epoch(self, epoch: int, steps: int) -> tuple[float, int]:
         return self.trainer.train_epoch(epoch, steps)
@@ -114,7 +124,11 @@ class RayTeam:
         num_trainers: Trainer actors (DDP world size).
         kw: Keyword arguments of the trainer class (``batch_size`` among them).
         trainer_cpus: CPUs each actor reserves (Ray also sets its thread count to this).
-        trainer: Trainer kind, a key of :data:`TRAINERS`.
+        trainer: Trainer kind, a key of :data:`TRAINERS`.  A trainer class has ``model``
+            (wrapped for DDP with its ``ddp_options``), ``net``, ``train_epoch(epoch,
+            steps)``, ``evaluate()``, ``num_train()``, ``state()``, ``load_state()``, and
+            either ``model_spec()`` with a static ``build_model(spec)`` or a static
+            ``model_from_state(torch, state, kw)``.
 
     A context manager: leaving it stops the actors, and the servers if it started them.
     """
@@ -180,7 +194,12 @@ class RayTeam:
         """A local copy of the trained model (rank 0's parameters)."""
         torch = import_optional("torch", "training")
         state, _ = self.state()
-        return trainer_class(self.kind).model_from_state(torch, state, self.kw)
+        cls = trainer_class(self.kind)
+        if not hasattr(cls, "build_model"):
+            return cls.model_from_state(torch, state, self.kw)
+        model = cls.build_model(self.ray.get(self.actors[0].model_spec.remote()))
+        model.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in state.items()})
+        return model
 
     def close(self) -> None:
         """Stop the actors (and the servers this team started)."""

@@ -31,14 +31,16 @@ from ._sage_model import accuracy, dense, inference, sage_class
 __all__ = ["SageTrainer", "trainer_share"]
 
 def trainer_share(book: Any, train: IdArray, rank: int, world: int, *,
-                  edges: bool = False) -> IdArray:
+                  edges: bool = False, ntype: str | None = None) -> IdArray:
     """The training nodes of trainer ``rank`` of ``world``: those owned by its partitions
-    (with ``edges``, training edge IDs: an edge belongs to its destination's partition).
+    (with ``edges``, training edge IDs: an edge belongs to its destination's partition;
+    ``ntype`` names the nodes' type on a graph with several).
 
     With at least as many partitions as trainers, trainer ``r`` takes the nodes of parts
     ``r, r + world, ...``; with fewer, the trainers of one partition split its nodes into
     equal contiguous runs (``world`` must then be a multiple of the number of parts).
-    ``book`` is a partition book, or None for an unpartitioned graph (equal runs).
+    ``book`` is a partition book, or None for an unpartitioned graph (equal runs);
+    ``train`` holds per-type IDs of ``ntype`` (default: the graph's only node type).
     """
     if world == 1:
         return train
@@ -49,8 +51,9 @@ def trainer_share(book: Any, train: IdArray, rank: int, world: int, *,
         ets = book.canonical_etypes
         owner = np.asarray(book.eid2partid(train, ets[0] if len(ets) == 1 else None))
     else:
-        owner = np.asarray(book.nid2partid(train, book.ntypes[0] if len(book.ntypes) == 1
-                                           else None))
+        if ntype is None:
+            ntype = book.ntypes[0] if len(book.ntypes) == 1 else None
+        owner = np.asarray(book.nid2partid(train, ntype))
     if parts >= world:
         return train[owner % world == rank]
     if world % parts:
@@ -96,10 +99,23 @@ class SageTrainer:
         self.train = trainer_share(book, train, self.rank, int(world))
         in_dim = dense(read_rows(store, nt, feat, all_ids[:1])).shape[1]
         torch.manual_seed(seed)  # the same initial model on every rank
-        self.model = sage_class(torch)(in_dim, int(hidden), int(self.labels.max()) + 1,
-                                        len(self.fanouts), float(dropout))
+        self.spec = {"in_dim": int(in_dim), "hidden": int(hidden),
+                     "out_dim": int(self.labels.max()) + 1, "num_layers": len(self.fanouts),
+                     "dropout": float(dropout)}
+        self.model = self.build_model(self.spec)
         self.net = self.model
         self.opt = torch.optim.Adam(self.model.parameters(), lr=lr, weight_decay=weight_decay)
+
+    @staticmethod
+    def build_model(spec: dict[str, Any]) -> Any:
+        """A new model of ``spec`` (:meth:`model_spec`)."""
+        torch = import_optional("torch", "training")
+        return sage_class(torch)(spec["in_dim"], spec["hidden"], spec["out_dim"],
+                                 spec["num_layers"], spec["dropout"])
+
+    def model_spec(self) -> dict[str, Any]:
+        """The model's constructor arguments (plain data: sent between processes)."""
+        return dict(self.spec)
 
     def _batches(self, epoch: int, steps: int | None) -> list[IdArray]:
         perm = np.random.default_rng(subseed(self.seed, 0, epoch)).permutation(self.train)
@@ -145,16 +161,6 @@ class SageTrainer:
         """Load state dicts whose tensors may be NumPy arrays (from a checkpoint)."""
         self.model.load_state_dict(_to_torch(self.torch, model))
         self.opt.load_state_dict(_to_torch(self.torch, optimizer))
-
-    @staticmethod
-    def model_from_state(torch: Any, state: dict[str, Any], kw: dict[str, Any]) -> Any:
-        """A model built from ``kw`` (this class's keyword arguments) holding ``state``."""
-        layers = sum(1 for k in state if k.startswith("self_lins.") and k.endswith(".weight"))
-        dims = [state[f"self_lins.{i}.weight"].shape for i in range(layers)]
-        model = sage_class(torch)(dims[0][1], kw["hidden"], dims[-1][0], len(dims),
-                                  kw["dropout"])
-        model.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in state.items()})
-        return model
 
 
 def _to_torch(torch: Any, obj: Any) -> Any:

@@ -3,7 +3,8 @@
 Generators are vectorised NumPy, seeded, and registered by name in :data:`GENERATORS` so
 that the CLI's ``--generate NAME:key=value,...`` reads its choices from here.  Loaders read
 local files only (:func:`load_shchur_npz`: the gnn-benchmark ``.npz`` files of Amazon
-Computers/Photo, Coauthor CS/Physics, Cora...); nothing is downloaded.
+Computers/Photo, Coauthor CS/Physics, Cora...; :func:`load_hgb`: the Heterogeneous Graph
+Benchmark's node-classification files); nothing is downloaded.
 """
 
 from __future__ import annotations
@@ -17,12 +18,14 @@ from typing import IO, Any
 
 import numpy as np
 
-from .errors import FormatError, ValidationError
-from .graph import Graph, graph
-from .sparse import SparseRows
-from .typing import IdArray
+from ..errors import FormatError, ValidationError
+from ..graph import Graph, graph
+from ..sparse import SparseRows
+from ..typing import IdArray
+from .hgb import HGBDataset, load_hgb
 
-__all__ = ["GENERATORS", "from_spec", "load_shchur_npz", "rmat", "sbm"]
+__all__ = ["GENERATORS", "HGBDataset", "from_spec", "load_hgb", "load_shchur_npz", "rmat",
+           "sbm"]
 
 
 def _dedup(src: IdArray, dst: IdArray, num_nodes: int) -> tuple[IdArray, IdArray]:

@@ -1,0 +1,131 @@
+"""Heterogeneous node classification on HGB: R-GCN and HGT, one process vs partitions.
+
+    python benchmarks/bench_hetero.py                          # DBLP, both models, 3 seeds
+    python benchmarks/bench_hetero.py --datasets DBLP ACM --epochs 30 --seeds 0 1 2
+
+:func:`graphshard.examples.train_hetero` (PyG ``RGCNConv`` / ``HGTConv`` through PyG's
+``NodeLoader`` on graphshard's PyG backend) with the same hyper-parameters on both sides:
+(1) one process on the whole graph (torch with ``--threads`` threads); (2) ``--trainers``
+trainer processes (Ray actors, 1 CPU each, DDP on gloo) over ``--parts`` METIS partitions
+balanced on node type and training nodes, served by Ray graph servers on this machine.
+HGB's split: label.dat (a seeded 20% held out for validation) and label.dat.test, half of
+HGB's test set: label.dat.test_full's labels are unrelated to the true ones in our copies
+(see :func:`graphshard.datasets.load_hgb`).  The published rows (HGB, Lv et al. 2021) are on
+the full test set.  Scores: test Macro-/Micro-F1 (%) at the epoch of best validation
+Macro-F1, mean +/- sd over seeds; epoch seconds: median training seconds of an epoch
+(evaluation excluded, the first epoch dropped).  Needs torch, torch_geometric and ray.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "hgb"
+PUBLISHED = {("DBLP", "rgcn"): (91.52, 92.07), ("DBLP", "hgt"): (93.01, 93.49)}
+MODEL_KW = {
+    "rgcn": dict(fanouts=[10, 10], hidden=64, batch_size=64, lr=5e-3, dropout=0.3,
+                 weight_decay=1e-4),
+    "hgt": dict(fanouts=[10, 10], hidden=64, heads=4, batch_size=64, lr=5e-3, dropout=0.3,
+                weight_decay=1e-4),
+}
+
+
+def _epoch_seconds(seconds: list[float]) -> float:
+    return float(np.median(seconds[1:] if len(seconds) > 1 else seconds))
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--datasets", nargs="+", default=["DBLP"])
+    p.add_argument("--models", nargs="+", default=["rgcn", "hgt"], choices=list(MODEL_KW))
+    p.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    p.add_argument("--epochs", type=int, default=30)
+    p.add_argument("--parts", type=int, default=4)
+    p.add_argument("--trainers", type=int, default=2)
+    p.add_argument("--threads", type=int, default=2, help="torch threads of the 1-process run")
+    args = p.parse_args()
+
+    import ray
+    import torch
+
+    import graphshard as gs
+    from graphshard._util.ray import init_ray  # a local Ray on loopback only
+    from graphshard.examples import train_hetero
+
+    torch.set_num_threads(args.threads)
+    os.environ.setdefault("RAY_worker_niceness", "0")  # as bench_train.py: same priority
+    init_ray(ray, num_cpus=args.trainers, include_dashboard=False, log_to_driver=False)
+    print(f"torch {torch.__version__}, python {platform.python_version()}, {os.cpu_count()} "
+          f"CPUs, epochs {args.epochs}, seeds {args.seeds}", flush=True)
+    rows = []
+    for name in args.datasets:
+        ds = gs.datasets.load_hgb(SHARED / f"{name}.zip")
+        g, target = ds.graph, ds.target
+        print(f"{name}: {g.num_nodes()} nodes, {g.num_edges()} edges, target {target}, "
+              f"{int(g.nodes[target].data['train_mask'].sum())} train nodes", flush=True)
+        # balance: one weight class per node type, training nodes of the target a class of
+        # their own (so each trainer's partitions hold about the same number)
+        kinds = [np.full(g.num_nodes(t), i) for i, t in enumerate(g.ntypes)]
+        kinds[g.ntypes.index(target)][g.nodes[target].data["train_mask"]] = len(g.ntypes)
+        out = tempfile.mkdtemp(prefix=f"bench-hetero-{name}-")
+        t0 = time.perf_counter()
+        gs.partition_graph(g, name, args.parts, out, part_method="metis",
+                           balance_ntypes=np.concatenate(kinds))
+        print(f"  partitioned into {args.parts} in {time.perf_counter() - t0:.1f} s", flush=True)
+        config = f"{out}/{name}.json"
+        handle = gs.dist.serve(config)
+        try:
+            for model in args.models:
+                res: dict[str, list] = {"local": [], "dist": []}
+                for seed in args.seeds:
+                    kw = dict(MODEL_KW[model], model=model, target=target, epochs=args.epochs,
+                              seed=seed)
+                    for key in ("local", "dist"):
+                        r = (train_hetero(g, **kw) if key == "local" else
+                             train_hetero(config, num_trainers=args.trainers, **kw))
+                        res[key].append((100 * r.test_macro_f1, 100 * r.test_micro_f1,
+                                         _epoch_seconds(r.seconds), r.best_epoch))
+                        print(f"  {model} seed {seed} {key}: macro {res[key][-1][0]:.2f} "
+                              f"micro {res[key][-1][1]:.2f} epoch {res[key][-1][2]:.2f} s "
+                              f"best epoch {r.best_epoch}", flush=True)
+                rows += _rows(name, model, res, args)
+        finally:
+            handle.shutdown()
+    ray.shutdown()
+    _print(rows)
+
+
+def _rows(name: str, model: str, res: dict[str, list], args: argparse.Namespace
+          ) -> list[tuple[str, ...]]:
+    a, b = np.array(res["local"]), np.array(res["dist"])
+    f = lambda x: f"{x.mean():.2f} +/- {x.std():.2f}"  # noqa: E731
+    rows = [(name, model, "1 process, whole graph", f(a[:, 0]), f(a[:, 1]),
+             f"{np.median(a[:, 2]):.2f}"),
+            (name, model, f"{args.trainers} trainers, {args.parts} parts", f(b[:, 0]),
+             f(b[:, 1]), f"{np.median(b[:, 2]):.2f}"),
+            (name, model, "difference (dist - 1 process)",
+             f"{b[:, 0].mean() - a[:, 0].mean():+.2f}", f"{b[:, 1].mean() - a[:, 1].mean():+.2f}",
+             f"x{np.median(b[:, 2]) / np.median(a[:, 2]):.2f}")]
+    if (name, model) in PUBLISHED:
+        ma, mi = PUBLISHED[(name, model)]
+        rows.append((name, model, "published (HGB, full test set)", f"{ma:.2f}", f"{mi:.2f}",
+                     ""))
+    return rows
+
+
+def _print(rows: list[tuple[str, ...]]) -> None:
+    head = ("dataset", "model", "run", "Macro-F1", "Micro-F1", "epoch s")
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    for r in [head, *rows]:
+        print(" | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))
+
+
+if __name__ == "__main__":
+    main()
