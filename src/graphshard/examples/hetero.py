@@ -38,19 +38,16 @@ Example:
 from __future__ import annotations
 
 import logging
-import math
 import os
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._util.progress import progress
 from ..errors import ValidationError
 from ..store import feature_key
 from ._common import open_store
 from ._hetero_model import MODELS
-from .epochs import LocalTeam
+from .epochs import LocalTeam, as_ints, run_epochs
 from .hetero_trainer import METRICS, HeteroTrainer
 
 __all__ = ["HeteroResult", "train_hetero"]
@@ -298,55 +295,15 @@ def train_hetero(store_or_config: Any, *, target: str | None = None, model: str 
         return _run(LocalTeam(trainer), **run)
 
 
-def _best(val: list[float]) -> int:
-    """The first epoch of the highest validation score (the last epoch without scores)."""
-    best, top = -1, -math.inf
-    for e, v in enumerate(val):
-        if v == v and v > top:  # v == v: not NaN
-            best, top = e, v
-    return best if best >= 0 else len(val) - 1
-
-
 def _run(team: Any, *, epochs: int, eval_every: int, monitor: str, patience: int | None,
          on_epoch: Any) -> HeteroResult:
-    """The epoch loop: train, evaluate, keep the best validation epoch, stop early.
-
-    ``team`` has ``train_epoch(epoch)``, ``evaluate() -> {metric: (val, test)}``,
-    ``model()`` (and ``state()``/``load_state()``/``close()``, unused here): the interface
-    of the shared epoch loop being written for issue 26, which can replace this one.
-    """
-    keys = ["losses", *(f"{s}_{m}" for m in METRICS for s in ("val", "test")), "seconds",
-            "eval_seconds", "samples"]
-    hist: dict[str, list[float]] = {k: [] for k in keys}
-    val = hist[f"val_{monitor}"]
-    stopped = False
-    for epoch in progress(range(epochs), desc="epochs", total=epochs, unit="epoch"):
-        t0 = time.perf_counter()
-        total, count = team.train_epoch(epoch)
-        hist["seconds"].append(time.perf_counter() - t0)
-        hist["losses"].append(total / max(count, 1))
-        hist["samples"].append(count)
-        t1 = time.perf_counter()
-        due = (epoch + 1) % eval_every == 0 or epoch + 1 == epochs
-        scores = team.evaluate() if due else {}
-        for m in METRICS:
-            v, t = scores.get(m, (float("nan"), float("nan")))
-            hist[f"val_{m}"].append(float(v))
-            hist[f"test_{m}"].append(float(t))
-        hist["eval_seconds"].append(time.perf_counter() - t1)
-        logger.info("train_hetero epoch %d: loss %.4f, val micro/macro-F1 %.4f/%.4f, test "
-                    "%.4f/%.4f, %.1f s train, %.1f s eval", epoch, hist["losses"][-1],
-                    hist["val_micro_f1"][-1], hist["val_macro_f1"][-1],
-                    hist["test_micro_f1"][-1], hist["test_macro_f1"][-1], hist["seconds"][-1],
-                    hist["eval_seconds"][-1])
-        if on_epoch is not None:
-            on_epoch(epoch, {"loss": hist["losses"][-1], **{k: hist[k][-1] for k in keys[1:]}})
-        if (patience is not None and due and val[-1] == val[-1]
-                and epoch - _best(val) >= patience and epoch + 1 < epochs):
-            stopped = True
-            break
-    net = team.model()
-    return HeteroResult(hist["losses"], hist["val_micro_f1"], hist["val_macro_f1"],
-                        hist["test_micro_f1"], hist["test_macro_f1"], hist["seconds"],
-                        hist["eval_seconds"], [int(s) for s in hist["samples"]], _best(val),
-                        monitor, stopped, bool(net.spec["multilabel"]), net)
+    """The shared epoch loop (:func:`~graphshard.examples.epochs.run_epochs`) and its
+    history as a HeteroResult."""
+    run = run_epochs(team, epochs=epochs, eval_every=eval_every, metrics=METRICS,
+                     monitor=monitor, patience=patience, on_epoch=on_epoch,
+                     what="train_hetero")
+    h, net = run.history, run.model
+    return HeteroResult(h["losses"], h["val_micro_f1"], h["val_macro_f1"], h["test_micro_f1"],
+                        h["test_macro_f1"], h["seconds"], h["eval_seconds"],
+                        as_ints(h["samples"]), run.best_epoch, monitor, run.stopped_early,
+                        bool(net.spec["multilabel"]), net)
