@@ -11,9 +11,13 @@ balanced on node type and training nodes, served by Ray graph servers on this ma
 HGB's split: label.dat (a seeded 20% held out for validation) and label.dat.test, half of
 HGB's test set: label.dat.test_full's labels are unrelated to the true ones in our copies
 (see :func:`graphshard.datasets.load_hgb`).  The published rows (HGB, Lv et al. 2021) are on
-the full test set.  Scores: test Macro-/Micro-F1 (%) at the epoch of best validation
-Macro-F1, mean +/- sd over seeds; epoch seconds: median training seconds of an epoch
-(evaluation excluded, the first epoch dropped).  Needs torch, torch_geometric and ray.
+the full test set.  With ``--dgl-python`` (the DGL 2.1 venv of ``../shared/bench/README.md``)
+R-GCN also runs as DGL's mini-batch R-GCN (``benchmarks/dgl_rgcn.py``: HeteroGraphConv of
+GraphConv per relation) with the same fanouts, width, batch, optimiser settings, epochs and
+seeds, in its own process with the same torch thread count.  Scores: test Macro-/Micro-F1
+(%) at the epoch of best validation Macro-F1, mean +/- sd over seeds; epoch seconds: median
+training seconds of an epoch (evaluation excluded, the first epoch dropped).  Needs torch,
+torch_geometric and ray.
 """
 
 from __future__ import annotations
@@ -50,6 +54,8 @@ def main() -> None:
     p.add_argument("--parts", type=int, default=4)
     p.add_argument("--trainers", type=int, default=2)
     p.add_argument("--threads", type=int, default=2, help="torch threads of the 1-process run")
+    p.add_argument("--dgl-python", default=None,
+                   help="python of the DGL 2.1 venv: add DGL's R-GCN as the peer row")
     args = p.parse_args()
 
     import ray
@@ -96,6 +102,8 @@ def main() -> None:
                               f"micro {res[key][-1][1]:.2f} epoch {res[key][-1][2]:.2f} s "
                               f"best epoch {r.best_epoch}", flush=True)
                 rows += _rows(name, model, res, args)
+                if model == "rgcn" and args.dgl_python:
+                    rows.append(_dgl_row(name, args))
         finally:
             handle.shutdown()
     ray.shutdown()
@@ -118,6 +126,33 @@ def _rows(name: str, model: str, res: dict[str, list], args: argparse.Namespace
         rows.append((name, model, "published (HGB, full test set)", f"{ma:.2f}", f"{mi:.2f}",
                      ""))
     return rows
+
+
+def _dgl_row(name: str, args: argparse.Namespace) -> tuple[str, ...]:
+    """DGL 2.1's R-GCN with the same settings, one subprocess per seed in the peer venv."""
+    import json
+    import subprocess
+
+    kw = MODEL_KW["rgcn"]
+    out = []
+    for seed in args.seeds:
+        cmd = [args.dgl_python, str(Path(__file__).with_name("dgl_rgcn.py")),
+               str(SHARED / f"{name}.zip"), "--fanouts", ",".join(map(str, kw["fanouts"])),
+               "--hidden", str(kw["hidden"]), "--batch-size", str(kw["batch_size"]),
+               "--lr", str(kw["lr"]), "--dropout", str(kw["dropout"]), "--weight-decay",
+               str(kw["weight_decay"]), "--epochs", str(args.epochs), "--seed", str(seed),
+               "--threads", str(args.threads)]
+        done = subprocess.run(cmd, capture_output=True, text=True, check=True,
+                              env={**os.environ, "DGLBACKEND": "pytorch"})
+        r = json.loads(done.stdout.strip().splitlines()[-1])
+        out.append((100 * r["test_macro_f1"], 100 * r["test_micro_f1"],
+                    _epoch_seconds(r["epoch_seconds"])))
+        print(f"  rgcn seed {seed} DGL: macro {out[-1][0]:.2f} micro {out[-1][1]:.2f} epoch "
+              f"{out[-1][2]:.2f} s ({r['peer']})", flush=True)
+    a = np.array(out)
+    f = lambda x: f"{x.mean():.2f} +/- {x.std():.2f}"  # noqa: E731
+    return (name, "rgcn", "DGL 2.1 R-GCN, 1 process", f(a[:, 0]), f(a[:, 1]),
+            f"{np.median(a[:, 2]):.2f}")
 
 
 def _print(rows: list[tuple[str, ...]]) -> None:
