@@ -41,6 +41,6 @@ def shop_store(request, shop2: Stores) -> Any:
         yield gs.dist.assemble_graph(shop2.config)
         return
     request.getfixturevalue("ray_cluster")
-    dg = gs.dist.DistGraph(shop2.config, colocate=(), timeout=30.0)
+    dg = gs.dist.DistGraph(shop2.config, colocate=(), timeout=120.0)
     yield dg
     dg.close()
