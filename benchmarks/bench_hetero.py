@@ -36,7 +36,7 @@ PUBLISHED = {("DBLP", "rgcn"): (91.52, 92.07), ("DBLP", "hgt"): (93.01, 93.49)}
 MODEL_KW = {
     "rgcn": dict(fanouts=[10, 10], hidden=64, batch_size=64, lr=5e-3, dropout=0.3,
                  weight_decay=1e-4),
-    "hgt": dict(fanouts=[10, 10], hidden=64, heads=4, batch_size=64, lr=5e-3, dropout=0.3,
+    "hgt": dict(fanouts=[10, 10], hidden=64, heads=4, batch_size=64, lr=1e-3, dropout=0.3,
                 weight_decay=1e-4),
 }
 
