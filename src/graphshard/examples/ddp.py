@@ -11,8 +11,8 @@ gloo process group.  Trainer ``r`` takes the training nodes (or edges) of its pa
 of steps per epoch (the largest share sets it, smaller shares make smaller batches) so that
 every all-reduce has all ranks.  A trainer class has ``train_epoch(epoch, steps)``,
 ``evaluate()``, ``state()``, ``load_state()``, ``num_train()``, a ``model`` (and ``net``,
-the module its steps call) and either ``model_spec()`` with a static ``build_model(spec)``
-or a static ``model_from_state(torch, state, kw)``.  The driver
+the module its steps call), ``model_spec()`` and a static ``build_model(spec)``
+(:class:`~graphshard.examples.trainer_base.TrainerBase`).  The driver
 runs the epoch loop: it starts an epoch on every actor, asks rank 0 to evaluate and for the
 state to checkpoint, and loads a checkpoint into all.
 
@@ -32,10 +32,9 @@ import os
 import socket
 from typing import Any
 
-import numpy as np
-
 from .._util.optional import import_optional
 from ..errors import ServerError, ValidationError
+from .trainer_base import to_torch_state
 
 __all__ = ["TRAINERS", "RayTeam", "trainer_class"]
 
@@ -126,9 +125,8 @@ class RayTeam:
         trainer_cpus: CPUs each actor reserves (Ray also sets its thread count to this).
         trainer: Trainer kind, a key of :data:`TRAINERS`.  A trainer class has ``model``
             (wrapped for DDP with its ``ddp_options``), ``net``, ``train_epoch(epoch,
-            steps)``, ``evaluate()``, ``num_train()``, ``state()``, ``load_state()``, and
-            either ``model_spec()`` with a static ``build_model(spec)`` or a static
-            ``model_from_state(torch, state, kw)``.
+            steps)``, ``evaluate()``, ``num_train()``, ``state()``, ``load_state()``,
+            ``model_spec()`` and a static ``build_model(spec)``.
 
     A context manager: leaving it stops the actors, and the servers if it started them.
     """
@@ -195,10 +193,8 @@ class RayTeam:
         torch = import_optional("torch", "training")
         state, _ = self.state()
         cls = trainer_class(self.kind)
-        if not hasattr(cls, "build_model"):
-            return cls.model_from_state(torch, state, self.kw)
         model = cls.build_model(self.ray.get(self.actors[0].model_spec.remote()))
-        model.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in state.items()})
+        model.load_state_dict(to_torch_state(torch, state))
         return model
 
     def close(self) -> None:

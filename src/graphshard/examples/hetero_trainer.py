@@ -28,6 +28,7 @@ from ._common import node_ids, read_rows, subseed
 from ._hetero_model import hetero_class
 from .metrics import f1_scores
 from .sage_trainer import trainer_share
+from .trainer_base import TrainerBase
 
 __all__ = ["HeteroTrainer", "label_kind"]
 
@@ -51,7 +52,7 @@ def label_kind(labels: np.ndarray, multilabel: bool | None, what: str) -> bool:
     return two_d
 
 
-class HeteroTrainer:
+class HeteroTrainer(TrainerBase):
     """One R-GCN / HGT trainer: its store, loaders, model, optimizer and training nodes
     (its :func:`~graphshard.examples.sage_trainer.trainer_share` of ``train_mask`` as rank
     ``rank`` of ``world``).  Arguments as :func:`~graphshard.examples.hetero.train_hetero`;
@@ -131,10 +132,6 @@ class HeteroTrainer:
         torch = import_optional("torch", "training")
         return hetero_class(torch)(spec)
 
-    def model_spec(self) -> dict[str, Any]:
-        """The model's constructor arguments (plain data: sent between processes)."""
-        return dict(self.spec)
-
     def _loader(self, sampler: Any, ids: IdArray, batches: list[Any]) -> Any:
         from torch_geometric.loader import NodeLoader
 
@@ -206,18 +203,3 @@ class HeteroTrainer:
             scores.append(f1_scores(truth, self.predict(ids)))
         return {"micro_f1": (scores[0].micro, scores[1].micro),
                 "macro_f1": (scores[0].macro, scores[1].macro)}
-
-    def num_train(self) -> int:
-        """Training nodes of this trainer."""
-        return len(self.train)
-
-    def state(self) -> tuple[dict[str, Any], dict[str, Any]]:
-        """(model, optimizer) state dicts."""
-        return self.model.state_dict(), self.opt.state_dict()
-
-    def load_state(self, model: dict[str, Any], optimizer: dict[str, Any]) -> None:
-        """Load state dicts whose tensors may be NumPy arrays (from a checkpoint)."""
-        from .sage_trainer import _to_torch
-
-        self.model.load_state_dict(_to_torch(self.torch, model))
-        self.opt.load_state_dict(_to_torch(self.torch, optimizer))

@@ -27,11 +27,12 @@ from ..errors import ValidationError
 from ..sampling import reverse_edge_ids, sample_link_batch
 from ..store import as_store
 from ..typing import IdArray
-from ._common import subseed, the_ntype
+from ._common import read_rows, subseed, the_ntype
 from ._link_model import DECODERS, evaluate_link, link_class
 from ._sage_model import dense
 from .link_split import LinkEval
-from .sage_trainer import _to_torch, trainer_share
+from .sage_trainer import trainer_share
+from .trainer_base import TrainerBase
 
 __all__ = ["EXCLUDE_CHOICES", "LinkTrainer", "link_metric_names"]
 
@@ -44,7 +45,7 @@ def link_metric_names(hits: Sequence[int]) -> tuple[str, ...]:
     return ("auc", "mrr", *(f"hits@{int(k)}" for k in hits))
 
 
-class LinkTrainer:
+class LinkTrainer(TrainerBase):
     """One link-prediction trainer over a store (a Graph or GraphStore of the training
     graph), with the held-out edges ``held_out`` in the store's node IDs (None: no
     evaluation; metrics are NaN).  Rank ``rank`` of ``world`` trains on the edges of its
@@ -86,12 +87,21 @@ class LinkTrainer:
         book = store.get_partition_book() if hasattr(store, "get_partition_book") else None
         self.train = trainer_share(book, np.arange(m, dtype=np.int64), self.rank, int(world),
                                    edges=True)
-        in_dim = dense(store.node_features(nt, feat, np.zeros(1, np.int64))).shape[1]
+        in_dim = dense(read_rows(store, nt, feat, np.zeros(1, np.int64))).shape[1]
         torch.manual_seed(seed)  # the same initial model on every rank
-        self.model = link_class(torch)(in_dim, int(hidden), len(self.fanouts), float(dropout),
-                                       decoder)
+        self.spec = {"in_dim": int(in_dim), "hidden": int(hidden),
+                     "num_layers": len(self.fanouts), "dropout": float(dropout),
+                     "decoder": decoder}
+        self.model = self.build_model(self.spec)
         self.net = self.model
         self.opt = torch.optim.Adam(self.model.parameters(), lr=lr, weight_decay=weight_decay)
+
+    @staticmethod
+    def build_model(spec: dict[str, Any]) -> Any:
+        """A new model of ``spec`` (:meth:`model_spec`)."""
+        torch = import_optional("torch", "training")
+        return link_class(torch)(spec["in_dim"], spec["hidden"], spec["num_layers"],
+                                 spec["dropout"], spec["decoder"])
 
     def _check_held_out(self, n: int) -> None:
         if self.held_out is None:
@@ -143,25 +153,3 @@ class LinkTrainer:
         out = evaluate_link(self.torch, self.model, self.store, self.nt, self.feat,
                             {"val": self.held_out.val, "test": self.held_out.test}, self.hits)
         return {m: (out["val"][m], out["test"][m]) for m in names}
-
-    def num_train(self) -> int:
-        """Training edges of this trainer."""
-        return len(self.train)
-
-    def state(self) -> tuple[dict[str, Any], dict[str, Any]]:
-        """(model, optimizer) state dicts."""
-        return self.model.state_dict(), self.opt.state_dict()
-
-    def load_state(self, model: dict[str, Any], optimizer: dict[str, Any]) -> None:
-        """Load state dicts whose tensors may be NumPy arrays (from a checkpoint)."""
-        self.model.load_state_dict(_to_torch(self.torch, model))
-        self.opt.load_state_dict(_to_torch(self.torch, optimizer))
-
-    @staticmethod
-    def model_from_state(torch: Any, state: dict[str, Any], kw: dict[str, Any]) -> Any:
-        """A model built from ``kw`` (this class's keyword arguments) holding ``state``."""
-        w = state["encoder.self_lins.0.weight"]
-        model = link_class(torch)(int(w.shape[1]), kw["hidden"], len(kw["fanouts"]),
-                                  kw["dropout"], kw["decoder"])
-        model.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in state.items()})
-        return model

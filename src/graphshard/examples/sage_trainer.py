@@ -27,6 +27,7 @@ from ..store import as_store
 from ..typing import IdArray
 from ._common import node_ids, read_rows, subseed, the_ntype
 from ._sage_model import accuracy, dense, inference, sage_class
+from .trainer_base import TrainerBase
 
 __all__ = ["SageTrainer", "trainer_share"]
 
@@ -64,7 +65,7 @@ def trainer_share(book: Any, train: IdArray, rank: int, world: int, *,
     return np.array_split(own, world // parts)[rank // parts]
 
 
-class SageTrainer:
+class SageTrainer(TrainerBase):
     """One GraphSAGE trainer: its store (a Graph or GraphStore), model, optimizer and
     training nodes (its :func:`trainer_share` of ``train_mask`` as rank ``rank`` of ``world``).
 
@@ -113,10 +114,6 @@ class SageTrainer:
         return sage_class(torch)(spec["in_dim"], spec["hidden"], spec["out_dim"],
                                  spec["num_layers"], spec["dropout"])
 
-    def model_spec(self) -> dict[str, Any]:
-        """The model's constructor arguments (plain data: sent between processes)."""
-        return dict(self.spec)
-
     def _batches(self, epoch: int, steps: int | None) -> list[IdArray]:
         perm = np.random.default_rng(subseed(self.seed, 0, epoch)).permutation(self.train)
         if steps is None:
@@ -148,27 +145,3 @@ class SageTrainer:
         pred = inference(self.torch, self.model, self.store, self.nt, self.feat).argmax(1)
         return {"acc": (accuracy(pred, self.labels, self.val),
                         accuracy(pred, self.labels, self.test))}
-
-    def num_train(self) -> int:
-        """Training nodes of this trainer."""
-        return len(self.train)
-
-    def state(self) -> tuple[dict[str, Any], dict[str, Any]]:
-        """(model, optimizer) state dicts."""
-        return self.model.state_dict(), self.opt.state_dict()
-
-    def load_state(self, model: dict[str, Any], optimizer: dict[str, Any]) -> None:
-        """Load state dicts whose tensors may be NumPy arrays (from a checkpoint)."""
-        self.model.load_state_dict(_to_torch(self.torch, model))
-        self.opt.load_state_dict(_to_torch(self.torch, optimizer))
-
-
-def _to_torch(torch: Any, obj: Any) -> Any:
-    if isinstance(obj, np.ndarray):
-        return torch.from_numpy(np.array(obj))
-    if isinstance(obj, dict):
-        return {k: _to_torch(torch, v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_to_torch(torch, v) for v in obj]
-    return obj
-
