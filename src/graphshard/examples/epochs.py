@@ -39,8 +39,8 @@ import numpy as np
 from .._util.progress import progress
 from ..errors import ValidationError
 
-__all__ = ["EpochRun", "LocalTeam", "Team", "as_ints", "at_epoch", "best_epoch", "check_stopping",
-           "finite", "run_epochs", "should_stop"]
+__all__ = ["EpochRun", "LocalTeam", "ScoredEpochs", "Team", "as_ints", "at_epoch", "best_epoch",
+           "check_stopping", "finite", "run_epochs", "should_stop", "value_at"]
 
 logger = logging.getLogger(__name__)
 
@@ -259,6 +259,58 @@ def at_epoch(history: dict[str, list[float]], metrics: Sequence[str], epoch: int
         col = history.get(f"{split}_{m}", [])
         out[m] = float(col[epoch]) if 0 <= epoch < len(col) else float("nan")
     return out
+
+
+class ScoredEpochs:
+    """Table and summary of a result with per-metric ``val`` / ``test`` lists (mixed into
+    :class:`~graphshard.examples.link.LinkResult` and
+    :class:`~graphshard.examples.hetero.HeteroResult`): it reads ``losses``, ``val``,
+    ``test``, ``samples``, ``seconds``, ``eval_seconds``, ``best_epoch``, ``monitor`` and
+    ``stopped_early``."""
+
+    losses: list[float]
+    samples: list[int]
+    seconds: list[float]
+    eval_seconds: list[float]
+    best_epoch: int
+    monitor: str
+    stopped_early: bool
+    val: Any
+    test: Any
+
+    @property
+    def val_at_best(self) -> dict[str, float]:
+        """Validation metrics at ``best_epoch`` (NaN where not evaluated)."""
+        return {m: value_at(v, self.best_epoch) for m, v in self.val.items()}
+
+    @property
+    def test_at_best_val(self) -> dict[str, float]:
+        """Test metrics at ``best_epoch``."""
+        return {m: value_at(v, self.best_epoch) for m, v in self.test.items()}
+
+    def columns(self) -> dict[str, list[Any]]:
+        """Per-epoch columns for a table: loss, each validation and test metric, examples,
+        seconds."""
+        out: dict[str, list[Any]] = {"losses": self.losses}
+        for m in self.val:
+            out[f"val_{m}"] = self.val[m]
+            out[f"test_{m}"] = self.test[m]
+        out.update(samples=self.samples, seconds=self.seconds, eval_seconds=self.eval_seconds)
+        return out
+
+    def summary(self) -> dict[str, Any]:
+        """JSON-able summary: epochs run, best epoch (0-based), validation and test metrics
+        there (None when not measured), the monitor, whether the run stopped early."""
+        return {"epochs": len(self.losses), "best_epoch": self.best_epoch,
+                "monitor": self.monitor,
+                "val": {m: finite(v) for m, v in self.val_at_best.items()},
+                "test": {m: finite(v) for m, v in self.test_at_best_val.items()},
+                "stopped_early": self.stopped_early}
+
+
+def value_at(xs: Sequence[float], i: int) -> float:
+    """``xs[i]`` as a float, NaN when ``i`` is out of range."""
+    return float(xs[i]) if 0 <= i < len(xs) else float("nan")
 
 
 def finite(x: float) -> float | None:

@@ -47,7 +47,7 @@ from ..errors import ValidationError
 from ..store import feature_key
 from ._common import open_store
 from ._hetero_model import MODELS
-from .epochs import LocalTeam, as_ints, run_epochs
+from .epochs import LocalTeam, ScoredEpochs, as_ints, run_epochs, value_at
 from .hetero_trainer import METRICS, HeteroTrainer
 
 __all__ = ["HeteroResult", "train_hetero"]
@@ -56,7 +56,7 @@ logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class HeteroResult:
+class HeteroResult(ScoredEpochs):
     """What :func:`train_hetero` returns.
 
     Attributes:
@@ -91,12 +91,12 @@ class HeteroResult:
     @property
     def test_micro_f1(self) -> float:
         """Test Micro-F1 at :attr:`best_epoch`."""
-        return _at(self.test_micro_f1_history, self.best_epoch)
+        return value_at(self.test_micro_f1_history, self.best_epoch)
 
     @property
     def test_macro_f1(self) -> float:
         """Test Macro-F1 at :attr:`best_epoch`."""
-        return _at(self.test_macro_f1_history, self.best_epoch)
+        return value_at(self.test_macro_f1_history, self.best_epoch)
 
     @property
     def val(self) -> dict[str, list[float]]:
@@ -114,26 +114,6 @@ class HeteroResult:
         """The training loss: ``BCE`` (multi-label) or ``cross-entropy``."""
         return "BCE" if self.multilabel else "cross-entropy"
 
-    def columns(self) -> dict[str, list[Any]]:
-        """Per-epoch columns for a table: loss, validation and test scores, nodes, seconds."""
-        out: dict[str, list[Any]] = {"losses": self.losses}
-        for m in self.val:
-            out[f"val_{m}"] = self.val[m]
-            out[f"test_{m}"] = self.test[m]
-        out.update(samples=self.samples, seconds=self.seconds, eval_seconds=self.eval_seconds)
-        return out
-
-    def summary(self) -> dict[str, Any]:
-        """JSON-able summary: epochs run, best epoch (0-based), validation and test scores
-        there (None when not measured), the monitor, whether the run stopped early."""
-        def at(xs: list[float]) -> float | None:
-            v = _at(xs, self.best_epoch)
-            return None if v != v else v
-
-        return {"epochs": len(self.losses), "best_epoch": self.best_epoch,
-                "monitor": self.monitor, "val": {m: at(v) for m, v in self.val.items()},
-                "test": {m: at(v) for m, v in self.test.items()},
-                "stopped_early": self.stopped_early}
 
     @property
     def epoch_seconds(self) -> float:
@@ -146,8 +126,6 @@ class HeteroResult:
                 f"test_macro_f1={self.test_macro_f1:.4f}, seconds={sum(self.seconds):.1f})")
 
 
-def _at(xs: list[float], i: int) -> float:
-    return float(xs[i]) if 0 <= i < len(xs) else float("nan")
 
 
 def _fanouts(name: str, values: Any, num_layers: int | None) -> list[int]:

@@ -33,7 +33,7 @@ from typing import Any
 from ..errors import ValidationError
 from ._common import open_store
 from .checkpoint import resume_checkpoint
-from .epochs import LocalTeam, as_ints, check_stopping, finite, run_epochs
+from .epochs import LocalTeam, ScoredEpochs, as_ints, check_stopping, run_epochs
 from .link_split import EdgeSplit, LinkEval
 from .link_trainer import LinkTrainer, link_metric_names
 
@@ -41,7 +41,7 @@ __all__ = ["LinkResult", "train_link"]
 
 
 @dataclass(frozen=True)
-class LinkResult:
+class LinkResult(ScoredEpochs):
     """What :func:`train_link` returns.
 
     Attributes:
@@ -69,34 +69,6 @@ class LinkResult:
     stopped_early: bool
     model: Any = field(repr=False, compare=False)
 
-    @property
-    def val_at_best(self) -> dict[str, float]:
-        """Validation metrics at :attr:`best_epoch`."""
-        return {m: _at(v, self.best_epoch) for m, v in self.val.items()}
-
-    @property
-    def test_at_best_val(self) -> dict[str, float]:
-        """Test metrics at :attr:`best_epoch`."""
-        return {m: _at(v, self.best_epoch) for m, v in self.test.items()}
-
-    def columns(self) -> dict[str, list[Any]]:
-        """Per-epoch columns for a table: loss, each validation and test metric, edges,
-        seconds."""
-        out: dict[str, list[Any]] = {"losses": self.losses}
-        for m in self.val:
-            out[f"val_{m}"] = self.val[m]
-            out[f"test_{m}"] = self.test[m]
-        out.update(samples=self.samples, seconds=self.seconds, eval_seconds=self.eval_seconds)
-        return out
-
-    def summary(self) -> dict[str, Any]:
-        """JSON-able summary: epochs run, best epoch (0-based), validation and test metrics
-        there (None when not measured), the monitor, whether the run stopped early."""
-        return {"epochs": len(self.losses), "best_epoch": self.best_epoch,
-                "monitor": self.monitor,
-                "val": {m: finite(v) for m, v in self.val_at_best.items()},
-                "test": {m: finite(v) for m, v in self.test_at_best_val.items()},
-                "stopped_early": self.stopped_early}
 
     def __repr__(self) -> str:
         test = self.test_at_best_val
@@ -106,8 +78,6 @@ class LinkResult:
                 f"stopped_early={self.stopped_early}, seconds={sum(self.seconds):.1f})")
 
 
-def _at(xs: list[float], i: int) -> float:
-    return float(xs[i]) if 0 <= i < len(xs) else float("nan")
 
 
 def _params(kw: dict[str, Any], num_trainers: int) -> dict[str, Any]:
