@@ -25,21 +25,9 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import tempfile
 import time
 
 import numpy as np
-
-
-def _prepare(args: argparse.Namespace) -> str:
-    import graphshard as gs
-
-    out = args.out or tempfile.mkdtemp(prefix="bench_pyg_")
-    cfg = f"{out}/bench.json"
-    if not os.path.exists(cfg):
-        g = gs.datasets.rmat(args.nodes, args.edges, seed=0, num_features=100)
-        gs.partition_graph(g, "bench", args.parts, out, part_method="random")
-    return cfg
 
 
 def main() -> None:
@@ -47,6 +35,7 @@ def main() -> None:
     ap.add_argument("--nodes", type=int, default=1_000_000)
     ap.add_argument("--edges", type=int, default=10_000_000)
     ap.add_argument("--parts", type=int, default=4)
+    ap.add_argument("--method", default="random", help="partition method")
     ap.add_argument("--batches", type=int, default=20)
     ap.add_argument("--batch-size", type=int, default=1024)
     ap.add_argument("--prefetch", type=int, default=8, help="BlockLoader batches in flight")
@@ -61,6 +50,7 @@ def main() -> None:
     from torch_geometric.loader import NodeLoader
 
     import graphshard as gs
+    from bench_dist import _prepare  # the same graph and partitions as bench_dist.py
     from graphshard._util.ray import init_ray  # a local Ray on loopback only
     from graphshard.pyg import NeighborSampler, PrefetchLoader, remote_backend
 

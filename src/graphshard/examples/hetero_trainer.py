@@ -111,16 +111,12 @@ class HeteroTrainer(TrainerBase):
                                           field="feat")
                 in_dims[nt] = int(info[0][0])
         ntypes, etypes = metadata(store)
-        self.spec = {"model": model, "ntypes": ntypes, "etypes": [list(e) for e in etypes],
-                     "in_dims": in_dims,
-                     "num_nodes": {nt: store.num_nodes(nt) for nt in ntypes},
-                     "hidden": int(hidden), "num_layers": len(fanouts), "heads": int(heads),
-                     "dropout": float(dropout), "num_classes": int(num_classes),
-                     "target": target, "multilabel": self.multilabel}
-        torch.manual_seed(self.seed)  # the same initial model on every rank
-        self.model = self.build_model(self.spec)
-        self.net = self.model
-        self.opt = torch.optim.Adam(self.model.parameters(), lr=lr, weight_decay=weight_decay)
+        spec = {"model": model, "ntypes": ntypes, "etypes": [list(e) for e in etypes],
+                "in_dims": in_dims, "num_nodes": {nt: store.num_nodes(nt) for nt in ntypes},
+                "hidden": int(hidden), "num_layers": len(fanouts), "heads": int(heads),
+                "dropout": float(dropout), "num_classes": int(num_classes),
+                "target": target, "multilabel": self.multilabel}
+        self.init_model(spec, seed=self.seed, lr=lr, weight_decay=weight_decay)
         self.data = remote_backend(store, node_attrs={"x": feat})
         self.sampler = NeighborSampler(store, list(fanouts), seed=self.seed)
         self.eval_sampler = NeighborSampler(store, list(eval_fanouts),

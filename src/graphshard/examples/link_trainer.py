@@ -88,13 +88,9 @@ class LinkTrainer(TrainerBase):
         self.train = trainer_share(book, np.arange(m, dtype=np.int64), self.rank, int(world),
                                    edges=True)
         in_dim = dense(read_rows(store, nt, feat, np.zeros(1, np.int64))).shape[1]
-        torch.manual_seed(seed)  # the same initial model on every rank
-        self.spec = {"in_dim": int(in_dim), "hidden": int(hidden),
-                     "num_layers": len(self.fanouts), "dropout": float(dropout),
-                     "decoder": decoder}
-        self.model = self.build_model(self.spec)
-        self.net = self.model
-        self.opt = torch.optim.Adam(self.model.parameters(), lr=lr, weight_decay=weight_decay)
+        self.init_model({"in_dim": int(in_dim), "hidden": int(hidden),
+                         "num_layers": len(self.fanouts), "dropout": float(dropout),
+                         "decoder": decoder}, seed=seed, lr=lr, weight_decay=weight_decay)
 
     @staticmethod
     def build_model(spec: dict[str, Any]) -> Any:

@@ -99,13 +99,9 @@ class SageTrainer(TrainerBase):
         book = store.get_partition_book() if hasattr(store, "get_partition_book") else None
         self.train = trainer_share(book, train, self.rank, int(world))
         in_dim = dense(read_rows(store, nt, feat, all_ids[:1])).shape[1]
-        torch.manual_seed(seed)  # the same initial model on every rank
-        self.spec = {"in_dim": int(in_dim), "hidden": int(hidden),
-                     "out_dim": int(self.labels.max()) + 1, "num_layers": len(self.fanouts),
-                     "dropout": float(dropout)}
-        self.model = self.build_model(self.spec)
-        self.net = self.model
-        self.opt = torch.optim.Adam(self.model.parameters(), lr=lr, weight_decay=weight_decay)
+        self.init_model({"in_dim": int(in_dim), "hidden": int(hidden),
+                         "out_dim": int(self.labels.max()) + 1, "num_layers": len(self.fanouts),
+                         "dropout": float(dropout)}, seed=seed, lr=lr, weight_decay=weight_decay)
 
     @staticmethod
     def build_model(spec: dict[str, Any]) -> Any:

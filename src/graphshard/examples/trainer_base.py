@@ -30,9 +30,26 @@ class TrainerBase:
     ddp_options: ClassVar[dict[str, Any]] = {}
     torch: Any
     model: Any
+    net: Any
     opt: Any
     train: Any
     spec: dict[str, Any]
+
+    def init_model(self, spec: dict[str, Any], *, seed: int, lr: float,
+                   weight_decay: float) -> None:
+        """Build the model of ``spec`` (the same initial parameters on every rank for one
+        ``seed``) and its Adam optimizer; ``net`` (what the steps call) starts as the model."""
+        self.spec = spec
+        self.torch.manual_seed(int(seed))
+        self.model = self.build_model(spec)
+        self.net = self.model
+        self.opt = self.torch.optim.Adam(self.model.parameters(), lr=lr,
+                                         weight_decay=weight_decay)
+
+    @staticmethod
+    def build_model(spec: dict[str, Any]) -> Any:
+        """A new model of ``spec``; each trainer class defines it."""
+        raise NotImplementedError
 
     def model_spec(self) -> dict[str, Any]:
         """The model's constructor arguments (plain data: sent between processes)."""
