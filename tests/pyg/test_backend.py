@@ -247,3 +247,17 @@ def test_prefetch_loader_keeps_order_and_batches(shop_store):
             assert torch.equal(a[nt].n_id, b[nt].n_id) and torch.equal(a[nt].x, b[nt].x)
     with pytest.raises(ValidationError, match="workers"):
         PrefetchLoader(node_loader(shop_store), workers=0)
+
+
+def test_writes_go_to_a_local_graph_only(shop_store):
+    fs = FeatureStore(shop_store)
+    if isinstance(shop_store, gs.Graph):
+        fs.put_tensor(torch.ones(50, 2), group_name="i", attr_name="extra", index=None)
+        assert fs.get_tensor_size(group_name="i", attr_name="extra", index=None) == (50, 2)
+        assert fs.get_tensor("i", "extra", torch.tensor([3])).tolist() == [[1.0, 1.0]]
+        assert fs.remove_tensor(group_name="i", attr_name="extra", index=None)
+        with pytest.raises(KeyError, match="no node feature 'extra'"):
+            fs.get_tensor("i", "extra", torch.tensor([3]))
+    else:
+        with pytest.raises(ValidationError, match="read-only"):
+            fs.put_tensor(torch.ones(50, 2), group_name="i", attr_name="extra", index=None)

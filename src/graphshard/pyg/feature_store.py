@@ -67,7 +67,8 @@ class FeatureStore(_PygFeatureStore):
                                   f"{sparse_layout!r}", field="sparse_layout",
                                   value=sparse_layout)
         self.sparse_layout = sparse_layout
-        schema = self.store.feature_schema("node")
+        self._schema = {k: self.store.feature_schema(k) for k in ("node", "edge")}
+        schema = self._schema["node"]
         stored = sorted({key.split("/", 1)[1] for key in schema})
         if node_attrs is None:
             names = {n: n for n in stored}
@@ -127,7 +128,7 @@ class FeatureStore(_PygFeatureStore):
         kind, t = self._target(attr.group_name)
         name = self._stored_name(kind, str(attr.attr_name))
         key = feature_key(t, name)
-        if key not in self.store.feature_schema(kind):
+        if key not in self._schema[kind]:
             raise KeyError(f"no {kind} feature {name!r} for {t!r}")
         ids, scalar = self._ids(attr.index, self._count(kind, t))
         rows = (self.store.node_features(t, name, ids) if kind == "node"
@@ -151,7 +152,7 @@ class FeatureStore(_PygFeatureStore):
     def _get_tensor_size(self, attr: TensorAttr) -> tuple[int, ...] | None:
         kind, t = self._target(attr.group_name)
         name = self._stored_name(kind, str(attr.attr_name))
-        info = self.store.feature_schema(kind).get(feature_key(t, name))
+        info = self._schema[kind].get(feature_key(t, name))
         if info is None:
             return None
         n = self._count(kind, t)
@@ -163,7 +164,7 @@ class FeatureStore(_PygFeatureStore):
 
         Edge features are readable with ``get_tensor((src, rel, dst), name, eids)`` but not
         listed: PyG's loaders would index them by node IDs."""
-        schema = self.store.feature_schema("node")
+        schema = self._schema["node"]
         return [TensorAttr(nt, pyg_name) for nt in self.store.ntypes
                 for pyg_name, stored in self._names.items() if feature_key(nt, stored) in schema]
 
@@ -182,6 +183,7 @@ class FeatureStore(_PygFeatureStore):
         clear = getattr(self.store, "clear_cache", None)
         if clear is not None:
             clear()
+        self._schema[kind] = self.store.feature_schema(kind)
         return True
 
     def _remove_tensor(self, attr: TensorAttr) -> bool:
@@ -195,6 +197,7 @@ class FeatureStore(_PygFeatureStore):
         if name not in frame:
             return False
         del frame[name]
+        self._schema[kind] = self.store.feature_schema(kind)
         return True
 
     def __repr__(self) -> str:
