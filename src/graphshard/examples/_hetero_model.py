@@ -11,7 +11,10 @@ linear head on the target type.
   batch as one homogeneous graph with an edge-type vector; ReLU and dropout after each
   layer.
 - ``"hgt"``: PyG's ``HGTConv`` (Hu et al.: type-specific attention with ``heads`` heads
-  and a gated skip connection); dropout after each layer.
+  and a gated skip connection), then a per-type ``LayerNorm`` and dropout after each layer.
+  The norm is the ``use_norm`` layer of the authors' implementation, which PyG's layer leaves
+  out; without it HGT on HGB DBLP sits about a point lower and peaks a few epochs in
+  (``benchmarks/bench_hetero.py``).
 
 Unstable API (issue 26).
 """
@@ -57,12 +60,16 @@ def hetero_class(torch: Any) -> type:
             self.embs = nn.ModuleDict({nt: nn.Embedding(int(spec["num_nodes"][nt]), hidden)
                                        for nt in self.ntypes if nt not in dims})
             meta = (self.ntypes, self.etypes)
+            layers = range(int(spec["num_layers"]))
             if self.kind == "rgcn":
                 self.convs = nn.ModuleList(RGCNConv(hidden, hidden, len(self.etypes))
-                                           for _ in range(int(spec["num_layers"])))
+                                           for _ in layers)
             else:
                 self.convs = nn.ModuleList(HGTConv(hidden, hidden, meta, int(spec["heads"]))
-                                           for _ in range(int(spec["num_layers"])))
+                                           for _ in layers)
+                self.norms = nn.ModuleList(
+                    nn.ModuleDict({nt: nn.LayerNorm(hidden) for nt in self.ntypes})
+                    for _ in layers)
             self.dropout = nn.Dropout(float(spec["dropout"]))
             self.head = nn.Linear(hidden, int(spec["num_classes"]))
 
@@ -80,9 +87,9 @@ def hetero_class(torch: Any) -> type:
                     edge_index: dict[Any, Any], num_seeds: int) -> Any:
             """Logits of the first ``num_seeds`` target nodes (the loader's seeds)."""
             h = self.encode(x, n_id)
-            for conv in self.convs:
+            for layer, conv in enumerate(self.convs):
                 h = self._rgcn(conv, h, edge_index) if self.kind == "rgcn" else \
-                    self._hgt(conv, h, edge_index)
+                    self._hgt(conv, self.norms[layer], h, edge_index)
             return self.head(h[self.target][:num_seeds])
 
         def _rgcn(self, conv: Any, h: dict[str, Any], edge_index: dict[Any, Any]) -> Any:
@@ -103,11 +110,12 @@ def hetero_class(torch: Any) -> type:
             out = self.dropout(torch.relu(out))
             return dict(zip(self.ntypes, out.split(sizes), strict=True))
 
-        def _hgt(self, conv: Any, h: dict[str, Any], edge_index: dict[Any, Any]) -> Any:
+        def _hgt(self, conv: Any, norms: Any, h: dict[str, Any],
+                 edge_index: dict[Any, Any]) -> Any:
             present = {et: ei for et, ei in edge_index.items() if ei.numel() > 0}
             out = conv(h, present) if present else {}
             # a type that received no message keeps its input
-            return {nt: self.dropout(out[nt]) if out.get(nt) is not None else h[nt]
+            return {nt: self.dropout(norms[nt](out[nt])) if out.get(nt) is not None else h[nt]
                     for nt in self.ntypes}
 
     return HeteroNodeClassifier
