@@ -373,10 +373,12 @@ def sample_neighbors(g: DistGraph, nodes: Any, fanout: Any, edge_dir: str = "in"
     if isinstance(nodes, Mapping):
         res = sample_by_type(g, nodes, fanout, edge_dir, replace, prob, exclude_edges,
                              seed=seed, backend=backend)
-        front = heterograph({et: (res.src[et], res.dst[et]) for et in res.src},
+        none = np.zeros(0, dtype=np.int64)  # every edge type of g, as DGL's frontier has
+        front = heterograph({et: (res.src.get(et, none), res.dst.get(et, none))
+                             for et in g.canonical_etypes},
                             num_nodes_dict={t: g.num_nodes(t) for t in g.ntypes})
-        for et, e in res.eids.items():
-            front.edge_frame(et)["_ID"] = e
+        for et in g.canonical_etypes:
+            front.edge_frame(et)["_ID"] = res.eids.get(et, none)
         return front
     book = g.get_partition_book()
     homo = as_ids(nodes, "nodes")
