@@ -186,6 +186,13 @@ def test_block2_sample_neighbors_to_block_flow(acm_dist, acm_parts):
     assert by_type.edges["author2paper"].data[EID].tolist() == local.eids[
         ("author", "author2paper", "paper")].tolist()
     assert by_type.num_edges("paper2author") == 0  # no author seeds: present but empty
+    # homogeneous edge IDs to exclude: the rest of the in-edges, and nothing excluded
+    homo_seeds = gpb.map_to_homo_nid(seeds, "paper")
+    rest = gs.dist.sample_neighbors(g, homo_seeds, -1, exclude_edges=front.edata[EID])
+    assert not np.isin(rest.edata[EID], front.edata[EID]).any()
+    every = gs.dist.sample_neighbors(g, homo_seeds, -1)
+    assert sorted(np.concatenate([rest.edata[EID], front.edata[EID]]).tolist()) == sorted(
+        every.edata[EID].tolist())
     with pytest.raises(gs.ValidationError, match="out of range"):
         gs.dist.sample_neighbors(g, [g.num_nodes()], fanout)
 

@@ -353,7 +353,9 @@ def sample_neighbors(g: DistGraph, nodes: Any, fanout: Any, edge_dir: str = "in"
         fanout: Edges per node and edge type (int, or ``{etype: int}``); -1 for all.
         edge_dir: ``"in"`` (edges into ``nodes``) or ``"out"``.
         prob: Name of an edge feature to sample proportionally to.
-        exclude_edges: Per-type edge IDs never to sample (array or ``{etype: IDs}``).
+        exclude_edges: Edge IDs never to sample: ``{etype: per-type IDs}``, or an array
+            of homogeneous edge IDs with homogeneous ``nodes`` (per-type IDs of the only
+            edge type otherwise).
         replace: Sample with replacement.
         seed: Random seed (ours; DGL has none).
         backend: Kernel backend name.
@@ -384,6 +386,10 @@ def sample_neighbors(g: DistGraph, nodes: Any, fanout: Any, edge_dir: str = "in"
     homo = as_ids(nodes, "nodes")
     types, per_type = book.map_to_per_ntype(homo)  # checks the range
     by_type = {t: per_type[types == i] for i, t in enumerate(g.ntypes) if (types == i).any()}
+    if exclude_edges is not None and not isinstance(exclude_edges, Mapping):
+        # homogeneous in, homogeneous out: an edge ID array is homogeneous edge IDs too
+        etypes, per_edge = book.map_to_per_etype(as_ids(exclude_edges, "exclude_edges"))
+        exclude_edges = {et: per_edge[etypes == i] for i, et in enumerate(g.canonical_etypes)}
     res = sample_by_type(g, by_type, fanout, edge_dir, replace, prob, exclude_edges,
                          seed=seed, backend=backend)
     ets = list(res.src)
