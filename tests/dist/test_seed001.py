@@ -33,8 +33,8 @@ class SeedIDConverter:
         self.etype2id_map = {etype: i for i, etype in enumerate(self.edge_type)}
         self.num_nodes = [sum(ns) for ns in meta['num_nodes_per_chunk']]
         self.num_edges = [sum(ns) for ns in meta['num_edges_per_chunk']]
-        self.nid_offset = np.cumsum([0] + self.num_nodes)
-        self.eid_offset = np.cumsum([0] + self.num_edges)
+        self.nid_offset = np.cumsum([0] + self.num_nodes)  # noqa: RUF005 (as written)
+        self.eid_offset = np.cumsum([0] + self.num_edges)  # noqa: RUF005
 
     def ntype2id(self, ntype):
         return self.ntype2id_map[ntype]
@@ -136,7 +136,6 @@ def acm_dist(ray_cluster, acm_parts):
 def test_block2_sample_neighbors_to_block_flow(acm_dist, acm_parts):
     """The seed's sampling block, as written, then checked edge by edge against the
     unpartitioned (shuffled) graph and against local sampling for the same seed."""
-    dgl = gs  # the seed's names: dgl.distributed -> gs.dist, dgl.to_block/NID/... below
     g, whole = acm_dist, acm_parts[1]
     seeds, fanout = np.array([0, 17, 2024, 3000, 5]), 4
     # --- seed block ---
@@ -145,18 +144,18 @@ def test_block2_sample_neighbors_to_block_flow(acm_dist, acm_parts):
     cur = gpb.map_to_homo_nid(seeds, 'paper')
     # For a heterogeneous input graph, the returned frontier is stored in
     # the homogeneous graph format.
-    frontier = dgl.dist.sample_neighbors(g, cur, fanout, replace=False)
-    block = dgl.sampling.to_block(frontier, cur)
-    cur = block.srcdata[dgl.sampling.NID]
-    block.edata[dgl.sampling.EID] = frontier.edata[dgl.sampling.EID]
+    frontier = gs.dist.sample_neighbors(g, cur, fanout, replace=False)
+    block = gs.sampling.to_block(frontier, cur)
+    cur = block.srcdata[gs.sampling.NID]
+    block.edata[gs.sampling.EID] = frontier.edata[gs.sampling.EID]
     # Map the homogeneous edge Ids to their edge type.
-    block.edata[dgl.sampling.ETYPE], block.edata[dgl.sampling.EID] = gpb.map_to_per_etype(
-        block.edata[dgl.sampling.EID])
+    block.edata[gs.sampling.ETYPE], block.edata[gs.sampling.EID] = gpb.map_to_per_etype(
+        block.edata[gs.sampling.EID])
     # Map the homogeneous node Ids to their node types and per-type Ids.
-    block.srcdata[dgl.sampling.NTYPE], block.srcdata[dgl.sampling.NID] = \
-        gpb.map_to_per_ntype(block.srcdata[dgl.sampling.NID])
-    block.dstdata[dgl.sampling.NTYPE], block.dstdata[dgl.sampling.NID] = \
-        gpb.map_to_per_ntype(block.dstdata[dgl.sampling.NID])
+    block.srcdata[gs.sampling.NTYPE], block.srcdata[gs.sampling.NID] = \
+        gpb.map_to_per_ntype(block.srcdata[gs.sampling.NID])
+    block.dstdata[gs.sampling.NTYPE], block.dstdata[gs.sampling.NID] = \
+        gpb.map_to_per_ntype(block.dstdata[gs.sampling.NID])
     # --- checks ---
     NID, EID, TYPE = gs.sampling.NID, gs.sampling.EID, gs.sampling.NTYPE
     assert [g.ntypes[t] for t in block.dstdata[TYPE]] == ["paper"] * len(seeds)
