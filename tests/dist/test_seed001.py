@@ -18,9 +18,6 @@ import pytest
 
 import graphshard as gs
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
-
-
 # ----- block 1: the seed's IDConverter, transcribed as the reference ------------------------
 class SeedIDConverter:
     """The seed's class as written (scalar methods over metadata.json)."""
