@@ -434,7 +434,11 @@ def serve(config: Path, address: str | None, detach: bool, stop: bool,
           duration: float | None, max_restarts: int) -> None:
     """Start one graph server per partition on Ray and print where they run.
 
-    Trainers connect with graphshard.dist.DistGraph(CONFIG, address=...).
+    It also prints the line that connects a trainer from another process, e.g.
+    dg = graphshard.dist.DistGraph('/abs/parts/rmat.json', address='127.0.0.1:PORT').
+    Without --address the servers run on a Ray started here, listening on 127.0.0.1:
+    connect from this machine while the command runs. With --address, connect from any
+    machine of the cluster (the config at the same path there).
 
     \b
     Example:
@@ -458,6 +462,12 @@ def serve(config: Path, address: str | None, detach: bool, stop: bool,
                                               strict=True)):
         table.add_row(str(p), name, node[:12], str(pid))
     console.print(table)
+    where = ("from any machine of the cluster (the config at this path there)" if address
+             else "from another process on this machine, while this command runs")
+    # plain echo, not rich: the line must not wrap, it is meant to be copied
+    click.echo(f"address: {handle.address}")
+    click.echo(f"connect {where}:\n  import graphshard\n  {handle.connect_code()}")
+    sys.stdout.flush()
     if detach:
         return
     try:

@@ -104,3 +104,46 @@ def test_to_torch():
     assert isinstance(t.blocks[0].edge_index(), torch.Tensor)
     loader = NeighborLoader(gs.graph(([1, 2], [0, 0])), [0], [2], as_torch=True, seed=0)
     assert isinstance(next(iter(loader)).input_nodes["_N"], torch.Tensor)
+
+
+def test_to_block_of_a_sampled_frontier(dblp):
+    """DGL's to_block on a frontier of sampled in-edges of DBLP papers: destination nodes
+    first, every edge kept in frontier order, NID/EID columns, then the caller's columns."""
+    seeds = np.array([7, 3, 1000, 52, 9])
+    res = gs.sampling.sample_neighbors(dblp, {"paper": seeds}, 4, seed=1)
+    frontier = gs.heterograph({et: (res.src[et], res.dst[et]) for et in res.src},
+                              num_nodes_dict={t: dblp.num_nodes(t) for t in dblp.ntypes})
+    block = gs.sampling.to_block(frontier, {"paper": seeds})
+    # one destination type: a plain column, as DGL gives; several source types: per type
+    assert block.dstdata[gs.sampling.NID].tolist() == seeds.tolist()
+    assert block.num_edges() == res.num_edges() > 0
+    for et in res.src:  # edges map back to the sampled ones, in order
+        assert np.array_equal(block.src_nodes[et[0]][block.src[et]], res.src[et])
+        assert np.array_equal(block.dst_nodes[et[2]][block.dst[et]], res.dst[et])
+        assert block.edata[gs.sampling.EID][et].tolist() == list(range(len(res.src[et])))
+    assert np.array_equal(block.src_nodes["paper"][:len(seeds)], seeds)
+    for t, ids in block.srcdata[gs.sampling.NID].items():
+        assert len(np.unique(ids)) == len(ids) and np.array_equal(ids, block.src_nodes[t])
+    # homogeneous frontier, destinations inferred (ascending), then DGL-style data writes
+    src, dst = res.src[("author", "author2paper", "paper")], res.dst[
+        ("author", "author2paper", "paper")]
+    homo = gs.graph((src + 20000, dst), num_nodes=30000)
+    b = gs.sampling.to_block(homo)
+    assert b.dstdata[gs.sampling.NID].tolist() == sorted(set(dst.tolist()))
+    check_block(homo, b)
+    b.srcdata["h"] = np.zeros((b.num_src_nodes(), 2))
+    with pytest.raises(ValidationError, match="has 1 rows, expected"):
+        b.edata["w"] = np.zeros(1)
+
+
+def test_to_block_errors():
+    g = gs.graph(([0, 1, 2], [1, 2, 2]))
+    with pytest.raises(ValidationError, match=r"edge 0 of type \('_N', '_E', '_N'\) ends at "
+                       "node 1, which is not in dst_nodes"):
+        gs.sampling.to_block(g, [2])
+    with pytest.raises(ValidationError, match="node 2 at position 2 is listed twice"):
+        gs.sampling.to_block(g, [2, 1, 2])
+    with pytest.raises(ValidationError, match="ID 3 at position 0 is out of range"):
+        gs.sampling.to_block(g, [3])
+    with pytest.raises(ValidationError, match="to_block takes a Graph"):
+        gs.sampling.to_block(gs.sampling.in_subgraph(g, [2]), [2])

@@ -44,6 +44,16 @@ def init_ray(ray: Any, address: str | None = None, **kwargs: Any) -> None:
             is one, else a new local Ray.
         **kwargs: More ``ray.init`` options (``num_cpus``, ``include_dashboard``, ...).
     """
+    if address is not None and _is_loopback_address(address):
+        # a local Ray on this machine (another process's `graphshard serve`): join it as a
+        # node of 127.0.0.1, which Ray on Linux would otherwise replace by the outward IP
+        # and then look for the GCS there; and with the token a Ray that ray.init() started
+        # uses by default, as Ray itself does for a local cluster it finds (not for one it
+        # is given the address of)
+        _use_local_token()
+        with _local_node_address():
+            ray.init(address=address, _node_ip_address=LOOPBACK, **kwargs)
+        return
     if address is not None or _cluster_found():
         ray.init(address=address, **kwargs)
         return
@@ -67,6 +77,38 @@ def is_loopback(ip: str) -> bool:
     addr = ipaddress.ip_address(ip.split("%")[0])
     mapped = getattr(addr, "ipv4_mapped", None)
     return (mapped or addr).is_loopback
+
+
+def _is_loopback_address(address: str) -> bool:
+    """Whether ``address`` is a GCS ``"host:port"`` on a loopback host (a Ray client
+    ``ray://`` address is not: Ray's client takes no node address).
+
+    Example:
+        >>> [_is_loopback_address(a) for a in ("127.0.0.1:6379", "localhost:1", "[::1]:2",
+        ...                                    "ray://127.0.0.1:10001", "auto", "head:6379")]
+        [True, True, True, False, False, False]
+    """
+    if "://" in address:
+        return False
+    host = address.rsplit(":", 1)[0].strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return is_loopback(host)
+    except ValueError:  # a host name or "auto"
+        return False
+
+
+def _use_local_token() -> None:
+    """Token authentication on when ``RAY_AUTH_MODE`` is unset and this machine has a Ray
+    token (``~/.ray/auth_token``, ``RAY_AUTH_TOKEN``, ...), as Ray decides for a local
+    cluster it joins by itself."""
+    try:
+        from ray._private.authentication import authentication_token_setup as auth
+
+        auth.maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
+    except Exception:  # a Ray without token auth (or laid out otherwise): nothing to do
+        return
 
 
 def _cluster_found() -> bool:

@@ -16,7 +16,8 @@ from .cache import FeatureCache
 from .embedding import DistEmbedding, SparseAdagrad, SparseSGD
 from .graph import DistGraph
 from .loader import BlockLoader
-from .sampling import DistBatch, sample_blocks
+from .policy import PartitionPolicy
+from .sampling import DistBatch, sample_blocks, sample_neighbors
 from .serve import ServeHandle, find_servers, serve, server_names, shutdown
 from .tensor import DistTensor
 from .whole import assemble_graph
@@ -30,6 +31,7 @@ __all__ = [
     "DistTensor",
     "FeatureCache",
     "GraphServer",
+    "PartitionPolicy",
     "ServeHandle",
     "ServerError",
     "ServerTimeoutError",
@@ -38,6 +40,7 @@ __all__ = [
     "assemble_graph",
     "find_servers",
     "sample_blocks",
+    "sample_neighbors",
     "serve",
     "server_names",
     "shutdown",

@@ -28,6 +28,7 @@ from .._util.optional import import_optional
 from .._util.tensorfile import load_tensors, save_tensors
 from ..errors import FormatError, ValidationError
 from .graph import DistGraph
+from .policy import PartitionPolicy
 from .tensor import DistTensor
 
 __all__ = ["DistEmbedding", "SparseAdagrad", "SparseSGD", "load_array", "save_array"]
@@ -108,15 +109,18 @@ class DistEmbedding:
         embedding_dim: Columns.
         name: Table name (an existing table of that name is attached to).
         init_func: ``init_func(local_shape, dtype) -> array`` per partition (zeros: None).
-        part_policy: ``"node:<ntype>"`` (None: inferred from ``num_embeddings``).
-        graph: The DistGraph whose servers hold the rows.
-        dtype: Weight dtype.
+        part_policy: A :class:`~graphshard.dist.PartitionPolicy`
+            (``g.get_node_partition_policy(ntype)``) or ``"node:<ntype>"`` (None: inferred
+            from ``num_embeddings``).
+        graph: The DistGraph whose servers hold the rows (may be left out with a
+            PartitionPolicy: its graph).
+        dtype: Weight dtype (NumPy or torch).
     """
 
     def __init__(self, num_embeddings: int, embedding_dim: int, name: str | None = None,
                  init_func: Callable[[tuple[int, ...], Any], Any] | None = None,
-                 part_policy: str | None = None, *, graph: DistGraph,
-                 dtype: Any = np.float32) -> None:
+                 part_policy: str | PartitionPolicy | None = None, *,
+                 graph: DistGraph | None = None, dtype: Any = np.float32) -> None:
         self.weight = DistTensor((num_embeddings, embedding_dim), dtype, name, init_func,
                                  part_policy, persistent=name is not None, graph=graph)
         self.name = self.weight.name

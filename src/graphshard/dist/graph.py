@@ -36,6 +36,7 @@ from ._index import scatter_ragged, scatter_sparse
 from ._rpc import Router, group_by_owner
 from ._server import GraphServer
 from .cache import FeatureCache, build_feature_cache
+from .policy import PartitionPolicy
 from .serve import ServeHandle, ensure_ray, find_servers, serve, server_names
 
 __all__ = ["DistGraph"]
@@ -53,12 +54,25 @@ class DistGraph:
         timeout: Seconds a request may take, retries after a server failure included.
         start: Start the servers (owned by this object, stopped by :meth:`close`) when none
             are running for ``config``.
+        part_config: DGL's spelling, ``DistGraph(graph_name, part_config=path)``: the
+            config path, with ``config`` then the graph name (checked against the
+            config's ``graph_name``).
+
+    Raises:
+        ValidationError: a config not read from a file, a graph name that is not the
+            config's, no servers with ``start=False``.
     """
 
     def __init__(self, config: ConfigLike, address: str | None = None, *,
                  colocate: str | Sequence[int] = "auto", timeout: float = 60.0,
-                 start: bool = True) -> None:
-        cfg = as_config(config)  # parsed once: the servers of this process share it
+                 start: bool = True, part_config: ConfigLike | None = None) -> None:
+        if part_config is not None:  # DGL: DistGraph(graph_name, part_config=...)
+            cfg = as_config(part_config)
+            if config != cfg.graph_name:
+                raise ValidationError(f"{cfg.path}: the graph is {cfg.graph_name!r}, not "
+                                      f"{config!r}", field="graph_name", value=str(config))
+        else:
+            cfg = as_config(config)  # parsed once: the servers of this process share it
         if cfg.path is None:
             raise ValidationError("DistGraph needs a config read from a file (its servers "
                                   "load the parts next to it)", field="config")
@@ -148,6 +162,16 @@ class DistGraph:
     def get_partition_book(self) -> RangePartitionBook:
         """The partition book (shuffled ID ranges of every partition)."""
         return self._book
+
+    def get_node_partition_policy(self, ntype: str | None = None) -> PartitionPolicy:
+        """The partition policy of node type ``ntype`` (None: the only one), for a
+        DistTensor or DistEmbedding whose rows are that type's nodes (DGL's name)."""
+        return PartitionPolicy("node", self._ntype(ntype), self)
+
+    def get_edge_partition_policy(self, etype: EdgeTypeLike | None = None) -> PartitionPolicy:
+        """The partition policy of edge type ``etype`` (any form
+        :meth:`to_canonical_etype` takes), for a DistTensor of per-edge rows."""
+        return PartitionPolicy("edge", self.to_canonical_etype(etype), self)
 
     def _ntype(self, ntype: str | None) -> str:
         return self._types.to_ntype(ntype)

@@ -14,6 +14,10 @@ of one call per server.  The rounds are written as a generator (:func:`blocks_st
 :class:`~graphshard.dist.loader.BlockLoader` can keep several batches in flight and send the
 calls of all of them to a server as one.
 
+:func:`sample_neighbors` is DGL's ``dgl.distributed.sample_neighbors``: one hop around
+per-type IDs, or around *homogeneous* (shuffled) node IDs of a heterogeneous graph, as a
+frontier graph for :func:`graphshard.sampling.to_block` (the flow of seed 001).
+
 Anything else (out-edge sampling, walks, negative sampling, degrees) runs through the
 GraphStore protocol, which a :class:`DistGraph` implements: call :mod:`graphshard.sampling`
 on it directly.
@@ -35,8 +39,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._util.arrays import as_ids
 from ..errors import ValidationError
+from ..graph import Graph, graph, heterograph
 from ..sampling import Block, SampledBlocks
+from ..sampling import sample_neighbors as sample_by_type
 from ..sampling.validate import etype_salt, layer_fanouts, resolve_seed, seeds_by_type
 from ..sampling.backend import get_backend
 from ..sampling.blocks import reindex_sources
@@ -50,7 +57,8 @@ from ._rpc import Call, group_by_owner, merge_calls, split_results
 if TYPE_CHECKING:
     from .graph import DistGraph
 
-__all__ = ["DistBatch", "blocks_steps", "run_steps", "sample_blocks", "sample_hop"]
+__all__ = ["DistBatch", "blocks_steps", "run_steps", "sample_blocks", "sample_hop",
+           "sample_neighbors"]
 
 #: Per part: the ``(etype, positions)`` of each request sent to it.
 _Where = list[list[tuple[EdgeType, IdArray]]]
@@ -321,3 +329,75 @@ def sample_blocks(g: DistGraph, seeds: Any, fanouts: Any, *, features: str | Non
     return run_steps(g, blocks_steps(g, seeds, fanouts, features=features, replace=replace,
                                      prob=prob, exclude_edges=exclude_edges, seed=seed,
                                      backend=backend))
+
+
+def sample_neighbors(g: DistGraph, nodes: Any, fanout: Any, edge_dir: str = "in",
+                     prob: str | None = None, exclude_edges: Any = None,
+                     replace: bool = False, *, seed: int | None = None,
+                     backend: str = "cpu") -> Graph:
+    """Sample up to ``fanout`` edges of each node per edge type, as a frontier graph
+    (DGL's ``dgl.distributed.sample_neighbors``, keeping its argument order).
+
+    With ``nodes`` an array, they are *homogeneous* node IDs (the partition book's
+    shuffled numbering, e.g. from ``gpb.map_to_homo_nid(ids, ntype)``), and the frontier is
+    homogeneous: one node type spanning every node of ``g``, edges in homogeneous node IDs
+    and ``frontier.edata[EID]`` their homogeneous edge IDs (``gpb.map_to_per_etype`` maps
+    them back).  With ``{ntype: per-type IDs}`` the frontier has ``g``'s types and per-type
+    IDs, ``edata[EID]`` per-type edge IDs.  Edges come per edge type (in ``g``'s order),
+    each in the order of its seeds.  The draws are those of
+    :func:`graphshard.sampling.sample_neighbors` for the same ``seed``.
+
+    Args:
+        g: The DistGraph.
+        nodes: Homogeneous node IDs (array), or ``{ntype: per-type IDs}``.
+        fanout: Edges per node and edge type (int, or ``{etype: int}``); -1 for all.
+        edge_dir: ``"in"`` (edges into ``nodes``) or ``"out"``.
+        prob: Name of an edge feature to sample proportionally to.
+        exclude_edges: Edge IDs never to sample: ``{etype: per-type IDs}``, or an array
+            of homogeneous edge IDs with homogeneous ``nodes`` (per-type IDs of the only
+            edge type otherwise).
+        replace: Sample with replacement.
+        seed: Random seed (ours; DGL has none).
+        backend: Kernel backend name.
+
+    Returns:
+        The frontier, a :class:`~graphshard.graph.Graph` holding only the sampled edges.
+
+    Raises:
+        ValidationError: an ID out of range, a bad type, fanout or direction.
+
+    Example:
+        >>> gpb = dg.get_partition_book()  # doctest: +SKIP
+        >>> cur = gpb.map_to_homo_nid([0, 1], "paper")  # doctest: +SKIP
+        >>> frontier = sample_neighbors(dg, cur, 5, seed=0)  # doctest: +SKIP
+        >>> block = gs.sampling.to_block(frontier, cur)  # doctest: +SKIP
+    """
+    if isinstance(nodes, Mapping):
+        res = sample_by_type(g, nodes, fanout, edge_dir, replace, prob, exclude_edges,
+                             seed=seed, backend=backend)
+        none = np.zeros(0, dtype=np.int64)  # every edge type of g, as DGL's frontier has
+        front = heterograph({et: (res.src.get(et, none), res.dst.get(et, none))
+                             for et in g.canonical_etypes},
+                            num_nodes_dict={t: g.num_nodes(t) for t in g.ntypes})
+        for et in g.canonical_etypes:
+            front.edge_frame(et)["_ID"] = res.eids.get(et, none)
+        return front
+    book = g.get_partition_book()
+    homo = as_ids(nodes, "nodes")
+    types, per_type = book.map_to_per_ntype(homo)  # checks the range
+    by_type = {t: per_type[types == i] for i, t in enumerate(g.ntypes) if (types == i).any()}
+    if exclude_edges is not None and not isinstance(exclude_edges, Mapping):
+        # homogeneous in, homogeneous out: an edge ID array is homogeneous edge IDs too
+        etypes, per_edge = book.map_to_per_etype(as_ids(exclude_edges, "exclude_edges"))
+        exclude_edges = {et: per_edge[etypes == i] for i, et in enumerate(g.canonical_etypes)}
+    res = sample_by_type(g, by_type, fanout, edge_dir, replace, prob, exclude_edges,
+                         seed=seed, backend=backend)
+    ets = list(res.src)
+    src = [book.map_to_homo_nid(res.src[et], et[0]) for et in ets]
+    dst = [book.map_to_homo_nid(res.dst[et], et[2]) for et in ets]
+    eid = [book.map_to_homo_eid(res.eids[et], et) for et in ets]
+    empty = np.zeros(0, dtype=np.int64)
+    front = graph((np.concatenate([empty, *src]), np.concatenate([empty, *dst])),
+                  num_nodes=g.num_nodes())
+    front.edata["_ID"] = np.concatenate([empty, *eid])
+    return front

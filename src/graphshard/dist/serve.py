@@ -1,7 +1,11 @@
 """Start graph servers on Ray (one actor per partition) and find or stop them by name.
 
 Servers are named actors in the ``"graphshard"`` namespace, named after the graph and the
-config path, so that trainers started later (``DistGraph(config, address=...)``) find them.
+config path, so that trainers started later (``DistGraph(config, address=...)``) find them:
+:attr:`ServeHandle.address` is the address to pass (``graphshard serve`` prints the line), a
+loopback one for a Ray started here (another process on this machine joins it), the cluster's
+for ``serve(config, address=...)`` (any machine of the cluster, with the config at the same
+path, since the servers' names come from it).
 They are placed with Ray's ``SPREAD`` strategy (one per machine while machines last), ask for
 no CPU by default (they mostly wait on I/O and leave the cores to trainers), and are
 restarted by Ray when they die (``max_restarts``), reloading their partition.
@@ -36,8 +40,8 @@ from ..errors import ConfigError, ServerError, ServerTimeoutError
 from ..partition.config import ConfigLike, as_config
 from ._server import GraphServer
 
-__all__ = ["NAMESPACE", "ServeHandle", "ensure_ray", "find_servers", "serve", "server_names",
-           "shutdown"]
+__all__ = ["NAMESPACE", "ServeHandle", "cluster_address", "ensure_ray", "find_servers", "serve",
+           "server_names", "shutdown"]
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +91,9 @@ class ServeHandle:
         node_ids: Ray node ID each server runs on.
         pids: Process ID of each server (at start).
         tensor_dir: Folder of the distributed tensors' files.
+        address: The Ray cluster's address (its GCS, ``"host:port"``), which another
+            process passes to ``DistGraph(config, address=...)`` to use these servers;
+            for a local Ray a loopback address, reachable from this machine only.
 
     Servers that are not detached live as long as this handle (Ray stops an actor when its
     last handle goes away): keep it until training ends.
@@ -97,7 +104,17 @@ class ServeHandle:
     node_ids: tuple[str, ...]
     pids: tuple[int, ...]
     tensor_dir: str
+    address: str = ""
     handles: tuple[Any, ...] = field(default=(), repr=False, compare=False)
+
+    def connect_code(self) -> str:
+        """The Python line that connects a trainer to these servers.
+
+        Example:
+            >>> ServeHandle("/p/g.json", (), (), (), "/t", "127.0.0.1:6379").connect_code()
+            "dg = graphshard.dist.DistGraph('/p/g.json', address='127.0.0.1:6379')"
+        """
+        return f"dg = graphshard.dist.DistGraph({self.config!r}, address={self.address!r})"
 
     def actors(self) -> list[Any]:
         """The servers' actor handles."""
@@ -182,7 +199,17 @@ def serve(config: ConfigLike, *, address: str | None = None,
                           path=str(path)) from exc
     log.info("serving %s: %d servers ready in %.2f s", path, num_parts, time.perf_counter() - t0)
     return ServeHandle(str(path), tuple(names), tuple(str(i["node_id"]) for i in infos),
-                       tuple(int(i["pid"]) for i in infos), tdir, tuple(actors))
+                       tuple(int(i["pid"]) for i in infos), tdir, cluster_address(ray),
+                       tuple(actors))
+
+
+def cluster_address(ray: Any) -> str:
+    """``"host:port"`` of the running Ray's GCS: what ``DistGraph(..., address=...)`` and
+    ``ray.init(address=...)`` join from another process ("" if Ray does not say)."""
+    try:
+        return str(ray.get_runtime_context().gcs_address or "")
+    except Exception:  # a Ray without the field: the caller prints no address
+        return ""
 
 
 def find_servers(config: ConfigLike) -> list[Any] | None:

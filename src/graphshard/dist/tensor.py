@@ -28,13 +28,47 @@ from ..typing import EdgeType
 from ._rpc import Router, group_by_owner
 from ._tensors import check_name
 from .graph import DistGraph
+from .policy import PartitionPolicy
 
-__all__ = ["DistTensor", "resolve_policy"]
+__all__ = ["DistTensor", "as_dtype", "resolve_policy"]
 
 
-def resolve_policy(g: DistGraph, num_rows: int, policy: str | None) -> tuple[str, Any]:
-    """``("node", ntype)`` or ``("edge", canonical etype)`` from a policy string, or from
-    ``num_rows`` when ``policy`` is None (it must match exactly one type's count)."""
+def as_dtype(dtype: Any) -> np.dtype:
+    """A NumPy dtype from a NumPy dtype, its name, or a torch dtype (``torch.float32``).
+
+    Raises:
+        ValidationError: a dtype NumPy has no equivalent of (``torch.bfloat16``), or not a
+            dtype at all.
+
+    Example:
+        >>> as_dtype("float32"), as_dtype(np.int64)
+        (dtype('float32'), dtype('int64'))
+    """
+    text = str(dtype)
+    if text.startswith("torch."):  # torch dtypes print as torch.<numpy name>
+        text = text[len("torch."):]
+        try:
+            return np.dtype(text)
+        except TypeError as exc:
+            raise ValidationError(f"dtype {dtype} has no NumPy equivalent; use e.g. "
+                                  "torch.float32", field="dtype", value=str(dtype)) from exc
+    try:
+        return np.dtype(dtype)
+    except TypeError as exc:
+        raise ValidationError(f"dtype {dtype!r} is not a NumPy or torch dtype",
+                              field="dtype", value=text) from exc
+
+
+def resolve_policy(g: DistGraph, num_rows: int, policy: str | PartitionPolicy | None
+                   ) -> tuple[str, Any]:
+    """``("node", ntype)`` or ``("edge", canonical etype)`` from a policy (a
+    :class:`PartitionPolicy` or its string), or from ``num_rows`` when ``policy`` is None
+    (it must match exactly one type's count)."""
+    if isinstance(policy, PartitionPolicy):
+        if policy.graph is not g:
+            raise ValidationError(f"part_policy {policy} belongs to another DistGraph",
+                                  field="part_policy", value=str(policy))
+        policy = policy.policy_str
     if policy is None:
         cands: list[tuple[str, str | EdgeType]] = [
             ("node", t) for t in g.ntypes if g.num_nodes(t) == num_rows]
@@ -59,26 +93,37 @@ class DistTensor:
 
     Args:
         shape: Global shape; ``shape[0]`` is the number of nodes (edges) of the type.
-        dtype: NumPy dtype name or type.
+        dtype: NumPy dtype (or its name) or torch dtype (``torch.float32``); rows read
+            back are NumPy arrays of the matching NumPy dtype.
         name: Tensor name; an existing tensor of that name and layout is attached to.
         init_func: ``init_func(local_shape, dtype) -> array`` called once per partition
-            for a new tensor (zeros when None).
-        part_policy: ``"node:<ntype>"`` or ``"edge:<etype>"`` (None: inferred from
-            ``shape[0]``).
+            for a new tensor (zeros when None), with ``dtype`` as given here (a torch
+            dtype stays one, so DGL-style ``th.zeros(shape, dtype=dtype)`` works).
+        part_policy: A :class:`~graphshard.dist.PartitionPolicy` (from
+            ``g.get_node_partition_policy(ntype)`` or ``g.get_edge_partition_policy``),
+            ``"node:<ntype>"`` or ``"edge:<etype>"`` (None: inferred from ``shape[0]``).
         persistent: Keep the tensor when this object is garbage-collected (otherwise the
             tensor it created is deleted then).
-        graph: The DistGraph whose servers hold the rows.
+        graph: The DistGraph whose servers hold the rows; may be left out when
+            ``part_policy`` is a PartitionPolicy (its graph), as in DGL.
 
     Raises:
-        ValidationError: a bad name or policy, or a same-named tensor of another layout.
+        ValidationError: a bad name, dtype or policy, no graph, or a same-named tensor of
+            another layout.
     """
 
     def __init__(self, shape: Sequence[int], dtype: Any, name: str | None = None,
                  init_func: Callable[[tuple[int, ...], Any], Any] | None = None,
-                 part_policy: str | None = None, persistent: bool = False, *,
-                 graph: DistGraph) -> None:
+                 part_policy: str | PartitionPolicy | None = None, persistent: bool = False,
+                 *, graph: DistGraph | None = None) -> None:
         self.shape = tuple(int(s) for s in shape)
-        self.dtype = np.dtype(dtype)
+        self.dtype = as_dtype(dtype)
+        if graph is None:
+            if not isinstance(part_policy, PartitionPolicy):
+                raise ValidationError("DistTensor needs graph=DistGraph, or a part_policy "
+                                      "from g.get_node_partition_policy / "
+                                      "g.get_edge_partition_policy", field="graph")
+            graph = part_policy.graph
         self.graph = graph
         self.kind, self.type = resolve_policy(graph, self.shape[0], part_policy)
         expect = (graph.num_nodes(self.type) if self.kind == "node"
@@ -99,7 +144,7 @@ class DistTensor:
                                            self.dtype.str)) for p in parts])
         if created and init_func is not None:
             router.call([(p, "tensor_write", (self.name, np.arange(sizes[p]), np.asarray(
-                init_func((sizes[p], *self.shape[1:]), self.dtype), dtype=self.dtype)))
+                init_func((sizes[p], *self.shape[1:]), dtype), dtype=self.dtype)))
                 for p in parts if sizes[p]])
         self.persistent = persistent
         self._finalizer = None

@@ -14,7 +14,7 @@ Example:
 """
 
 from .backend import available_backends, get_backend, register_backend
-from .blocks import Block, SampledBlocks, sample_blocks
+from .blocks import EID, ETYPE, NID, NTYPE, Block, SampledBlocks, sample_blocks, to_block
 from .convert import to_torch
 from .link import LinkBatch, reverse_edge_ids, sample_link_batch
 from .loader import MiniBatch, NeighborLoader
@@ -24,6 +24,10 @@ from .subgraph import SampledSubgraph, sample_subgraph
 from .walks import WalkResult, node2vec_walk, parse_metapath, random_walk
 
 __all__ = [
+    "EID",
+    "ETYPE",
+    "NID",
+    "NTYPE",
     "Block",
     "LinkBatch",
     "MiniBatch",
@@ -50,5 +54,6 @@ __all__ = [
     "sample_neighbors",
     "sample_subgraph",
     "skip_gram_pairs",
+    "to_block",
     "to_torch",
 ]

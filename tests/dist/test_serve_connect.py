@@ -1,0 +1,81 @@
+"""The two-terminal flow: `graphshard serve CONFIG` in one process prints how to connect, and
+a second process connects with exactly the printed lines (two real processes, one Ray)."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import graphshard as gs
+
+# the client: runs the lines `serve` printed, then asks the servers something
+_CLIENT = textwrap.dedent("""
+    import json, sys
+    exec(sys.argv[1])  # the connect lines, as printed by `graphshard serve`
+    out = {"owns_servers": dg.handle is not None,
+           "deg": graphshard.sampling.degrees(dg, [0, 1, 2, 633, 2707]).tolist(),
+           "feat": dg.nodes["_N"].data["feat"][[5, 2000]].sum(axis=1).tolist()}
+    print(json.dumps(out))
+""")
+
+
+def _lines(stream, q: queue.Queue) -> None:
+    for line in stream:
+        q.put(line)
+    q.put(None)
+
+
+def test_serve_in_one_process_connect_from_another(cora, tmp_path):
+    pytest.importorskip("ray", reason="needs ray (pip install 'graphshard[ray]')")
+    gs.partition_graph(cora, "cora", 2, tmp_path, part_method="random")
+    cfg = str(tmp_path / "cora.json")
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    server = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from graphshard.cli import main; "
+         "sys.exit(main(sys.argv[1:]))", "serve", cfg, "--for", "300"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        q: queue.Queue = queue.Queue()
+        threading.Thread(target=_lines, args=(server.stdout, q), daemon=True).start()
+        printed: list[str] = []
+        deadline = time.monotonic() + 240
+        while not any("DistGraph(" in line for line in printed):
+            line = q.get(timeout=max(1.0, deadline - time.monotonic()))
+            assert line is not None, "serve exited early: " + "".join(printed) + \
+                server.stderr.read()[-3000:]
+            printed.append(line)
+        out = "".join(printed)
+        address = next(x.split(": ", 1)[1].strip() for x in printed if x.startswith("address:"))
+        host, port = address.rsplit(":", 1)
+        assert host == "127.0.0.1" and int(port) > 0  # a local Ray: loopback only
+        assert "from another process on this machine" in out
+        connect = textwrap.dedent("".join(printed[-2:]))  # "import graphshard" + "dg = ..."
+        assert connect == (f"import graphshard\ndg = graphshard.dist.DistGraph({cfg!r}, "
+                           f"address={address!r})\n")
+        client = subprocess.run([sys.executable, "-c", _CLIENT, connect], capture_output=True,
+                                text=True, env=env, timeout=240)
+        assert client.returncode == 0, client.stderr[-3000:]
+        got = json.loads(client.stdout.strip().splitlines()[-1])
+        assert got["owns_servers"] is False  # it joined the running servers
+        whole = gs.dist.assemble_graph(cfg)  # the same partitions, read here without Ray
+        assert got["deg"] == gs.sampling.degrees(whole, [0, 1, 2, 633, 2707]).tolist()
+        feat = whole.nodes["_N"].data["feat"][[5, 2000]].sum(axis=1)
+        np.testing.assert_allclose(got["feat"], feat, rtol=1e-6)
+    finally:
+        server.send_signal(signal.SIGINT)  # Ctrl-C: serve stops its servers and exits
+        try:
+            code = server.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            raise
+    assert code == 0
