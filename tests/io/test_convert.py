@@ -14,7 +14,8 @@ from graphshard.io import READERS, WRITERS, convert, read_chunked, read_euler, r
 
 
 def test_registries_describe_themselves() -> None:
-    assert set(READERS) == {"chunked", "euler", "pgl", "edgelist", "metis"}
+    assert set(READERS) == {"chunked", "euler", "pgl", "edgelist", "metis", "shchur", "hgb",
+                            "planetoid", "ogb"}
     assert set(WRITERS) == {"chunked", "euler"}
     for entry in [*READERS.values(), *WRITERS.values()]:
         assert entry.description and "\n" not in entry.description
@@ -43,7 +44,7 @@ def test_pgl_and_metis_and_edgelist(tmp_path: Path, shared_file) -> None:
 
 
 def test_bad_choices_list_valid_ones(tmp_path: Path) -> None:
-    with pytest.raises(gs.ValidationError, match=r"unknown src_format format 'dgl'; choose"):
+    with pytest.raises(gs.ValidationError, match=r"unknown input format 'dgl'; choose"):
         convert("dgl", "x", "chunked", tmp_path)
     with pytest.raises(gs.ValidationError, match=r"unknown option 'bogus'.*num_chunks"):
         convert("metis", "x", "chunked", tmp_path, bogus=1)
@@ -73,8 +74,8 @@ def test_suffix_names_are_aliases_of_edgelist(tmp_path: Path) -> None:
     report = convert("tsv", tmp_path / "e.dat", "chunked", tmp_path / "out", header=False,
                      src=0, dst=1, **{"read.fmt": "csv"})
     assert (report.src_format, report.num_edges) == ("edgelist", {"_N:_E:_N": 2})
-    with pytest.raises(gs.ValidationError, match=r"unknown src_format format 'dgl'; choose "
-                                                 r"one of \[.*'pgl', 'csv', 'npy'"):
+    with pytest.raises(gs.ValidationError, match=r"unknown input format 'dgl'; choose "
+                                                 r"one of \[.*'shchur', 'csv', 'npy'"):
         read_graph("dgl", [tmp_path / "e.dat"])
     assert [format_of_path(tmp_path / n) for n in ("a.csv.gz", "a.gz", "a.json", "a.pq")] == \
         ["edgelist", "metis", "euler", None]

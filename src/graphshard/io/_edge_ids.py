@@ -133,7 +133,7 @@ def _integers(col: pa.Array, path: Path, field: str, line_of: LineOf, relabel: b
                 return IdColumn("u64", vals)
             row = int(np.flatnonzero(big)[0])
             raise _bad(path, line_of, field, row, f"node ID {int(vals[row])} does not fit in "
-                       "int64; pass relabel=True (CLI: -O relabel=true) to map IDs to 0..n-1, "
+                       "int64; pass relabel=True (CLI: --relabel) to map IDs to 0..n-1, "
                        "keeping the originals exactly (uint64) in node feature 'node_id'",
                        int(vals[row]))
     return IdColumn("int", column_to_numpy(col).astype(np.int64, copy=False))
@@ -154,7 +154,8 @@ def _tokens(strings: pa.Array, path: Path, field: str, line_of: LineOf, mode: st
         return IdColumn("str", strings)
     row = _first(pc.invert(is_int))
     token = strings[row].as_py()
-    hint = ", or pass ids='str' to read every ID as a string" if has_ids_option else ""
+    hint = (", or pass ids='str' (CLI: -O ids=str) to read every ID as a string"
+            if has_ids_option else "")
     raise _bad(path, line_of, field, row, f"{token!r} is not an integer node ID (the column "
                f"holds integers); fix the row{hint}", token)
 
@@ -172,7 +173,7 @@ def _big_tokens(strings: pa.Array, path: Path, field: str, line_of: LineOf, rela
             as_str = "pass ids='str' to read the IDs as strings" if has_ids_option else \
                 "IDs must fit in 64 bits"
             hint = as_str if relabel or value < 0 or \
-                value >= (1 << 64) else "pass relabel=True (CLI: -O relabel=true) to map " \
+                value >= (1 << 64) else "pass relabel=True (CLI: --relabel) to map " \
                 "IDs to 0..n-1, keeping the originals exactly (uint64) in node feature 'node_id'"
             raise _bad(path, line_of, field, row, f"node ID {value} does not fit in int64; "
                        f"{hint}", value)
@@ -197,9 +198,9 @@ def check_id_space(path: Path, field: str, top: int, num_edges: int, row: int | 
     msg = (f"the largest node ID{of}, {top - 1}, implies {top:,} nodes for {num_edges:,} "
            f"edges ({_size(8 * top)} for each int64 array over the nodes; at most "
            f"max({MIN_ID_SPACE:,}, {NODES_PER_EDGE} x edges) = {limit:,} without a declared "
-           "count); pass relabel=True (CLI: -O relabel=true) to map the IDs to 0..n-1 and "
-           "keep the originals as node feature 'node_id', or num_nodes=... to keep this "
-           "sparse ID space")
+           "count); pass relabel=True (CLI: --relabel) to map the IDs to 0..n-1 and "
+           "keep the originals as node feature 'node_id', or num_nodes=N (CLI: -O "
+           "num_nodes=N) to keep this sparse ID space")
     if row is None:
         raise fail(path, msg, field=field, value=top - 1)
     raise _bad(path, line_of, field, row, msg, top - 1)
