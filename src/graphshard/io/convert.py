@@ -338,8 +338,8 @@ def read_graph(fmt: str, inputs: Sequence[str | Path], **options: Any) -> Graph:
     """
     reader, implied = _entry(READERS, fmt, "fmt")
     options, edge_options = _edge_options(options)
-    _split(options, reader, Format("-", "", print))
-    return _read(reader, list(inputs), {**implied, **options}, edge_options)
+    ropts, _ = _split(options, reader, Format("-", "", print))
+    return _read(reader, list(inputs), {**implied, **ropts}, edge_options)
 
 
 def _edge_options(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
