@@ -114,7 +114,7 @@ class PlanetoidDataset:
     Attributes:
         graph: Homogeneous graph: edges as the adjacency lists hold them (both directions
             of each citation; duplicates and self loops as stored), node data ``feat``
-            (float32 SparseRows ``(N, F)``, absent with ``features=False``), ``label``
+            (float32 SparseRows ``(N, F)``, or dense; absent with ``features=False``), ``label``
             (int64 ``(N,)``, -1 for the padding nodes CiteSeer's test range needs) and the
             Planetoid split as ``train_mask`` / ``val_mask`` / ``test_mask``.
         name: ``"cora"``, ``"citeseer"`` or ``"pubmed"``.
@@ -145,7 +145,7 @@ def _locate(path: Path, name: str | None) -> tuple[Path, str]:
 
 
 def load_planetoid(path: str | os.PathLike[str], *, name: str | None = None,
-                   features: bool = True) -> PlanetoidDataset:
+                   features: bool = True, sparse_features: bool = True) -> PlanetoidDataset:
     """Read a Planetoid dataset from its raw ``ind.<name>.*`` files (local files only).
 
     The split is Planetoid's, as GCN and PyG use it: ``train`` the first ``len(y)`` nodes,
@@ -160,6 +160,8 @@ def load_planetoid(path: str | os.PathLike[str], *, name: str | None = None,
         name: The dataset in a folder that holds several.
         features: Read ``x``/``tx``/``allx`` (False: structure, labels and split only, for
             a copy without ``allx`` such as the PubMed one we test with).
+        sparse_features: Keep ``feat`` as SparseRows (True) or a dense float32 array
+            (the chunked format stores dense columns only).
 
     Returns:
         PlanetoidDataset.
@@ -218,7 +220,8 @@ def load_planetoid(path: str | os.PathLike[str], *, name: str | None = None,
                                                        np.zeros(0, np.int64),
                                                        np.zeros(0, np.float32),
                                                        allx.num_cols)])
-        g.ndata["feat"] = both.take(np.where(rows < 0, len(allx) + len(tx), rows))
+        feat = both.take(np.where(rows < 0, len(allx) + len(tx), rows))
+        g.ndata["feat"] = feat if sparse_features else feat.to_dense(np.float32)
     g.ndata["label"] = label
     masks = {k: np.zeros(num_nodes, dtype=bool) for k in ("train_mask", "val_mask",
                                                           "test_mask")}

@@ -172,15 +172,15 @@ def _log_counts(where: str, counts: EdgeCounts, self_loops: str, duplicates: str
         log.info("%s: added %d reverse edges", where, counts.added_reverse)
     if counts.self_loops:
         if self_loops == "keep":
-            log.warning("%s: kept %d self loops (drop them with self_loops='drop'; CLI: "
+            log.warning("%s: kept %d self loop(s) (drop them with self_loops='drop'; CLI: "
                         "--self-loops drop)", where, counts.self_loops)
         else:
-            log.info("%s: dropped %d self loops", where, counts.self_loops)
+            log.info("%s: dropped %d self loop(s)", where, counts.self_loops)
     if counts.duplicates:
         if duplicates == "keep":
-            log.warning("%s: kept %d duplicate edges, equal to an earlier edge%s (drop them "
+            log.warning("%s: kept %d duplicate edge(s), equal to an earlier edge%s (drop them "
                         "with duplicates='drop'; CLI: --duplicates drop)", where,
                         counts.duplicates, " or its added reverse" if counts.added_reverse
                         else "")
         else:
-            log.info("%s: dropped %d duplicate edges", where, counts.duplicates)
+            log.info("%s: dropped %d duplicate edge(s)", where, counts.duplicates)

@@ -197,7 +197,8 @@ READERS: dict[str, Format] = {f.name: f for f in [
            suffixes=(".graph", ".gz", ".bz2")),
     Format("shchur", "gnn-benchmark (Shchur et al.) .npz, or a .zip holding one: adjacency, "
            "sparse features, labels", _dataset("load_shchur_npz", "shchur"),
-           {"sparse_features": "keep the features sparse (bool, default true)"},
+           {"sparse_features": "keep the features sparse (bool, default true; the chunked "
+                               "format needs false)"},
            sniff=_is_shchur),
     Format("hgb", "HGB node-classification folder or .zip (info.dat, node.dat, link.dat, "
            "label.dat*): typed nodes, features, labels, split", _dataset("load_hgb", "hgb"),
@@ -208,7 +209,9 @@ READERS: dict[str, Format] = {f.name: f for f in [
     Format("planetoid", "Planetoid raw ind.<name>.* files (folder, or one of the files): "
            "features, labels, split", _dataset("load_planetoid", "planetoid"),
            {"name": "dataset in a folder holding several (cora, citeseer, pubmed)",
-            "features": "read x/tx/allx (bool, default true)"}, sniff=_is_planetoid),
+            "features": "read x/tx/allx (bool, default true)",
+            "sparse_features": "keep the features sparse (bool, default true; the chunked "
+                               "format needs false)"}, sniff=_is_planetoid),
     Format("ogb", "OGB node-property dataset folder as its zip unpacks (raw/edge.csv.gz, "
            "node-feat, node-label, split/<scheme>/)", _dataset("load_ogb", "ogb"),
            {"split": "split scheme under split/ (default: the only one)"}, sniff=_is_ogb),
