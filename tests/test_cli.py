@@ -532,3 +532,32 @@ def test_convert_from_each_dataset_kind(shared_file, tmp_path, capsys):
                  "--self-loops", "drop", "--duplicates", "drop", "--out",
                  str(tmp_path / "g")]) == 0
     assert "10,556" in capsys.readouterr().out  # PyG's Cora edge count
+
+
+def test_readme_own_data_commands_run_as_written(shared_file, tmp_path, capsys, monkeypatch):
+    """The README's "Your own data" commands, on the files as distributed, give the node and
+    edge counts its output block shows."""
+    import re
+    import shlex
+    import zipfile
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    section = readme.split("## Your own data", 1)[1].split("\n## ", 1)[0]
+    commands = re.search(r"```bash\n(.*?)```", section, re.S).group(1).strip().splitlines()
+    shown = dict(re.findall(r"^(parts/\S+)\s+nodes / edges ([\d,]+ / [\d,]+)", section, re.M))
+    assert len(commands) == 4 and len(shown) == 4
+    (tmp_path / "lastfm").mkdir()
+    for link, target in (("wiki-Vote.txt", ("snap-small", "wiki-Vote.txt")),
+                         ("lastfm/edges.csv", ("musae-karateclub", "lastfm", "edges.csv")),
+                         ("amazon-photo.zip", ("gnn-benchmark-shchur", "amazon-photo.zip"))):
+        (tmp_path / link).symlink_to(shared_file(*target))
+    with zipfile.ZipFile(shared_file("hgb", "ACM.zip")) as zf:
+        zf.extractall(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    for command in commands:
+        args = shlex.split(command)
+        assert args[0] == "graphshard"
+        assert main([*args[1:], "--json"]) == 0, command
+        report = _report(capsys)
+        counts = f"{report['num_nodes']:,} / {report['num_edges']:,}"
+        assert shown[report["config"]] == counts, command
