@@ -423,6 +423,11 @@ def test_graph_files_where_a_folder_or_config_belongs(shared_file, tmp_path, cap
     capsys.readouterr()
     assert main(["inspect", str(tmp_path / "parts")]) == 1
     assert f"name one: {tmp_path / 'parts' / 'karate.json'}" in capsys.readouterr().err
+    assert main(["chunk", str(path), "--out", str(tmp_path / "c")]) == 0
+    capsys.readouterr()
+    assert main(["inspect", str(tmp_path / "c" / "metadata.json")]) == 1
+    assert f"a chunked graph's metadata: graphshard pipeline {tmp_path / 'c'} --parts N" in \
+        capsys.readouterr().err
 
 
 def test_save_orig_ids_spellings(tmp_path, capsys):

@@ -163,6 +163,17 @@ def _expect_config(path: Path) -> None:
                               "JSON that graphshard partition writes: run graphshard partition "
                               f"{path} --parts N --out parts/, then inspect parts/NAME.json",
                               path=str(path), field="config")
+    try:  # a JSON document that is no config (a malformed config: read_config says where)
+        doc = json.loads(path.read_bytes()) if path.is_file() else None
+    except (OSError, ValueError, RecursionError):
+        return
+    if isinstance(doc, dict) and "node_map" not in doc:
+        what = ("a chunked graph's metadata: graphshard pipeline " f"{path.parent} --parts N "
+                "--out parts/ partitions it" if "edge_type" in doc and "node_type" in doc
+                else "not a partition config (no node_map)")
+        raise ValidationError(f"{path}: {what}; inspect reads the partition config JSON that "
+                              "graphshard partition writes (OUT/NAME.json)", path=str(path),
+                              field="config")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -79,3 +79,13 @@ def test_undirected_simple_graph_invariants(pairs):
     expected = {(a, b) for a, b in pairs if a != b} | {(b, a) for a, b in pairs if a != b}
     assert edges == expected and len(edges) == h.num_edges()  # symmetric, simple
     assert counts.self_loops == sum(a == b for a, b in pairs)
+
+
+@pytest.mark.parametrize("num_nodes", [10, 1 << 40])  # one int64 key per edge; two keys
+def test_duplicates_in_a_huge_id_space(num_nodes):
+    big = num_nodes - 1
+    g = gs.graph(([big, 0, big, 3], [5, 1, 5, 3]), num_nodes=num_nodes)
+    kept, counts = apply_edge_policy(g)
+    assert kept is g and counts.duplicates == 1 and counts.self_loops == 1
+    h, _ = apply_edge_policy(g, duplicates="drop")
+    assert h.edges()[0].tolist() == [big, 0, 3] and h.edges()[1].tolist() == [5, 1, 3]

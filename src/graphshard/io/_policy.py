@@ -67,16 +67,32 @@ def _concat(a: Any, b: Any) -> Any:
     return type(a).concat([a, b])
 
 
-def _first_copies(src: IdArray, dst: IdArray) -> np.ndarray:
-    """Boolean mask: True for an edge equal to an earlier one (same src and dst)."""
-    dup = np.zeros(len(src), dtype=bool)
+def _duplicates(src: IdArray, dst: IdArray, num_dst: int, mask: bool
+                ) -> tuple[int, np.ndarray | None]:
+    """How many edges equal an earlier one (same src and dst), and with ``mask`` a boolean
+    mask of them (the first copy of each pair is not marked).
+
+    One int64 key per edge where ``src * num_dst + dst`` fits (a plain sort to count, a
+    stable argsort to mark), else a two-key lexsort (several times slower).
+    """
     if len(src) < 2:
-        return dup
-    order = np.lexsort((dst, src))  # stable: equal pairs stay in input order
-    s, d = src[order], dst[order]
-    same = (s[1:] == s[:-1]) & (d[1:] == d[:-1])
+        return 0, np.zeros(len(src), dtype=bool) if mask else None
+    fits = int(max(src.max(), 0)) < (1 << 62) // max(num_dst, 1)
+    if fits and not mask:
+        key = np.sort(src * np.int64(num_dst) + dst)
+        return int(np.count_nonzero(key[1:] == key[:-1])), None
+    if fits:
+        key = src * np.int64(num_dst) + dst
+        order = np.argsort(key, kind="stable")  # stable: equal pairs keep the input order
+        key = key[order]
+        same = key[1:] == key[:-1]
+    else:
+        order = np.lexsort((dst, src))
+        s, d = src[order], dst[order]
+        same = (s[1:] == s[:-1]) & (d[1:] == d[:-1])
+    dup = np.zeros(len(src), dtype=bool)
     dup[order[1:][same]] = True
-    return dup
+    return int(np.count_nonzero(same)), dup if mask else None
 
 
 def apply_edge_policy(g: Graph, *, add_reverse: bool = False, self_loops: str = "keep",
@@ -144,9 +160,9 @@ def apply_edge_policy(g: Graph, *, add_reverse: bool = False, self_loops: str = 
                 s, d = src[rows], dst[rows]
         else:
             s, d = src[rows], dst[rows]
-        dup = _first_copies(s, d)
-        dups += int(dup.sum())
-        keep = np.flatnonzero(~dup) if duplicates == "drop" else None
+        found, dup = _duplicates(s, d, g.num_nodes(et[2]), duplicates == "drop")
+        dups += found
+        keep = None if dup is None else np.flatnonzero(~dup)
         edges[et] = (s, d) if keep is None else (s[keep], d[keep])
         picked = rows if keep is None else rows[keep]
         frames[et] = {k: _take(v, picked) for k, v in feats.items()}
