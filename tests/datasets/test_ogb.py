@@ -100,3 +100,14 @@ def test_fuzz_ogb(tmp_path):
         return None
 
     run_fuzz("ogb", case, load_ogb, tmp_path, check=check, seed=3)
+
+
+def test_convert_from_ogb(tmp_path, capsys):
+    import graphshard as gs
+
+    folder = write(tmp_path / "ogbn_tiny")
+    assert main(["convert", "--from", "ogb", str(folder), "--to", "chunked", "--out",
+                 str(tmp_path / "c")]) == 0
+    g = gs.io.read_chunked(tmp_path / "c")
+    assert g.num_edges() == 6 and g.ndata["year"].tolist()[-1] == 2014
+    assert g.ndata["test_mask"].tolist() == [False, False, False, False, True]

@@ -98,7 +98,8 @@ def parse_ids(col: pa.ChunkedArray | pa.Array, *, path: Path, field: str, line_o
         if bad.any():
             row = int(np.flatnonzero(bad)[0])
             raise _bad(path, line_of, field, row, f"node ID {float(vals[row])!r} is not an exact "
-                       "integer (float column); write integer IDs, or pass ids='str'",
+                       "integer (float column); write integer IDs, or pass ids='str' "
+                       "(CLI: -O ids=str)",
                        float(vals[row]))
         return IdColumn("int", vals.astype(np.int64))
     raise fail(path, f"column type {t} cannot hold node IDs; expected integers or strings",
@@ -170,8 +171,8 @@ def _big_tokens(strings: pa.Array, path: Path, field: str, line_of: LineOf, rela
     for row in np.flatnonzero(np.abs(approx) >= 9.0e18).tolist():  # exact check, few rows
         value = int(strings[row].as_py())
         if not -(1 << 63) <= value < (1 << 63) and (not relabel or not 0 <= value < (1 << 64)):
-            as_str = "pass ids='str' to read the IDs as strings" if has_ids_option else \
-                "IDs must fit in 64 bits"
+            as_str = ("pass ids='str' (CLI: -O ids=str) to read the IDs as strings"
+                      if has_ids_option else "IDs must fit in 64 bits")
             hint = as_str if relabel or value < 0 or \
                 value >= (1 << 64) else "pass relabel=True (CLI: --relabel) to map " \
                 "IDs to 0..n-1, keeping the originals exactly (uint64) in node feature 'node_id'"
@@ -181,7 +182,7 @@ def _big_tokens(strings: pa.Array, path: Path, field: str, line_of: LineOf, rela
         return IdColumn("u64", column_to_numpy(pc.cast(strings, pa.uint64())))
     except pa.ArrowInvalid as exc:  # negative and >= 2**63 together
         raise fail(path, "node IDs span more than 64 bits (negative ones and ones >= 2**63); "
-                   "pass ids='str'", field=field) from exc
+                   "pass ids='str' (CLI: -O ids=str)", field=field) from exc
 
 
 def check_id_space(path: Path, field: str, top: int, num_edges: int, row: int | None,
@@ -226,7 +227,7 @@ def unify(columns: list[IdColumn], path: Path, field: str) -> list[pa.Array]:
         for c in columns:
             if c.kind == "int" and len(c.values) and c.values.min() < 0:
                 raise fail(path, "node IDs span more than 64 bits (negative ones and ones "
-                           ">= 2**63); pass ids='str'", field=field)
+                           ">= 2**63); pass ids='str' (CLI: -O ids=str)", field=field)
         return [pa.array(c.values.astype(np.uint64, copy=False)) for c in columns]
     return [pa.array(c.values, pa.int64()) for c in columns]
 
