@@ -373,6 +373,20 @@ def test_edge_list_layout_options(tmp_path, capsys):
     assert gs.io.read_chunked(tmp_path / "c").ndata["node_id"].tolist() == [1, 9]
 
 
+def test_header_flags_override_the_sniffing(tmp_path, capsys):
+    path = tmp_path / "e.txt"
+    path.write_text("alice bob\nbob carol\n")  # words: a header, unless --no-header
+    out = str(tmp_path / "p")
+    assert main(["partition", str(path), "-k", "1", "--out", out, "--json"]) == 0
+    assert _report(capsys)["num_edges"] == 1
+    assert main(["partition", str(path), "--no-header", "-k", "1", "--out", out, "--json"]) == 0
+    assert _report(capsys)["num_edges"] == 2
+    path.write_text("1 2\n2 3\n3 1\n")  # numbers: data, unless --header
+    assert main(["partition", str(path), "--header", "--src", "0", "--dst", "1", "-k", "1",
+                 "--out", out, "--json"]) == 0
+    assert _report(capsys)["num_edges"] == 2
+
+
 def test_musae_one_direction_list_add_reverse(shared_file, tmp_path, capsys, caplog):
     path = shared_file("musae-karateclub", "facebook", "edges.csv")  # header id_1,id_2
     with caplog.at_level("WARNING"):

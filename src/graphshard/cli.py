@@ -116,7 +116,8 @@ def _read_options(fmt: str, given: dict[str, Any], options: tuple[str, ...]) -> 
     ``-O KEY=VALUE`` items; the edge-list layout options only for an edge list."""
     values = {k: given.pop(k) for k in (*_LAYOUT, *_POLICY)}
     out = dict(_parse_option(o) for o in options)
-    layout = {k: v for k, v in values.items() if k in _LAYOUT and v not in (None, False)}
+    layout = {k: v for k, v in values.items()  # --no-header is header=False; --relabel a flag
+              if k in _LAYOUT and v is not None and (k != "relabel" or v)}
     if layout and _reader_name(fmt) != "edgelist":
         flags = ", ".join("--" + k.replace("_", "-") for k in layout)
         raise click.UsageError(f"{flags}: for edge lists only; the input is read as {fmt}")

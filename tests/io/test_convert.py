@@ -80,3 +80,32 @@ def test_suffix_names_are_aliases_of_edgelist(tmp_path: Path) -> None:
     assert [format_of_path(tmp_path / n) for n in ("a.csv.gz", "a.gz", "a.json", "a.pq")] == \
         ["edgelist", "metis", "euler", None]
     assert format_of_path(tmp_path) == "chunked"
+
+
+@pytest.mark.parametrize(("parts", "expected"), [
+    (("planetoid", "npz_shchur", "cora.npz"), "shchur"),  # an .npz with adj_* arrays
+    (("gnn-benchmark-shchur", "coauthor-cs.zip"), "shchur"),
+    (("hgb", "ACM.zip"), "hgb"),
+    (("planetoid",), "planetoid"),
+    (("planetoid", "ind.cora.tx"), "planetoid"),
+    (("snap-small", "MIT8.edgelist"), "edgelist"),
+    (("dimacs10-small", "karate.graph"), "metis"),
+])
+def test_format_of_path_looks_inside(shared_file, parts, expected) -> None:
+    from graphshard.io.convert import format_of_path
+
+    assert format_of_path(shared_file(*parts)) == expected
+
+
+def test_an_edge_list_npz_stays_an_edge_list(tmp_path: Path) -> None:
+    import numpy as np
+
+    from graphshard.io.convert import format_of_path
+
+    np.savez(tmp_path / "e.npz", src=np.arange(3), dst=np.arange(3))
+    assert format_of_path(tmp_path / "e.npz") == "edgelist"
+    (tmp_path / "HGB").mkdir()
+    (tmp_path / "HGB" / "node.dat").write_text("")
+    assert format_of_path(tmp_path / "HGB") == "chunked"  # no link.dat: not HGB
+    (tmp_path / "HGB" / "link.dat").write_text("")
+    assert format_of_path(tmp_path / "HGB") == "hgb"
