@@ -202,7 +202,8 @@ READERS: dict[str, Format] = {f.name: f for f in [
            sniff=_is_shchur),
     Format("hgb", "HGB node-classification folder or .zip (info.dat, node.dat, link.dat, "
            "label.dat*): typed nodes, features, labels, split", _dataset("load_hgb", "hgb"),
-           {"features": "read node features (bool, default true)",
+           {"features": "read node features: true (default), false, or the node types "
+                        "('paper,author')",
             "val_ratio": "share of label.dat held out for validation (default 0.2)",
             "seed": "seed of that draw", "test_file": "test labels (default label.dat.test)"},
            sniff=_is_hgb),
