@@ -6,7 +6,9 @@ format, aliases (another name plus the options it implies: ``csv`` is ``edgelist
 ``fmt="csv"``) and an adapter with a fixed signature: ``read(inputs, options) -> Graph``
 and ``write(graph, out, options) -> None``.  The CLI's ``--from``, ``--to`` and ``--format``
 choices, their help and the format a path's suffix implies (:func:`format_of_path`) all come
-from them.
+from them.  Every reader also takes the options of :data:`EDGE_OPTIONS` (``add_reverse``,
+``self_loops``, ``duplicates``), applied to what it read by
+:func:`~graphshard.io.apply_edge_policy`.
 """
 
 from __future__ import annotations
@@ -331,7 +333,8 @@ def _split(options: dict[str, Any], reader: Format, writer: Format) -> tuple[dic
 
 
 def read_graph(fmt: str, inputs: Sequence[str | Path], **options: Any) -> Graph:
-    """Read ``inputs`` with the registered reader ``fmt``.
+    """Read ``inputs`` with the registered reader ``fmt``, then apply the edge policy
+    (``add_reverse``, ``self_loops``, ``duplicates``: see :data:`EDGE_OPTIONS`).
 
     Example:
         >>> import tempfile, pathlib
