@@ -329,3 +329,254 @@ def test_format_choices_and_help_come_from_the_io_registry():
     assert "csv, npy, npz, parquet, tsv (edgelist with that fmt)" in " ".join(
         result.output.split())
     assert main(["partition", "x.dat", "--format", "dgl", "-k", "2", "--out", "p"]) == 2
+
+
+# ----- issue 28: real data in from the shell -------------------------------------------------
+def _report(capsys) -> dict:
+    return json.loads(capsys.readouterr().out)
+
+
+def test_snap_edgelist_in_one_command(shared_file, tmp_path, capsys):
+    """The .edgelist suffix names an edge list; no header is read from the first line."""
+    path = shared_file("snap-small", "MIT8.edgelist")
+    assert main(["partition", str(path), "-k", "2", "--out", str(tmp_path / "p"),
+                 "--json"]) == 0
+    report = _report(capsys)
+    assert (report["num_nodes"], report["num_edges"]) == (6440, 251252)
+
+
+def test_snap_sparse_ids_warn_and_relabel(shared_file, tmp_path, capsys, caplog):
+    path = shared_file("snap-small", "wiki-Vote.txt")
+    with caplog.at_level("WARNING"):
+        assert main(["-q", "partition", str(path), "-k", "2", "--out", str(tmp_path / "a"),
+                     "--json"]) == 0
+    assert _report(capsys)["num_nodes"] == 8298
+    assert "1183 of the 8298 nodes (14%) appear in no edge" in caplog.text
+    assert "(CLI: --relabel)" in caplog.text
+    assert main(["partition", str(path), "--relabel", "-k", "2", "--out", str(tmp_path / "b"),
+                 "--json"]) == 0
+    assert _report(capsys)["num_nodes"] == 7115
+
+
+def test_edge_list_layout_options(tmp_path, capsys):
+    path = tmp_path / "e.dat"
+    path.write_text("% w;b;a\n5;1;9\n3;9;1\n")  # weight first, then dst, then src
+    args = ["--format", "csv", "--no-header", "--src", "2", "--dst", "1", "--delimiter",
+            "semicolon", "--relabel", "-k", "1"]
+    assert main(["partition", str(path), *args, "-O", "comment=%", "--out", str(tmp_path / "p"),
+                 "--json"]) == 0
+    assert _report(capsys)["num_edges"] == 2
+    g = gs.load_partition(tmp_path / "p" / "e.json", 0)[0]
+    assert sorted(g.ndata["orig_id"].tolist()) == [0, 1]
+    assert main(["chunk", str(path), *args[:-2], "-O", "comment=%", "--out",
+                 str(tmp_path / "c")]) == 0
+    assert gs.io.read_chunked(tmp_path / "c").ndata["node_id"].tolist() == [1, 9]
+
+
+def test_header_flags_override_the_sniffing(tmp_path, capsys):
+    path = tmp_path / "e.txt"
+    path.write_text("alice bob\nbob carol\n")  # words: a header, unless --no-header
+    out = str(tmp_path / "p")
+    assert main(["partition", str(path), "-k", "1", "--out", out, "--json"]) == 0
+    assert _report(capsys)["num_edges"] == 1
+    assert main(["partition", str(path), "--no-header", "-k", "1", "--out", out, "--json"]) == 0
+    assert _report(capsys)["num_edges"] == 2
+    path.write_text("1 2\n2 3\n3 1\n")  # numbers: data, unless --header
+    assert main(["partition", str(path), "--header", "--src", "0", "--dst", "1", "-k", "1",
+                 "--out", out, "--json"]) == 0
+    assert _report(capsys)["num_edges"] == 2
+
+
+def test_musae_one_direction_list_add_reverse(shared_file, tmp_path, capsys, caplog):
+    path = shared_file("musae-karateclub", "facebook", "edges.csv")  # header id_1,id_2
+    with caplog.at_level("WARNING"):
+        assert main(["partition", str(path), "--add-reverse", "-k", "2", "--out",
+                     str(tmp_path / "a"), "--json"]) == 0
+    assert _report(capsys)["num_edges"] == 2 * 171002 - 179
+    assert "kept 179 self loop(s)" in caplog.text and "--self-loops drop" in caplog.text
+    assert main(["partition", str(path), "--add-reverse", "--self-loops", "drop",
+                 "--duplicates", "drop", "-k", "2", "--out", str(tmp_path / "b"),
+                 "--json"]) == 0
+    assert _report(capsys)["num_edges"] == 2 * 170823  # the README's undirected edges
+
+
+def test_edge_list_options_are_refused_for_other_readers(shared_file, tmp_path, capsys):
+    path = shared_file("dimacs10-small", "karate.graph")
+    assert main(["partition", str(path), "--src", "1", "--header", "-k", "2", "--out",
+                 str(tmp_path / "p")]) == 2
+    assert "--header, --src: for edge lists only; the input is read as metis" in \
+        capsys.readouterr().err
+    assert main(["partition", str(path), "--add-reverse", "--duplicates", "drop", "-k", "2",
+                 "--out", str(tmp_path / "p"), "--json"]) == 0  # the policy: any reader
+    assert _report(capsys)["num_edges"] == 156
+
+
+def test_unknown_suffix_lists_the_formats(tmp_path, capsys):
+    path = tmp_path / "g.xyz"
+    path.write_text("0 1\n")
+    assert main(["partition", str(path), "-k", "1", "--out", str(tmp_path / "p")]) == 1
+    err = capsys.readouterr().err
+    assert "cannot tell the format from the suffix '.xyz'; pass --format (one of chunked, " \
+        "edgelist" in err and "src_format" not in err
+
+
+def test_graph_files_where_a_folder_or_config_belongs(shared_file, tmp_path, capsys):
+    path = shared_file("dimacs10-small", "karate.graph")
+    for command in (["pipeline", str(path), "-k", "2", "--out", str(tmp_path / "p")],
+                    ["assign", str(path), "-k", "2", "--out", str(tmp_path / "a")]):
+        assert main(command) == 1
+        err = capsys.readouterr().err
+        assert f"graphshard {command[0]} reads a chunked graph folder" in err
+        assert f"this is a metis graph: run graphshard chunk {path} --out chunked/" in err
+        assert "JSON" not in err and not (tmp_path / "p").exists()
+    assert main(["inspect", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "a metis graph; inspect reads the partition config JSON that graphshard " \
+        "partition writes" in err and "not valid JSON" not in err
+    assert main(["partition", str(path), "-k", "2", "--out", str(tmp_path / "parts")]) == 0
+    capsys.readouterr()
+    assert main(["inspect", str(tmp_path / "parts")]) == 1
+    assert f"name one: {tmp_path / 'parts' / 'karate.json'}" in capsys.readouterr().err
+    assert main(["chunk", str(path), "--out", str(tmp_path / "c")]) == 0
+    capsys.readouterr()
+    assert main(["inspect", str(tmp_path / "c" / "metadata.json")]) == 1
+    assert f"a chunked graph's metadata: graphshard pipeline {tmp_path / 'c'} --parts N" in \
+        capsys.readouterr().err
+
+
+def test_save_orig_ids_spellings(tmp_path, capsys):
+    for flag in ("--save-orig-ids", "--save-orig-nids", "--save-orig-eids"):
+        out = tmp_path / flag
+        assert main(["partition", "--generate", "sbm:nodes=200,edges=800", "-k", "2",
+                     flag, "--out", str(out)]) == 0
+        assert "orig_ids.safetensors" in {p.name for p in (out / "part0").iterdir()}
+    for command in ("pipeline", "dispatch"):
+        option = next(p for p in cli.commands[command].params if p.name == "save_orig_ids")
+        assert set(option.opts) == {"--save-orig-ids", "--save-orig-nids", "--save-orig-eids"}
+
+
+def test_quiet_starts_ray_logging_errors_only(tmp_path):
+    """-q reaches ray.init (its token-authentication warning is a WARNING of the 'ray'
+    logger, which ray.init's logging_level sets)."""
+    from graphshard._util.ray import init_ray, quiet_ray
+
+    class FakeRay:
+        def init(self, **kwargs):
+            self.kwargs = kwargs
+
+    try:
+        result = CliRunner().invoke(cli, ["-q", "partition", "--generate",
+                                          "sbm:nodes=100,edges=400", "-k", "1", "--out",
+                                          str(tmp_path / "p")])
+        assert result.exit_code == 0, result.output
+        ray = FakeRay()
+        init_ray(ray, "ray://head:10001")
+        assert ray.kwargs["logging_level"] == 40  # logging.ERROR
+        quiet_ray(False)
+        init_ray(ray, "ray://head:10001")
+        assert "logging_level" not in ray.kwargs
+    finally:
+        quiet_ray(False)
+
+
+def test_outputs_follow_the_umask(tmp_path):
+    pytest.importorskip("matplotlib")
+    old = os.umask(0o027)
+    try:
+        assert main(["partition", "--generate", "sbm:nodes=200,edges=800", "-k", "2",
+                     "--out", str(tmp_path / "p")]) == 0
+        assert main(["inspect", str(tmp_path / "p" / "sbm.json"), "--plot",
+                     str(tmp_path / "r.png")]) == 0
+    finally:
+        os.umask(old)
+    for path in (tmp_path / "p" / "sbm.json", tmp_path / "r.png",
+                 tmp_path / "p" / "part0" / "graph.safetensors"):
+        assert oct(path.stat().st_mode & 0o777) == "0o640", path
+
+
+def test_replacing_another_graph_says_so(tmp_path, caplog):
+    out = tmp_path / "p"
+    assert main(["partition", "--generate", "rmat:nodes=300,edges=1200", "-k", "2",
+                 "--out", str(out)]) == 0
+    with caplog.at_level("INFO", logger="graphshard.partition.build"):
+        assert main(["partition", "--generate", "rmat:nodes=300,edges=1200", "-k", "2",
+                     "--out", str(out)]) == 0
+    assert [r.levelname for r in caplog.records if "the earlier output" in r.message] == ["INFO"], \
+        [r.getMessage() for r in caplog.records]
+    caplog.clear()
+    with caplog.at_level("WARNING"):
+        assert main(["partition", "--generate", "sbm:nodes=300,edges=1200", "-k", "3",
+                     "--out", str(out)]) == 0
+    assert f"{out}: replacing the earlier output rmat.json (graph 'rmat', 2 parts) with " \
+        "graph 'sbm'" in caplog.text
+    assert sorted(p.name for p in out.glob("*.json")) == ["sbm.json"]
+
+
+def test_shchur_npz_sparse_features_in_one_command(shared_file, tmp_path, capsys):
+    path = shared_file("gnn-benchmark-shchur", "amazon-photo.zip")
+    assert main(["partition", str(path), "--add-reverse", "--self-loops", "drop",
+                 "--duplicates", "drop", "-k", "2", "--out", str(tmp_path / "p"),
+                 "--json"]) == 0
+    report = _report(capsys)
+    assert (report["num_nodes"], report["num_edges"]) == (7650, 238162)  # PyG's count
+    _, nfeat, *_ = gs.load_partition(tmp_path / "p" / "amazon-photo.json", 0)
+    assert isinstance(nfeat["_N/feat"], gs.SparseRows) and nfeat["_N/feat"].num_cols == 745
+
+
+def test_hgb_folder_in_one_command(shared_file, tmp_path, capsys):
+    import zipfile
+
+    with zipfile.ZipFile(shared_file("hgb", "ACM.zip")) as zf:
+        zf.extractall(tmp_path)
+    assert main(["partition", str(tmp_path / "ACM"), "-k", "2", "--out", str(tmp_path / "p"),
+                 "--json"]) == 0
+    report = _report(capsys)
+    assert (report["num_nodes"], report["num_edges"]) == (10942, 547872)
+    assert report["part_nodes_per_type"]["paper"] and len(report["part_nodes_per_type"]) == 4
+    _, nfeat, *_ = gs.load_partition(tmp_path / "p" / "ACM.json", 0)
+    assert {"paper/feat", "paper/label", "paper/train_mask", "paper/test_mask"} <= set(nfeat)
+
+
+def test_convert_from_each_dataset_kind(shared_file, tmp_path, capsys):
+    cases = [("planetoid", shared_file("planetoid", "ind.cora.graph"), 2708),
+             ("shchur", shared_file("gnn-benchmark-shchur", "coauthor-cs.zip"), 18333),
+             ("hgb", shared_file("hgb", "ACM.zip"), 10942)]
+    for kind, path, nodes in cases:
+        out = tmp_path / kind
+        dense = ["-O", "sparse_features=false"] if kind != "hgb" else []  # chunked: dense
+        assert main(["convert", "--from", kind, str(path), "--to", "chunked", "--out",
+                     str(out), *dense]) == 0, capsys.readouterr().err
+        assert gs.io.read_chunked(out).num_nodes() == nodes
+    assert main(["convert", "--from", "planetoid", str(cases[0][1]), "--to", "graphshard",
+                 "--self-loops", "drop", "--duplicates", "drop", "--out",
+                 str(tmp_path / "g")]) == 0
+    assert "10,556" in capsys.readouterr().out  # PyG's Cora edge count
+
+
+def test_readme_own_data_commands_run_as_written(shared_file, tmp_path, capsys, monkeypatch):
+    """The README's "Your own data" commands, on the files as distributed, give the node and
+    edge counts its output block shows."""
+    import re
+    import shlex
+    import zipfile
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    section = readme.split("## Your own data", 1)[1].split("\n## ", 1)[0]
+    commands = re.search(r"```bash\n(.*?)```", section, re.S).group(1).strip().splitlines()
+    shown = dict(re.findall(r"^(parts/\S+)\s+nodes / edges ([\d,]+ / [\d,]+)", section, re.M))
+    assert len(commands) == 4 and len(shown) == 4
+    (tmp_path / "lastfm").mkdir()
+    for link, target in (("wiki-Vote.txt", ("snap-small", "wiki-Vote.txt")),
+                         ("lastfm/edges.csv", ("musae-karateclub", "lastfm", "edges.csv")),
+                         ("amazon-photo.zip", ("gnn-benchmark-shchur", "amazon-photo.zip"))):
+        (tmp_path / link).symlink_to(shared_file(*target))
+    with zipfile.ZipFile(shared_file("hgb", "ACM.zip")) as zf:
+        zf.extractall(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    for command in commands:
+        args = shlex.split(command)
+        assert args[0] == "graphshard"
+        assert main([*args[1:], "--json"]) == 0, command
+        report = _report(capsys)
+        counts = f"{report['num_nodes']:,} / {report['num_edges']:,}"
+        assert shown[report["config"]] == counts, command

@@ -24,6 +24,7 @@ from rich.table import Table
 
 from . import datasets
 from ._util.progress import disable_progress
+from ._util.ray import quiet_ray
 from .errors import GraphshardError, ValidationError
 from .io.convert import COMPRESSED, READERS, WRITERS, format_names, format_of_path
 from .partition import DEFAULT_METHOD, METHODS, PartitionReport, build_partitions, read_config
@@ -53,19 +54,132 @@ def _input_format(path: Path, fmt: str | None) -> str:
         if suffix in COMPRESSED:
             suffix = Path(path.stem).suffix.lower() or suffix
         raise ValidationError(f"{path}: cannot tell the format from the suffix {suffix!r}; "
-                              "pass --format", path=str(path), field="format")
+                              f"pass --format (one of {', '.join(_READ_FORMATS)})",
+                              path=str(path), field="format")
     return found
 
 
 def _reader_options(fn: Any) -> Any:
     return click.option(
         "--option", "-O", "options", multiple=True, metavar="KEY=VALUE",
-        help="Reader option, repeatable (e.g. -O relabel=true for an edge list with a sparse "
-             "ID space); an unknown key lists the reader's options.")(fn)
+        help="Reader option, repeatable (e.g. -O ids=str, -O name=cora); an unknown key "
+             "lists the reader's options.")(fn)
+
+
+#: ``--delimiter`` words for characters a shell makes awkward.
+_DELIMITERS = {"tab": "\t", "\\t": "\t", "space": " ", "comma": ",", "semicolon": ";"}
+
+
+def _column(text: str | None) -> str | int | None:
+    """``--src``/``--dst``: a column name, or a 0-based position."""
+    return int(text) if text is not None and text.isdigit() else text
+
+
+def _input_options(fn: Any) -> Any:
+    """How to read INPUT: edge-list layout (header, columns, delimiter, relabel) and the
+    edge policy every reader takes (reverse edges, self loops, duplicates)."""
+    options = [
+        click.option("--header/--no-header", default=None,
+                     help="Edge lists: the first line is (not) a header (default: a first "
+                          "line of numbers only is data)."),
+        click.option("--src", metavar="COL",
+                     help="Edge lists: source column, a name or a 0-based position (default: "
+                          "'src', else the first column)."),
+        click.option("--dst", metavar="COL",
+                     help="Edge lists: destination column (default: 'dst', else the second)."),
+        click.option("--delimiter", metavar="CHAR",
+                     help="Edge lists: field separator; tab, space, comma or semicolon as a "
+                          "word (default: from the suffix, else sniffed)."),
+        click.option("--relabel", is_flag=True,
+                     help="Edge lists: map the node IDs that appear to 0..n-1 (sparse IDs, "
+                          "as SNAP's; originals kept as node feature node_id)."),
+        click.option("--add-reverse", is_flag=True,
+                     help="Add every edge reversed (lists holding each undirected edge once, "
+                          "as MUSAE's)."),
+        click.option("--self-loops", type=click.Choice(["keep", "drop"]),
+                     help="Self loops: keep (default; a warning counts them) or drop."),
+        click.option("--duplicates", type=click.Choice(["keep", "drop"]),
+                     help="Edges equal to an earlier one (after --add-reverse): keep "
+                          "(default; a warning counts them) or drop."),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+_LAYOUT = ("header", "src", "dst", "delimiter", "relabel")
+_POLICY = ("add_reverse", "self_loops", "duplicates")
+
+
+def _read_options(fmt: str, given: dict[str, Any], options: tuple[str, ...]) -> dict[str, Any]:
+    """Reader options from the :func:`_input_options` values (removed from ``given``) and
+    ``-O KEY=VALUE`` items; the edge-list layout options only for an edge list."""
+    values = {k: given.pop(k) for k in (*_LAYOUT, *_POLICY)}
+    out = dict(_parse_option(o) for o in options)
+    layout = {k: v for k, v in values.items()  # --no-header is header=False; --relabel a flag
+              if k in _LAYOUT and v is not None and (k != "relabel" or v)}
+    if layout and _reader_name(fmt) != "edgelist":
+        flags = ", ".join("--" + k.replace("_", "-") for k in layout)
+        raise click.UsageError(f"{flags}: for edge lists only; the input is read as {fmt}")
+    for key in ("src", "dst"):
+        if key in layout:
+            layout[key] = _column(layout[key])
+    if "delimiter" in layout:
+        layout["delimiter"] = _DELIMITERS.get(layout["delimiter"].lower(), layout["delimiter"])
+    policy = {k: v for k, v in values.items() if k in _POLICY and v not in (None, False)}
+    return {**out, **layout, **policy}
+
+
+def _reader_name(fmt: str) -> str:
+    """The registry entry behind a ``--format`` name or alias (``csv`` -> ``edgelist``)."""
+    return next((f.name for f in READERS.values() if fmt == f.name or fmt in f.aliases), fmt)
+
+
+def _expect_folder(path: Path, command: str) -> None:
+    """Refuse a graph file given where ``command`` reads a chunked folder, saying what to run."""
+    if not path.is_file() and not (path.is_dir() and not (path / "metadata.json").exists()
+                                   and format_of_path(path) not in (None, "chunked")):
+        return
+    fmt = format_of_path(path)
+    what = f"a {fmt} graph" if fmt else "a file"
+    raise ValidationError(
+        f"{path}: graphshard {command} reads a chunked graph folder (metadata.json and "
+        f"chunks, as graphshard chunk writes it), but this is {what}: run graphshard chunk "
+        f"{path} --out chunked/ first, or graphshard partition {path} --parts N --out parts/ "
+        "for a graph that fits in memory", path=str(path), field="chunked")
+
+
+def _expect_config(path: Path) -> None:
+    """Refuse a graph file or folder where a partition config JSON belongs, saying what to
+    run or which JSON to name."""
+    if path.is_dir():
+        configs = sorted(p.name for p in path.glob("*.json") if p.name != "metadata.json")
+        hint = f"; name one: {', '.join(str(path / c) for c in configs)}" if configs else ""
+        raise ValidationError(f"{path}: a folder; inspect reads the partition config JSON "
+                              f"that graphshard partition writes (OUT/NAME.json){hint}",
+                              path=str(path), field="config")
+    fmt = format_of_path(path)
+    if path.is_file() and fmt not in (None, "euler"):  # euler: .json, as configs are
+        raise ValidationError(f"{path}: a {fmt} graph; inspect reads the partition config "
+                              "JSON that graphshard partition writes: run graphshard partition "
+                              f"{path} --parts N --out parts/, then inspect parts/NAME.json",
+                              path=str(path), field="config")
+    try:  # a JSON document that is no config (a malformed config: read_config says where)
+        doc = json.loads(path.read_bytes()) if path.is_file() else None
+    except (OSError, ValueError, RecursionError):
+        return
+    if isinstance(doc, dict) and "node_map" not in doc:
+        what = ("a chunked graph's metadata: graphshard pipeline " f"{path.parent} --parts N "
+                "--out parts/ partitions it" if "edge_type" in doc and "node_type" in doc
+                else "not a partition config (no node_map)")
+        raise ValidationError(f"{path}: {what}; inspect reads the partition config JSON that "
+                              "graphshard partition writes (OUT/NAME.json)", path=str(path),
+                              field="config")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("-q", "--quiet", is_flag=True, help="No progress bars, warnings only.")
+@click.option("-q", "--quiet", is_flag=True,
+              help="No progress bars, warnings only (Ray's own: errors only).")
 @click.option("-v", "--verbose", is_flag=True, help="Log every phase (INFO) to stderr.")
 @click.version_option(package_name="graphshard")
 def cli(quiet: bool, verbose: bool) -> None:
@@ -81,6 +195,7 @@ def cli(quiet: bool, verbose: bool) -> None:
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
                         format="%(asctime)s %(name)s: %(message)s", stream=sys.stderr)
     disable_progress(quiet)
+    quiet_ray(quiet)  # -q: Ray's driver logs errors only (no token-authentication warning)
 
 
 @cli.command()
@@ -89,7 +204,7 @@ def cli(quiet: bool, verbose: bool) -> None:
               help=f"Generate instead of reading: {', '.join(datasets.GENERATORS)} with "
                    "key=value items, e.g. rmat:nodes=100000,edges=1000000,seed=1.")
 @click.option("--format", "fmt", type=click.Choice(_READ_FORMATS),
-              help=f"{_FORMAT_HELP} (a folder is chunked).")
+              help=f"{_FORMAT_HELP} (a folder: a dataset it holds, else chunked).")
 @click.option("--parts", "-k", type=click.IntRange(min=1), required=True,
               help="Number of parts.")
 @click.option("--method", "-m", type=click.Choice(sorted(METHODS)), default=DEFAULT_METHOD,
@@ -106,33 +221,43 @@ def cli(quiet: bool, verbose: bool) -> None:
 @click.option("--trainers", type=click.IntRange(min=1), default=1, show_default=True,
               help="Trainers per machine.")
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--save-orig-ids", is_flag=True, help="Write original per-type IDs per part.")
+@click.option("--save-orig-ids", "--save-orig-nids", "--save-orig-eids", "save_orig_ids",
+              is_flag=True, help="Write the original node and edge IDs per part "
+                                 "(orig_nids/orig_eids; the three names are one flag).")
+@_input_options
 @_reader_options
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def partition(input: Path | None, generate: str | None, fmt: str | None, parts: int,
               method: str, halo: int, out: Path, name: str | None, imbalance: float,
               objtype: str, balance_edges: bool, trainers: int, seed: int,
-              save_orig_ids: bool, options: tuple[str, ...], as_json: bool) -> None:
+              save_orig_ids: bool, options: tuple[str, ...], as_json: bool,
+              **read: Any) -> None:
     """Partition a graph file (or a generated graph) and print the report.
+
+    INPUT is an edge list (CSV/TSV/TXT/SNAP .edgelist, Parquet, NPY, NPZ), a METIS
+    .graph, or a downloaded dataset (Shchur .npz/.zip, HGB folder/.zip, Planetoid ind.*
+    files, OGB folder), told apart by suffix and a look inside; --format overrides.
 
     \b
     Example:
       graphshard partition --generate sbm:nodes=5000,edges=40000 --parts 2 --out parts/
       graphshard partition edges.parquet --parts 8 --method metis --halo 1 --out parts/
+      graphshard partition CA-CondMat_tab-sep.edgelist --relabel -k 4 --out parts/
+      graphshard partition edges.csv --add-reverse --self-loops drop -k 4 --out parts/
     """
     if (input is None) == (generate is None):
         raise click.UsageError("give either INPUT or --generate (one of them)")
     if generate is not None:
-        if options:
-            raise click.UsageError("--option is for reading INPUT, not for --generate")
+        if options or any(v not in (None, False) for v in read.values()):
+            raise click.UsageError("reader options are for reading INPUT, not for --generate")
         g = datasets.from_spec(generate)
         name = name or generate.partition(":")[0]
     else:
         from .io.convert import read_graph
 
         assert input is not None  # one of INPUT and --generate, checked above
-        g = read_graph(_input_format(input, fmt), [input],
-                       **dict(_parse_option(o) for o in options))
+        fmt = _input_format(input, fmt)
+        g = read_graph(fmt, [input], **_read_options(fmt, read, options))
         name = name or input.name.split(".")[0]
     result = build_partitions(g, name, parts, out, num_hops=halo, part_method=method,
                               balance_edges=balance_edges, num_trainers_per_machine=trainers,
@@ -152,6 +277,7 @@ def inspect(config: Path, plot: Path | None, as_json: bool) -> None:
     Example:
       graphshard inspect parts/rmat.json --plot parts/rmat.png
     """
+    _expect_config(config)
     cfg = read_config(config)
     report = cfg.read_report()
     if plot is not None:
@@ -177,17 +303,21 @@ def inspect(config: Path, plot: Path | None, as_json: bool) -> None:
 @click.option("--option", "-O", "options", multiple=True, metavar="KEY=VALUE",
               help="Reader/writer option, repeatable (e.g. -O num_chunks=4); prefix read. or "
                    "write. when both take it (-O write.fmt=parquet).")
+@_input_options
 def convert(inputs: tuple[str, ...], src_format: str, dst_format: str, out: Path,
-            options: tuple[str, ...]) -> None:
+            options: tuple[str, ...], **read: Any) -> None:
     """Convert between graph formats (``--to graphshard`` writes one partition).
 
     \b
     Example:
       graphshard convert --from euler graph.json -O meta=meta.json --to chunked --out g/
+      graphshard convert --from hgb ACM.zip --to chunked --out acm/
+      graphshard convert --from planetoid planetoid/ind.cora.graph --to chunked --out cora/
     """
     from .io.convert import convert as run_convert
 
     opts = dict(_parse_option(o) for o in options)
+    opts.update({f"read.{k}": v for k, v in _read_options(src_format, read, ()).items()})
     if dst_format == "graphshard":
         from .io.convert import read_graph
 
@@ -212,19 +342,21 @@ def convert(inputs: tuple[str, ...], src_format: str, dst_format: str, out: Path
 @click.option("--out", "-o", type=click.Path(path_type=Path), required=True,
               help="Output folder (new, empty, or an earlier chunked output of graphshard, "
                    "which is replaced).")
+@_input_options
 @_reader_options
 def chunk(inputs: tuple[str, ...], fmt_in: str | None, chunks: int, chunk_format: str,
-          out: Path, options: tuple[str, ...]) -> None:
+          out: Path, options: tuple[str, ...], **read: Any) -> None:
     """Write any supported input in DGL's chunked graph format (the pipeline's input).
 
     \b
     Example:
       graphshard chunk edges.parquet --chunks 16 --out chunked/
+      graphshard chunk wiki-Vote.txt --relabel --chunks 4 --out chunked/
     """
     from .io.convert import convert as run_convert
 
     fmt = _input_format(Path(inputs[0]), fmt_in)
-    opts = {f"read.{key}": value for key, value in map(_parse_option, options)}
+    opts = {f"read.{key}": value for key, value in _read_options(fmt, read, options).items()}
     report = run_convert(fmt, list(inputs), "chunked", out,
                          **{**opts, "write.num_chunks": chunks, "write.fmt": chunk_format})
     console.print(repr(report))
@@ -288,10 +420,10 @@ def _dispatch_options(fn: Any) -> Any:
     options = [
         click.option("--name", help="Graph name (default: the chunked metadata's graph_name)."),
         click.option("--halo", type=click.IntRange(min=1), default=1, show_default=True),
-        click.option("--save-orig-nids", is_flag=True,
-                     help="Write original node IDs per part."),
-        click.option("--save-orig-eids", is_flag=True,
-                     help="Write original edge IDs per part."),
+        click.option("--save-orig-ids", "--save-orig-nids", "--save-orig-eids",
+                     "save_orig_ids", is_flag=True,
+                     help="Write the original node and edge IDs per part (orig_nids/"
+                          "orig_eids; the three names are one flag, as for partition)."),
         click.option("--memory-budget", metavar="SIZE",
                      help="Memory one task may use (e.g. 1.5G, more than 0); fails early if "
                           "a chunk or part cannot fit.")]
@@ -304,7 +436,7 @@ def _take_dispatch_options(options: dict[str, Any]) -> dict[str, Any]:
     """Remove the values of :func:`_dispatch_options` from ``options``; return them as
     :func:`~graphshard.pipeline.dispatch` arguments."""
     return {"graph_name": options.pop("name"), "num_hops": options.pop("halo"),
-            "save_orig_ids": options.pop("save_orig_nids") | options.pop("save_orig_eids"),
+            "save_orig_ids": options.pop("save_orig_ids"),
             "memory_budget": _bytes(options.pop("memory_budget"))}
 
 
@@ -343,6 +475,7 @@ def assign(chunked: Path, parts: int, method: str, import_from: Path | None, out
     from .pipeline import assign as run_assign
     from .pipeline import import_assignment
 
+    _expect_folder(chunked, "assign")
     if import_from is not None:
         result = import_assignment(import_from, chunked, out, num_parts=parts)
     else:
@@ -376,6 +509,7 @@ def dispatch(chunked: Path, assignment: Path, out: Path, as_json: bool, engine: 
     """
     from .pipeline import dispatch as run_dispatch
 
+    _expect_folder(chunked, "dispatch")
     result = run_dispatch(chunked, assignment, out, use_ray=engine == "ray" or bool(address),
                           address=address, **_take_dispatch_options(options))
     _render(result.report, result.config_path, as_json)
@@ -408,6 +542,7 @@ def pipeline(chunked: Path, parts: int, method: str, out: Path, assign_out: Path
     """
     from .pipeline import run_pipeline
 
+    _expect_folder(chunked, "pipeline")
     step2 = _take_dispatch_options(options)
     result = run_pipeline(chunked, parts, out, method=method, assign_dir=assign_out,
                           use_ray=engine == "ray" or bool(address), address=address,
@@ -656,6 +791,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     finally:
         _reset_verbose()
+        quiet_ray(False)
     return 0
 
 

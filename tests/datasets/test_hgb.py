@@ -173,3 +173,8 @@ def test_fuzz_hgb(tmp_path):
         return None if ds.multilabel or np.array_equal(labelled, mask) else "labels vs masks"
 
     run_fuzz("hgb", case, load_hgb, tmp_path, check=check, seed=11)
+
+
+def test_features_of_named_types_as_a_string(tmp_path):
+    g = load_hgb(write(tmp_path / "TINY"), features="movie").graph
+    assert [t for t in g.ntypes if "feat" in g.nodes[t].data] == ["movie"]

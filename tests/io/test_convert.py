@@ -14,7 +14,8 @@ from graphshard.io import READERS, WRITERS, convert, read_chunked, read_euler, r
 
 
 def test_registries_describe_themselves() -> None:
-    assert set(READERS) == {"chunked", "euler", "pgl", "edgelist", "metis"}
+    assert set(READERS) == {"chunked", "euler", "pgl", "edgelist", "metis", "shchur", "hgb",
+                            "planetoid", "ogb"}
     assert set(WRITERS) == {"chunked", "euler"}
     for entry in [*READERS.values(), *WRITERS.values()]:
         assert entry.description and "\n" not in entry.description
@@ -43,7 +44,7 @@ def test_pgl_and_metis_and_edgelist(tmp_path: Path, shared_file) -> None:
 
 
 def test_bad_choices_list_valid_ones(tmp_path: Path) -> None:
-    with pytest.raises(gs.ValidationError, match=r"unknown src_format format 'dgl'; choose"):
+    with pytest.raises(gs.ValidationError, match=r"unknown input format 'dgl'; choose"):
         convert("dgl", "x", "chunked", tmp_path)
     with pytest.raises(gs.ValidationError, match=r"unknown option 'bogus'.*num_chunks"):
         convert("metis", "x", "chunked", tmp_path, bogus=1)
@@ -73,9 +74,38 @@ def test_suffix_names_are_aliases_of_edgelist(tmp_path: Path) -> None:
     report = convert("tsv", tmp_path / "e.dat", "chunked", tmp_path / "out", header=False,
                      src=0, dst=1, **{"read.fmt": "csv"})
     assert (report.src_format, report.num_edges) == ("edgelist", {"_N:_E:_N": 2})
-    with pytest.raises(gs.ValidationError, match=r"unknown src_format format 'dgl'; choose "
-                                                 r"one of \[.*'pgl', 'csv', 'npy'"):
+    with pytest.raises(gs.ValidationError, match=r"unknown input format 'dgl'; choose "
+                                                 r"one of \[.*'shchur', 'csv', 'npy'"):
         read_graph("dgl", [tmp_path / "e.dat"])
     assert [format_of_path(tmp_path / n) for n in ("a.csv.gz", "a.gz", "a.json", "a.pq")] == \
         ["edgelist", "metis", "euler", None]
     assert format_of_path(tmp_path) == "chunked"
+
+
+@pytest.mark.parametrize(("parts", "expected"), [
+    (("planetoid", "npz_shchur", "cora.npz"), "shchur"),  # an .npz with adj_* arrays
+    (("gnn-benchmark-shchur", "coauthor-cs.zip"), "shchur"),
+    (("hgb", "ACM.zip"), "hgb"),
+    (("planetoid",), "planetoid"),
+    (("planetoid", "ind.cora.tx"), "planetoid"),
+    (("snap-small", "MIT8.edgelist"), "edgelist"),
+    (("dimacs10-small", "karate.graph"), "metis"),
+])
+def test_format_of_path_looks_inside(shared_file, parts, expected) -> None:
+    from graphshard.io.convert import format_of_path
+
+    assert format_of_path(shared_file(*parts)) == expected
+
+
+def test_an_edge_list_npz_stays_an_edge_list(tmp_path: Path) -> None:
+    import numpy as np
+
+    from graphshard.io.convert import format_of_path
+
+    np.savez(tmp_path / "e.npz", src=np.arange(3), dst=np.arange(3))
+    assert format_of_path(tmp_path / "e.npz") == "edgelist"
+    (tmp_path / "HGB").mkdir()
+    (tmp_path / "HGB" / "node.dat").write_text("")
+    assert format_of_path(tmp_path / "HGB") == "chunked"  # no link.dat: not HGB
+    (tmp_path / "HGB" / "link.dat").write_text("")
+    assert format_of_path(tmp_path / "HGB") == "hgb"

@@ -205,3 +205,55 @@ def test_broken_npz_and_npy_are_format_errors(tmp_path: Path) -> None:
     (tmp_path / "d.npz.npy").rename(tmp_path / "d.npz")
     with pytest.raises(FormatError, match=r"d\.npz: .*not an \.npz archive"):
         read_edgelist(tmp_path / "d.npz")
+
+
+def test_snap_edgelist_no_header_by_suffix(shared_file) -> None:
+    """networkit's MIT8.edgelist: tab-separated, no header; the suffix names an edge list."""
+    from graphshard.io.convert import format_of_path
+
+    path = shared_file("snap-small", "MIT8.edgelist")
+    assert format_of_path(path) == "edgelist"
+    g = read_graph("edgelist", [path])
+    assert (g.num_nodes(), g.num_edges()) == (6440, 251252)
+
+
+def test_snap_comments_then_numbers_and_sparse_ids(shared_file, caplog) -> None:
+    path = shared_file("snap-small", "wiki-Vote.txt")
+    with caplog.at_level(logging.WARNING):
+        g = read_edgelist(path)
+    assert (g.num_nodes(), g.num_edges()) == (8298, 103689)
+    assert "node IDs run to 8297, but 1183 of the 8298 nodes (14%) appear in no edge" in \
+        caplog.text and "(CLI: --relabel)" in caplog.text
+    g = read_edgelist(path, relabel=True)
+    assert (g.num_nodes(), g.num_edges()) == (7115, 103689)  # the README's counts
+
+
+def test_header_sniffed_and_first_two_columns(shared_file, tmp_path: Path) -> None:
+    g = read_edgelist(shared_file("musae-karateclub", "lastfm", "edges.csv"))  # id_1,id_2
+    assert (g.num_nodes(), g.num_edges()) == (7624, 27806)
+    p = tmp_path / "e.txt"
+    p.write_text("from to\n1 2\n2 3\n")
+    assert read_edgelist(p).edges()[0].tolist() == [1, 2]  # a header of words
+    p.write_text("1.5 2\n2 3\n")  # numbers: data (and a float ID is then an error)
+    with pytest.raises(FormatError, match=r"e\.txt:1: field 'src': row 1: '1\.5' is not an "
+                       r"integer node ID"):
+        read_edgelist(p)
+    p.write_text("a b\nb c\n")  # string IDs without a header need header=False
+    assert read_edgelist(p, header=False).num_edges() == 2
+    assert read_edgelist(p).num_edges() == 1
+
+
+def test_few_isolated_nodes_do_not_warn(tmp_path: Path, caplog) -> None:
+    p = tmp_path / "e.csv"
+    p.write_text("src,dst\n" + "".join(f"{i},{i + 1}\n" for i in range(1, 100)))
+    with caplog.at_level(logging.WARNING):
+        read_edgelist(p)  # node 0 only: 1 of 101 isolated
+    assert "isolated" not in caplog.text
+
+
+def test_negative_id_names_the_cli_flag(tmp_path: Path) -> None:
+    p = tmp_path / "e.csv"
+    p.write_text("src,dst\n0,1\n-3,1\n")
+    with pytest.raises(FormatError, match=r"negative node ID -3; pass relabel=True "
+                       r"\(CLI: --relabel\)"):
+        read_edgelist(p)

@@ -240,11 +240,41 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
     return digest.hexdigest()
 
 
+_umask_lock = threading.Lock()
+
+
+def file_mode() -> int:
+    """The mode of a new file as ``open()`` would create it: ``0o666`` less the umask.
+
+    Read from ``/proc/self/status`` where it says (Linux), else by setting and restoring
+    the umask under a lock (``os.umask`` has no read-only form).
+
+    Example:
+        >>> file_mode() & 0o600
+        384
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("Umask:"):
+                    return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    with _umask_lock:
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return 0o666 & ~mask
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike[str], *, durable: bool = True,
-                reuse: str | os.PathLike[str] | None = None, size: int = 0
-                ) -> Iterator[Path]:
+                reuse: str | os.PathLike[str] | None = None, size: int = 0,
+                private: bool = False) -> Iterator[Path]:
     """Yield a temp path next to ``path`` for a library to write; then fsync and rename it.
+
+    The file gets the mode a plain ``open()`` would give it (``0o666`` less the umask),
+    not the ``0o600`` of the temp file, so outputs are as readable as the user's other
+    files; ``private=True`` keeps ``0o600`` (for secrets).
 
     ``durable=False`` skips the fsync: for scratch files that a crash makes worthless
     anyway (a reader still never sees a partial file; fsync's cost: benchmarks/TUNING.md).  With
@@ -266,8 +296,9 @@ def atomic_path(path: str | os.PathLike[str], *, durable: bool = True,
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
-    if reuse is not None and size >= REUSE_MIN_BYTES and claim_scratch(reuse, size, tmp):
-        os.chmod(tmp, 0o600)  # the mode mkstemp gave: reused or not, the same files
+    reused = reuse is not None and size >= REUSE_MIN_BYTES and claim_scratch(reuse, size, tmp)
+    if reused or not private:  # reused or not, the same mode
+        os.chmod(tmp, 0o600 if private else file_mode())
     try:
         yield Path(tmp)
         if durable:

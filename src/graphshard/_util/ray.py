@@ -25,12 +25,22 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["LOOPBACK", "init_ray", "is_loopback"]
+__all__ = ["LOOPBACK", "init_ray", "is_loopback", "quiet_ray"]
 
 log = logging.getLogger(__name__)
 
 #: The address a local Ray's servers listen on.
 LOOPBACK = "127.0.0.1"
+
+#: Set by ``graphshard -q``: Ray's driver logs errors only (not its token-authentication
+#: warning or "Started a local Ray instance").
+_quiet = False
+
+
+def quiet_ray(quiet: bool = True) -> None:
+    """Make :func:`init_ray` start Ray with ``logging_level=ERROR`` (``-q``) or not."""
+    global _quiet
+    _quiet = quiet
 
 
 def init_ray(ray: Any, address: str | None = None, **kwargs: Any) -> None:
@@ -42,8 +52,11 @@ def init_ray(ray: Any, address: str | None = None, **kwargs: Any) -> None:
         address: Ray cluster to join (``"auto"``, ``"ray://head:10001"``, ``"host:port"``);
             None: ``RAY_ADDRESS`` or a cluster ``ray start`` left on this machine if there
             is one, else a new local Ray.
-        **kwargs: More ``ray.init`` options (``num_cpus``, ``include_dashboard``, ...).
+        **kwargs: More ``ray.init`` options (``num_cpus``, ``include_dashboard``, ...);
+            after :func:`quiet_ray`, ``logging_level`` defaults to ``logging.ERROR``.
     """
+    if _quiet:
+        kwargs.setdefault("logging_level", logging.ERROR)
     if address is not None and _is_loopback_address(address):
         # a local Ray on this machine (another process's `graphshard serve`): join it as a
         # node of 127.0.0.1, which Ray on Linux would otherwise replace by the outward IP

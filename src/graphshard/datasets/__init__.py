@@ -4,7 +4,10 @@ Generators are vectorised NumPy, seeded, and registered by name in :data:`GENERA
 that the CLI's ``--generate NAME:key=value,...`` reads its choices from here.  Loaders read
 local files only (:func:`load_shchur_npz`: the gnn-benchmark ``.npz`` files of Amazon
 Computers/Photo, Coauthor CS/Physics, Cora...; :func:`load_hgb`: the Heterogeneous Graph
-Benchmark's node-classification files); nothing is downloaded.
+Benchmark's node-classification files; :func:`load_planetoid`: Planetoid's raw ``ind.*``
+files; :func:`load_ogb`: an OGB node-property dataset's raw CSV folder); nothing is
+downloaded.  Each is also a reader of ``graphshard.io.read_graph`` and the CLI
+(``--format shchur|hgb|planetoid|ogb``), with the splits the data carries as node masks.
 """
 
 from __future__ import annotations
@@ -23,9 +26,11 @@ from ..graph import Graph, graph
 from ..sparse import SparseRows
 from ..typing import IdArray
 from .hgb import HGBDataset, load_hgb
+from .ogb import OGBDataset, load_ogb
+from .planetoid import PlanetoidDataset, load_planetoid
 
-__all__ = ["GENERATORS", "HGBDataset", "from_spec", "load_hgb", "load_shchur_npz", "rmat",
-           "sbm"]
+__all__ = ["GENERATORS", "HGBDataset", "OGBDataset", "PlanetoidDataset", "from_spec",
+           "load_hgb", "load_ogb", "load_planetoid", "load_shchur_npz", "rmat", "sbm"]
 
 
 def _dedup(src: IdArray, dst: IdArray, num_nodes: int) -> tuple[IdArray, IdArray]:

@@ -315,7 +315,8 @@ def load_hgb(path: str | os.PathLike[str], *, features: bool | Sequence[str] = T
         path: The dataset's ``.zip`` (as distributed; files in one folder inside) or an
             unzipped folder holding ``node.dat``.
         features: Read the features of every node type that has them (True), of none
-            (False: faster), or of the named node types.
+            (False: faster), or of the named node types (a list, or a comma-separated
+            string).
         val_ratio: Share of ``label.dat`` held out for validation.
         seed: Seed of the validation draw.
         test_file: The test labels; None for no test set.  The default,
@@ -364,6 +365,8 @@ def load_hgb(path: str | os.PathLike[str], *, features: bool | Sequence[str] = T
     if len(set(rels.values())) != len(rels):
         raise _fail(files.where("info.dat"), None, "two link types have the same meaning and "
                     "end types", field="link type")
+    if isinstance(features, str):  # "paper,author", as the CLI's -O features=... gives it
+        features = [f for f in features.split(",") if f]
     want = None if features is True else set() if features is False else {str(f) for f in features}
     counts, kind, local, feats = _read_nodes(files, type_names, want)
     edges = _read_links(files, {k: (s, rels[k][1], d) for k, (s, _, d) in link_types.items()},

@@ -3,7 +3,7 @@
 Example:
     >>> from graphshard import io
     >>> "read_metis" in io.__all__, sorted(io.READERS)
-    (True, ['chunked', 'edgelist', 'euler', 'metis', 'pgl'])
+    (True, ['chunked', 'edgelist', 'euler', 'hgb', 'metis', 'ogb', 'pgl', 'planetoid', 'shchur'])
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ _WHERE = {
     **dict.fromkeys(["iter_edge_chunks", "iter_edge_data_chunks", "iter_node_data_chunks",
                      "load_chunked_meta", "read_chunked", "write_chunked"], "chunked"),
     **dict.fromkeys(["node_id_strings", "read_edgelist"], "edgelist"),
+    **dict.fromkeys(["EdgeCounts", "apply_edge_policy"], "_policy"),
     **dict.fromkeys(["read_euler", "write_euler"], "euler"),
     **dict.fromkeys(["from_dgl", "from_networkx", "from_pyg", "from_scipy", "to_dgl",
                      "to_networkx", "to_pyg", "to_scipy"], "interop"),
@@ -31,6 +32,8 @@ _WHERE = {
 __all__ = [
     "READERS",
     "WRITERS",
+    "EdgeCounts",
+    "apply_edge_policy",
     "convert",
     "from_dgl",
     "from_networkx",

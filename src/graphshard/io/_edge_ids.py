@@ -98,7 +98,8 @@ def parse_ids(col: pa.ChunkedArray | pa.Array, *, path: Path, field: str, line_o
         if bad.any():
             row = int(np.flatnonzero(bad)[0])
             raise _bad(path, line_of, field, row, f"node ID {float(vals[row])!r} is not an exact "
-                       "integer (float column); write integer IDs, or pass ids='str'",
+                       "integer (float column); write integer IDs, or pass ids='str' "
+                       "(CLI: -O ids=str)",
                        float(vals[row]))
         return IdColumn("int", vals.astype(np.int64))
     raise fail(path, f"column type {t} cannot hold node IDs; expected integers or strings",
@@ -133,7 +134,7 @@ def _integers(col: pa.Array, path: Path, field: str, line_of: LineOf, relabel: b
                 return IdColumn("u64", vals)
             row = int(np.flatnonzero(big)[0])
             raise _bad(path, line_of, field, row, f"node ID {int(vals[row])} does not fit in "
-                       "int64; pass relabel=True (CLI: -O relabel=true) to map IDs to 0..n-1, "
+                       "int64; pass relabel=True (CLI: --relabel) to map IDs to 0..n-1, "
                        "keeping the originals exactly (uint64) in node feature 'node_id'",
                        int(vals[row]))
     return IdColumn("int", column_to_numpy(col).astype(np.int64, copy=False))
@@ -154,7 +155,8 @@ def _tokens(strings: pa.Array, path: Path, field: str, line_of: LineOf, mode: st
         return IdColumn("str", strings)
     row = _first(pc.invert(is_int))
     token = strings[row].as_py()
-    hint = ", or pass ids='str' to read every ID as a string" if has_ids_option else ""
+    hint = (", or pass ids='str' (CLI: -O ids=str) to read every ID as a string"
+            if has_ids_option else "")
     raise _bad(path, line_of, field, row, f"{token!r} is not an integer node ID (the column "
                f"holds integers); fix the row{hint}", token)
 
@@ -169,10 +171,10 @@ def _big_tokens(strings: pa.Array, path: Path, field: str, line_of: LineOf, rela
     for row in np.flatnonzero(np.abs(approx) >= 9.0e18).tolist():  # exact check, few rows
         value = int(strings[row].as_py())
         if not -(1 << 63) <= value < (1 << 63) and (not relabel or not 0 <= value < (1 << 64)):
-            as_str = "pass ids='str' to read the IDs as strings" if has_ids_option else \
-                "IDs must fit in 64 bits"
+            as_str = ("pass ids='str' (CLI: -O ids=str) to read the IDs as strings"
+                      if has_ids_option else "IDs must fit in 64 bits")
             hint = as_str if relabel or value < 0 or \
-                value >= (1 << 64) else "pass relabel=True (CLI: -O relabel=true) to map " \
+                value >= (1 << 64) else "pass relabel=True (CLI: --relabel) to map " \
                 "IDs to 0..n-1, keeping the originals exactly (uint64) in node feature 'node_id'"
             raise _bad(path, line_of, field, row, f"node ID {value} does not fit in int64; "
                        f"{hint}", value)
@@ -180,7 +182,7 @@ def _big_tokens(strings: pa.Array, path: Path, field: str, line_of: LineOf, rela
         return IdColumn("u64", column_to_numpy(pc.cast(strings, pa.uint64())))
     except pa.ArrowInvalid as exc:  # negative and >= 2**63 together
         raise fail(path, "node IDs span more than 64 bits (negative ones and ones >= 2**63); "
-                   "pass ids='str'", field=field) from exc
+                   "pass ids='str' (CLI: -O ids=str)", field=field) from exc
 
 
 def check_id_space(path: Path, field: str, top: int, num_edges: int, row: int | None,
@@ -197,9 +199,9 @@ def check_id_space(path: Path, field: str, top: int, num_edges: int, row: int | 
     msg = (f"the largest node ID{of}, {top - 1}, implies {top:,} nodes for {num_edges:,} "
            f"edges ({_size(8 * top)} for each int64 array over the nodes; at most "
            f"max({MIN_ID_SPACE:,}, {NODES_PER_EDGE} x edges) = {limit:,} without a declared "
-           "count); pass relabel=True (CLI: -O relabel=true) to map the IDs to 0..n-1 and "
-           "keep the originals as node feature 'node_id', or num_nodes=... to keep this "
-           "sparse ID space")
+           "count); pass relabel=True (CLI: --relabel) to map the IDs to 0..n-1 and "
+           "keep the originals as node feature 'node_id', or num_nodes=N (CLI: -O "
+           "num_nodes=N) to keep this sparse ID space")
     if row is None:
         raise fail(path, msg, field=field, value=top - 1)
     raise _bad(path, line_of, field, row, msg, top - 1)
@@ -225,7 +227,7 @@ def unify(columns: list[IdColumn], path: Path, field: str) -> list[pa.Array]:
         for c in columns:
             if c.kind == "int" and len(c.values) and c.values.min() < 0:
                 raise fail(path, "node IDs span more than 64 bits (negative ones and ones "
-                           ">= 2**63); pass ids='str'", field=field)
+                           ">= 2**63); pass ids='str' (CLI: -O ids=str)", field=field)
         return [pa.array(c.values.astype(np.uint64, copy=False)) for c in columns]
     return [pa.array(c.values, pa.int64()) for c in columns]
 

@@ -6,7 +6,9 @@ format, aliases (another name plus the options it implies: ``csv`` is ``edgelist
 ``fmt="csv"``) and an adapter with a fixed signature: ``read(inputs, options) -> Graph``
 and ``write(graph, out, options) -> None``.  The CLI's ``--from``, ``--to`` and ``--format``
 choices, their help and the format a path's suffix implies (:func:`format_of_path`) all come
-from them.
+from them.  Every reader also takes the options of :data:`EDGE_OPTIONS` (``add_reverse``,
+``self_loops``, ``duplicates``), applied to what it read by
+:func:`~graphshard.io.apply_edge_policy`.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import importlib
 import logging
 import time
+import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +25,7 @@ from typing import Any
 from ..errors import ValidationError
 from ..graph import Graph
 
-__all__ = ["COMPRESSED", "READERS", "WRITERS", "ConvertReport", "Format", "convert",
+__all__ = ["COMPRESSED", "EDGE_OPTIONS", "READERS", "WRITERS", "ConvertReport", "Format", "convert",
            "format_names", "format_of_path", "read_graph", "write_graph"]
 
 log = logging.getLogger(__name__)
@@ -64,6 +67,8 @@ class Format:
         aliases: Other names of this format -> the options each implies (the caller's own
             options win).
         reads_folder: A folder given as input is in this format.
+        sniff: Whether a path (file or folder) holds this format, by a look inside (a
+            Shchur ``.npz``/``.zip``, an HGB folder): checked before suffixes.
     """
 
     name: str
@@ -74,6 +79,7 @@ class Format:
     suffixes: tuple[str, ...] = ()
     aliases: dict[str, dict[str, Any]] = field(default_factory=dict)
     reads_folder: bool = False
+    sniff: Callable[[Path], bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -100,6 +106,61 @@ def _one(inputs: Sequence[str | Path], what: str) -> Path:
     return Path(inputs[0])
 
 
+def _dataset(loader: str, what: str) -> Callable[[Sequence[str | Path], dict[str, Any]], Any]:
+    """A reader adapter for a loader of :mod:`graphshard.datasets` (imported when called):
+    its graph (a dataset object's ``graph``)."""
+
+    def read(inputs: Sequence[str | Path], options: dict[str, Any]) -> Graph:
+        loaded = getattr(importlib.import_module("graphshard.datasets"), loader)(
+            _one(inputs, what), **options)
+        return loaded if isinstance(loaded, Graph) else loaded.graph
+
+    return read
+
+
+def _zip_names(path: Path) -> list[str]:
+    try:
+        with zipfile.ZipFile(path) as zf:
+            return zf.namelist()
+    except (OSError, zipfile.BadZipFile, ValueError):
+        return []
+
+
+def _is_shchur(path: Path) -> bool:
+    """A gnn-benchmark ``.npz`` (``adj_indptr`` inside), or a ``.zip`` holding one."""
+    suffix = path.suffix.lower()
+    if not path.is_file() or suffix not in (".npz", ".zip"):
+        return False
+    names = _zip_names(path)
+    if suffix == ".zip":
+        return sum(n.endswith(".npz") for n in names) == 1 and "node.dat" not in \
+            {n.rsplit("/", 1)[-1] for n in names}
+    return "adj_indptr.npy" in names
+
+
+def _is_hgb(path: Path) -> bool:
+    """An HGB folder (``node.dat`` + ``link.dat``) or a ``.zip`` holding one."""
+    if path.is_dir():
+        return (path / "node.dat").is_file() and (path / "link.dat").is_file()
+    if path.is_file() and path.suffix.lower() == ".zip":
+        return "node.dat" in {n.rsplit("/", 1)[-1] for n in _zip_names(path)}
+    return False
+
+
+def _is_planetoid(path: Path) -> bool:
+    """A folder of ``ind.<name>.*`` files, or one of them."""
+    if path.is_dir():
+        return any(path.glob("ind.*.graph"))
+    return path.name.startswith("ind.") and path.name.count(".") >= 2 and \
+        any(path.parent.glob("ind.*.graph"))
+
+
+def _is_ogb(path: Path) -> bool:
+    """An OGB dataset folder (``raw/edge.csv.gz``) or its ``raw`` folder."""
+    return path.is_dir() and ((path / "raw" / "edge.csv.gz").is_file() or
+                              (path.name == "raw" and (path / "edge.csv.gz").is_file()))
+
+
 READERS: dict[str, Format] = {f.name: f for f in [
     Format("chunked", "DGL chunked graph folder (metadata.json + csv/numpy/parquet chunks)",
            lambda inputs, o: read_chunked(_one(inputs, "chunked"), **o), reads_folder=True),
@@ -113,25 +174,60 @@ READERS: dict[str, Format] = {f.name: f for f in [
            lambda inputs, o: read_pgl(",".join(map(str, inputs)), **o),
            {"node_files": "node type files, 'u:nodes.txt,i:nodes.txt'",
             "symmetry": "also add every edge reversed (bool)"}),
-    Format("edgelist", "edge list table: CSV/TSV/Parquet/NPY/NPZ with named columns",
+    Format("edgelist", "edge list table: CSV/TSV/TXT/SNAP .edgelist (header or not), "
+           "Parquet, NPY, NPZ",
            lambda inputs, o: read_edgelist(_one(inputs, "edgelist"), **o),
            {"src": "source column (name or position; default 'src')",
             "dst": "destination column (default 'dst')",
             "etype": "edge type column ('a:rel:b' values give typed nodes)",
             "weight": "weight column", "features": "other edge feature columns (list)",
             "fmt": "csv, parquet, npy or npz (default: from the suffix)",
-            "delimiter": "CSV delimiter", "header": "text files have a header row (bool)",
+            "delimiter": "CSV delimiter (default: from the suffix, or sniffed)",
+            "header": "text files have a header row (bool; default: a first line of "
+                      "numbers only is data)",
+            "comment": "skip leading lines starting with this (default '#')",
             "relabel": "map integer IDs to dense IDs too (bool)",
             "ids": "auto (integers unless a whole column is text), int or str",
             "num_nodes": "node count for unrelabelled integer IDs"},
-           suffixes=(".csv", ".tsv", ".txt", ".parquet", ".npy", ".npz"),
+           suffixes=(".csv", ".tsv", ".txt", ".edgelist", ".edges", ".el", ".parquet",
+                     ".npy", ".npz"),
            aliases={"csv": {"fmt": "csv"}, "tsv": {"fmt": "csv", "delimiter": "\t"},
                     "parquet": {"fmt": "parquet"}, "npy": {"fmt": "npy"},
                     "npz": {"fmt": "npz"}}),
     Format("metis", "METIS/Walshaw .graph adjacency file (plain, .gz, .bz2)",
            lambda inputs, o: read_metis(_one(inputs, "metis"), **o),
            suffixes=(".graph", ".gz", ".bz2")),
+    Format("shchur", "gnn-benchmark (Shchur et al.) .npz, or a .zip holding one: adjacency, "
+           "sparse features, labels", _dataset("load_shchur_npz", "shchur"),
+           {"sparse_features": "keep the features sparse (bool, default true; the chunked "
+                               "format needs false)"},
+           sniff=_is_shchur),
+    Format("hgb", "HGB node-classification folder or .zip (info.dat, node.dat, link.dat, "
+           "label.dat*): typed nodes, features, labels, split", _dataset("load_hgb", "hgb"),
+           {"features": "read node features: true (default), false, or the node types "
+                        "('paper,author')",
+            "val_ratio": "share of label.dat held out for validation (default 0.2)",
+            "seed": "seed of that draw", "test_file": "test labels (default label.dat.test)"},
+           sniff=_is_hgb),
+    Format("planetoid", "Planetoid raw ind.<name>.* files (folder, or one of the files): "
+           "features, labels, split", _dataset("load_planetoid", "planetoid"),
+           {"name": "dataset in a folder holding several (cora, citeseer, pubmed)",
+            "features": "read x/tx/allx (bool, default true)",
+            "sparse_features": "keep the features sparse (bool, default true; the chunked "
+                               "format needs false)"}, sniff=_is_planetoid),
+    Format("ogb", "OGB node-property dataset folder as its zip unpacks (raw/edge.csv.gz, "
+           "node-feat, node-label, split/<scheme>/)", _dataset("load_ogb", "ogb"),
+           {"split": "split scheme under split/ (default: the only one)"}, sniff=_is_ogb),
 ]}
+
+#: Options every reader takes, applied after reading by :func:`apply_edge_policy`.
+EDGE_OPTIONS = {
+    "add_reverse": "also add every edge reversed (bool; for lists holding each undirected "
+                   "edge once)",
+    "self_loops": "keep (default; counted in a warning) or drop",
+    "duplicates": "keep (default; counted in a warning) or drop: edges equal to an earlier "
+                  "one, after add_reverse",
+}
 
 WRITERS: dict[str, Format] = {f.name: f for f in [
     Format("chunked", "DGL chunked graph folder, metadata.json written last",
@@ -159,7 +255,8 @@ def format_names(registry: dict[str, Format]) -> list[str]:
 
     Example:
         >>> format_names(READERS)
-        ['chunked', 'edgelist', 'euler', 'metis', 'pgl', 'csv', 'npy', 'npz', 'parquet', 'tsv']
+        ['chunked', 'edgelist', 'euler', 'hgb', 'metis', 'ogb', 'pgl', 'planetoid', 'shchur', \
+'csv', 'npy', 'npz', 'parquet', 'tsv']
     """
     return sorted(registry) + sorted(a for f in registry.values() for a in f.aliases)
 
@@ -167,14 +264,22 @@ def format_names(registry: dict[str, Format]) -> list[str]:
 def format_of_path(path: str | Path) -> str | None:
     """The reader a path's suffix (or being a folder) names, or None when it names none.
 
-    A compression suffix is looked through (``e.csv.gz`` is an edge list); alone it names
-    the reader that lists it (``4elt.gz``: METIS).
+    First a look inside for the formats that have one (a Shchur ``.npz`` or ``.zip``, an
+    HGB folder or ``.zip``, Planetoid ``ind.*`` files, an OGB folder); then the suffix.  A
+    compression suffix is looked through (``e.csv.gz`` is an edge list); alone it names the
+    reader that lists it (``4elt.gz``: METIS).
 
     Example:
         >>> format_of_path("edges.tsv"), format_of_path("g.graph.bz2"), format_of_path("x.dat")
         ('edgelist', 'metis', None)
+        >>> format_of_path("CA-CondMat_tab-sep.edgelist")
+        'edgelist'
     """
     path = Path(path)
+    sniffed = next((f.name for f in READERS.values() if f.sniff is not None and f.sniff(path)),
+                   None)
+    if sniffed is not None:
+        return sniffed
     if path.is_dir():
         return next((f.name for f in READERS.values() if f.reads_folder), None)
     suffix = path.suffix.lower()
@@ -183,15 +288,17 @@ def format_of_path(path: str | Path) -> str | None:
     return next((f.name for f in READERS.values() if suffix in f.suffixes), None)
 
 
-def _entry(registry: dict[str, Format], name: str, what: str) -> tuple[Format, dict[str, Any]]:
-    """The entry ``name`` (a format or an alias) and the options an alias implies."""
+def _entry(registry: dict[str, Format], name: str, field: str) -> tuple[Format, dict[str, Any]]:
+    """The entry ``name`` (a format or an alias) and the options an alias implies
+    (``field``: the parameter that named it)."""
     if name in registry:
         return registry[name], {}
     for entry in registry.values():
         if name in entry.aliases:
             return entry, dict(entry.aliases[name])
+    what = "output" if registry is WRITERS else "input"
     raise ValidationError(f"unknown {what} format {name!r}; choose one of "
-                          f"{format_names(registry)}", field=what, value=name)
+                          f"{format_names(registry)}", field=field, value=name)
 
 
 def _split(options: dict[str, Any], reader: Format, writer: Format) -> tuple[dict, dict]:
@@ -216,15 +323,18 @@ def _split(options: dict[str, Any], reader: Format, writer: Format) -> tuple[dic
         elif side == "write" and in_writer:
             write[name] = value
         else:
-            raise ValidationError(
-                f"unknown option {key!r}: reader {reader.name!r} takes "
-                f"{sorted(reader.options)}, writer {writer.name!r} takes "
-                f"{sorted(writer.options)}", field="options", value=key)
+            takes = [f"reader {reader.name!r} takes {sorted(reader.options)} and "
+                     f"{sorted(EDGE_OPTIONS)}"] if reader.name != "-" else []
+            if writer.name != "-":
+                takes.append(f"writer {writer.name!r} takes {sorted(writer.options)}")
+            raise ValidationError(f"unknown option {key!r}: {'; '.join(takes)}",
+                                  field="options", value=key)
     return read, write
 
 
 def read_graph(fmt: str, inputs: Sequence[str | Path], **options: Any) -> Graph:
-    """Read ``inputs`` with the registered reader ``fmt``.
+    """Read ``inputs`` with the registered reader ``fmt``, then apply the edge policy
+    (``add_reverse``, ``self_loops``, ``duplicates``: see :data:`EDGE_OPTIONS`).
 
     Example:
         >>> import tempfile, pathlib
@@ -233,14 +343,42 @@ def read_graph(fmt: str, inputs: Sequence[str | Path], **options: Any) -> Graph:
         >>> read_graph("metis", [p]).num_edges()
         4
     """
-    reader, implied = _entry(READERS, fmt, "src_format")
-    _split(options, reader, Format("-", "", print))
-    return reader.func(list(inputs), {**implied, **options})
+    reader, implied = _entry(READERS, fmt, "fmt")
+    options, edge_options = _edge_options(options)
+    ropts, _ = _split(options, reader, Format("-", "", print))
+    return _read(reader, list(inputs), {**implied, **ropts}, edge_options)
+
+
+def _edge_options(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Split off :data:`EDGE_OPTIONS` (bare or ``read.``-prefixed) from ``options``."""
+    rest, edge = {}, {}
+    for key, value in options.items():
+        name = key[len("read."):] if key.startswith("read.") else key
+        if name in EDGE_OPTIONS:
+            edge[name] = value
+        else:
+            rest[key] = value
+    if edge:
+        from ._policy import check_edge_policy
+
+        check_edge_policy(edge.get("self_loops", "keep"), edge.get("duplicates", "keep"))
+    return rest, edge
+
+
+def _read(reader: Format, paths: list[Any], options: dict[str, Any],
+          edge_options: dict[str, Any]) -> Graph:
+    """Run the reader, then the edge policy (always: its warnings count self loops and
+    duplicates)."""
+    g = reader.func(paths, options)
+    from ._policy import apply_edge_policy
+
+    where = str(paths[0]) if len(paths) == 1 else f"{paths[0]} (+{len(paths) - 1} files)"
+    return apply_edge_policy(g, where=where, **edge_options)[0]
 
 
 def write_graph(g: Graph, fmt: str, out: str | Path, **options: Any) -> None:
     """Write ``g`` with the registered writer ``fmt``."""
-    writer, implied = _entry(WRITERS, fmt, "dst_format")
+    writer, implied = _entry(WRITERS, fmt, "fmt")
     _split(options, Format("-", "", print), writer)
     writer.func(g, Path(out), {**implied, **options})
 
@@ -273,13 +411,14 @@ def convert(src_format: str, inputs: str | Path | Sequence[str | Path], dst_form
     """
     reader, read_implied = _entry(READERS, src_format, "src_format")
     writer, write_implied = _entry(WRITERS, dst_format, "dst_format")
+    options, edge_options = _edge_options(options)
     ropts, wopts = _split(options, reader, writer)
     ropts, wopts = {**read_implied, **ropts}, {**write_implied, **wopts}
     paths = [inputs] if isinstance(inputs, (str, Path)) else list(inputs)
     if writer.check_out is not None:
         writer.check_out(Path(out))
     t0 = time.perf_counter()
-    g = reader.func(paths, ropts)
+    g = _read(reader, paths, ropts, edge_options)
     t1 = time.perf_counter()
     writer.func(g, Path(out), wopts)
     t2 = time.perf_counter()

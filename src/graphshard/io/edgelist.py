@@ -1,7 +1,11 @@
 """Edge lists in CSV/TSV, Parquet, ``.npy`` and ``.npz``, read through pyarrow.
 
 Columns are chosen by name (or by position for headerless text and NumPy input): ``src``,
-``dst`` and optionally an edge type, a weight and other edge features.  Integer IDs are
+``dst`` and optionally an edge type, a weight and other edge features; a file with neither
+a ``src`` nor a ``dst`` column gives its first two columns (MUSAE's ``id_1,id_2``).  Text
+files (``.csv``, ``.tsv``, ``.txt``, SNAP's ``.edgelist``, ``.edges``, ``.el``, compressed or
+not) start after their ``#`` comment lines; whether a header follows is read from the first
+line (all numbers: no header) unless ``header`` says.  Integer IDs are
 used as they are unless ``relabel=True``; string IDs (a text column with no number in it,
 a string column, or every ID with ``ids="str"``) are mapped to dense per-type IDs in sorted
 order, and the original IDs are kept as node feature ``"node_id"`` (integers as an array,
@@ -12,6 +16,8 @@ larger than the edges are errors naming the row (see :mod:`._edge_ids`).
 
 from __future__ import annotations
 
+import logging
+import re
 import tokenize
 import zipfile
 import zlib
@@ -33,6 +39,7 @@ from ..typing import EdgeType, EdgeTypeLike
 from ._common import PathLike, column_to_numpy, fail, id_column, ragged_to_strings
 from ._edge_ids import (
     ID_MODES,
+    NUMBER_TOKEN,
     IdColumn,
     LineOf,
     check_id_space,
@@ -44,7 +51,10 @@ from ._edge_ids import (
 
 __all__ = ["node_id_strings", "read_edgelist"]
 
-_TEXT = {".csv": ",", ".tsv": "\t", ".txt": None, ".edges": None, ".el": None}
+log = logging.getLogger(__name__)
+
+_TEXT = {".csv": ",", ".tsv": "\t", ".txt": None, ".edges": None, ".el": None,
+         ".edgelist": None}
 FORMATS = ("csv", "parquet", "npy", "npz")
 
 
@@ -124,7 +134,7 @@ def _load_table(path: Path, fmt: str, delimiter: str | None, text: _Text | None,
         if fmt in ("npy", "npz"):
             return _numpy_table(path, fmt)
         text = text or _Text(path, 0, True)
-        delim = delimiter or _TEXT.get(path.suffix.lower()) or _sniff_delimiter(path)
+        delim = delimiter or _TEXT.get(_text_suffix(path)) or _sniff_delimiter(path)
         if ids == "str":
             return _read_text(path, delim, text.header, text.skip, id_keys)
         try:
@@ -193,24 +203,31 @@ def _no_nulls(col: pa.ChunkedArray, path: Path, what: str, line_of: LineOf) -> N
 def read_edgelist(path: PathLike, *, src: str | int = "src", dst: str | int = "dst",
                   etype: str | int | None = None, weight: str | int | None = None,
                   features: Sequence[str | int] = (), fmt: str | None = None,
-                  delimiter: str | None = None, header: bool = True,
+                  delimiter: str | None = None, header: bool | None = None,
                   comment: str | None = "#", relabel: bool = False,
                   num_nodes: int | dict[str, int] | None = None, ids: str = "auto") -> Graph:
     """Read an edge list (CSV/TSV/Parquet/NPY/NPZ) into a :class:`Graph`.
 
     Args:
         path: The file; the format follows the suffix unless ``fmt`` is given.
-        src: Source column: a name, or a position (headerless text or ``.npy``: 0).
+        src: Source column: a name, or a position (headerless text or ``.npy``: 0).  With
+            the defaults, a file with neither a ``src`` nor a ``dst`` column takes its
+            first two columns.
         dst: Destination column.
         etype: Edge type column.  A value ``"a:rel:b"`` is a canonical type between node
             types ``a`` and ``b``; any other value ``rel`` is ``("_N", rel, "_N")``.
         weight: Weight column, stored as edge feature ``"weight"``.
         features: Other columns, each stored as an edge feature of its name.
         fmt: ``"csv"``, ``"parquet"``, ``"npy"`` or ``"npz"``; default from the suffix.
-        delimiter: CSV delimiter; default from the suffix (``.tsv``: tab) or sniffed.
+        delimiter: CSV delimiter; default from the suffix (``.csv``: comma, ``.tsv``: tab)
+            or sniffed from the first data line (tab, comma, semicolon, space).
         header: Whether text files have a header row; without one, columns are 0, 1, ...
+            None (default): a first line (after comments) of numbers only is data, any
+            other first line is a header.
         comment: Leading lines starting with this are skipped (text files).
-        relabel: Map integer IDs to dense IDs too (strings are always mapped).
+        relabel: Map integer IDs to dense IDs too (strings are always mapped).  Without
+            it, a file whose IDs leave more than a tenth of ``0..max`` unused logs a
+            warning naming how many nodes would be isolated.
         num_nodes: Node count (or per-type counts) for unrelabelled integer IDs.  Without
             it, the count is the largest ID + 1, and an ID space of more than
             ``max(2**20, 64 x edges)`` nodes is refused (pass ``relabel=True``, or the count).
@@ -222,6 +239,9 @@ def read_edgelist(path: PathLike, *, src: str | int = "src", dst: str | int = "d
 
     Returns:
         The graph; after mapping, node feature ``"node_id"`` holds the original IDs.
+        Edges are as listed: reverse edges, self loops and duplicates are handled by
+        :func:`~graphshard.io.apply_edge_policy` (``read_graph``'s ``add_reverse``,
+        ``self_loops`` and ``duplicates`` options).
 
     Raises:
         FormatError: an unreadable file, a missing column or value, an ID that is not an
@@ -236,6 +256,10 @@ def read_edgelist(path: PathLike, *, src: str | int = "src", dst: str | int = "d
         >>> g = read_edgelist(p, weight="w")
         >>> g.edges()[1].tolist(), node_id_strings(g.ndata["node_id"])
         ([1, 2], ['alice', 'bob', 'carol'])
+        >>> q = p.with_name("snap.edgelist")  # SNAP: comments, tabs, no header
+        >>> _ = q.write_text("# Nodes: 3 Edges: 2\\n0\\t1\\n1\\t2\\n")
+        >>> read_edgelist(q).edges()[1].tolist()
+        [1, 2]
     """
     path = Path(path)
     if not path.is_file():
@@ -244,11 +268,24 @@ def read_edgelist(path: PathLike, *, src: str | int = "src", dst: str | int = "d
         raise ValidationError(f"ids {ids!r} is not one of {list(ID_MODES)}", field="ids",
                               value=ids)
     fmt = _format(path, fmt)
-    if fmt == "npy" or not header:
+    text = None
+    if fmt == "csv":
+        skip = _skip_comments(path, comment)
+        delimiter = delimiter or _TEXT.get(_text_suffix(path)) or _sniff_delimiter(path)
+        first = _first_line(path, skip, delimiter)
+        if header is None:
+            header = not all(re.fullmatch(NUMBER_TOKEN, tok) for tok in first) or not first
+            log.info("%s: %s", path, "first line is a header" if header else
+                     "no header (the first line is numbers)")
+        if header:
+            src, dst = _default_columns(first, src, dst, path)
+        text = _Text(path, skip, header)
+    if fmt == "npy" or header is False:
         src = 0 if src == "src" else src
         dst = 1 if dst == "dst" else dst
-    text = _Text(path, _skip_comments(path, comment), header) if fmt == "csv" else None
     tab = _load_table(path, fmt, delimiter, text, (src, dst), ids)
+    if fmt in ("parquet", "npz"):
+        src, dst = _default_columns(tab.column_names, src, dst, path)
     line_of: LineOf = text.line_of if text is not None else (lambda row: None)
     wanted = {"src": src, "dst": dst}
     if etype is not None:
@@ -281,6 +318,33 @@ def read_edgelist(path: PathLike, *, src: str | int = "src", dst: str | int = "d
         raise fail(path, f"bad node IDs ({exc})", field="src/dst") from exc
 
 
+def _text_suffix(path: Path) -> str:
+    """The suffix that names a text file's kind, looking through ``.gz``/``.bz2``."""
+    suffixes = [s.lower() for s in path.suffixes if s.lower() not in (".gz", ".bz2")]
+    return suffixes[-1] if suffixes else ""
+
+
+def _first_line(path: Path, skip: int, delimiter: str) -> list[str]:
+    """The fields of the first non-blank line after ``skip`` lines (empty if none)."""
+    with open_text(path) as handle:
+        for number, raw in enumerate(handle):
+            line = raw.decode("utf-8", errors="replace").strip()
+            if number >= skip and line:
+                return [f.strip() for f in line.split(delimiter)]
+    return []
+
+
+def _default_columns(names: Sequence[str], src: str | int, dst: str | int, path: Path
+                     ) -> tuple[str | int, str | int]:
+    """``src``/``dst`` as given, or the first two columns when both are left at their
+    defaults and the file has neither a ``src`` nor a ``dst`` column (``id_1,id_2``)."""
+    if (src, dst) != ("src", "dst") or "src" in names or "dst" in names or len(names) < 2:
+        return src, dst
+    log.info("%s: no 'src'/'dst' columns: columns %r and %r are the source and the "
+             "destination", path, names[0], names[1])
+    return 0, 1
+
+
 def _int_bounds(path: Path, cols: dict[str, IdColumn], line_of: LineOf) -> int:
     """Largest ID + 1 over both integer columns; refuses negative IDs naming the row."""
     top = 0
@@ -290,7 +354,8 @@ def _int_bounds(path: Path, cols: dict[str, IdColumn], line_of: LineOf) -> int:
             lo = int(v.argmin())
             if v[lo] < 0:
                 raise fail(path, f"row {lo + 1}: negative node ID {int(v[lo])}; pass "
-                           "relabel=True to map IDs", line=line_of(lo), field=k,
+                           "relabel=True (CLI: --relabel) to map the IDs to 0..n-1",
+                           line=line_of(lo), field=k,
                            value=int(v[lo]))
             top = max(top, int(v.max()) + 1)
     return top
@@ -305,6 +370,26 @@ def _check_space(path: Path, cols: dict[str, IdColumn], top: int, num_edges: int
     check_id_space(path, "src/dst", top, num_edges, None, line_of, ntype)
 
 
+#: Warn when more than this share of an unrelabelled ID space (and at least
+#: :data:`_ISOLATED_MIN` nodes) appears in no edge.
+_ISOLATED_SHARE = 0.1
+_ISOLATED_MIN = 10
+
+
+def _warn_isolated(path: Path, s: np.ndarray, d: np.ndarray, top: int) -> None:
+    """Log a warning when IDs ``0..top-1`` leave many nodes without an edge (a sparse ID
+    space read without ``relabel``: SNAP's CA-CondMat gives 85k isolated of 108k)."""
+    used = np.zeros(top, dtype=bool)
+    used[s] = True
+    used[d] = True
+    isolated = top - int(np.count_nonzero(used))
+    if isolated >= _ISOLATED_MIN and isolated > _ISOLATED_SHARE * top:
+        log.warning("%s: node IDs run to %d, but %d of the %d nodes (%.0f%%) appear in no "
+                    "edge and would be isolated; relabel=True (CLI: --relabel) maps the IDs "
+                    "that appear to 0..n-1 (originals kept as node feature 'node_id')",
+                    path, top - 1, isolated, top, 100 * isolated / top)
+
+
 def _build(path: Path, cols: dict[str, IdColumn], types: pa.DictionaryArray | None,
            feats: dict[str, Any], relabel: bool, num_nodes: int | dict[str, int] | None,
            line_of: LineOf) -> Graph:
@@ -316,6 +401,7 @@ def _build(path: Path, cols: dict[str, IdColumn], types: pa.DictionaryArray | No
         if types is None and not isinstance(num_nodes, dict):  # fast path: one pass each
             if num_nodes is None:
                 _check_space(path, cols, top, len(s), line_of)
+                _warn_isolated(path, s, d, top)
             n = top if num_nodes is None else int(num_nodes)
             if top > n:
                 raise fail(path, f"node ID {top - 1} >= num_nodes={n}", field="src/dst")

@@ -6,6 +6,7 @@ Each step is a module-level function in its own module; this one validates the a
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import time
@@ -182,7 +183,7 @@ def build_partitions(g: Graph, graph_name: str, num_parts: int, out_path: str | 
 
     clock = time.perf_counter()
     written = _write_parts(g, out_dir, shuffle, etype_ids, num_hops, trainer_parts,
-                           save_orig_ids)
+                           save_orig_ids, graph_name)
     seconds["write"] = _lap(clock)
     report = _report(g, method, num_parts, parts, src, dst, shuffle, written.halo,
                      written.halo1, seconds)
@@ -273,16 +274,32 @@ def claim_out_dir(out_dir: Path) -> Path:
     return out_dir
 
 
-def remove_previous_configs(out_dir: Path) -> None:
+def remove_previous_configs(out_dir: Path, graph_name: str | None = None) -> None:
     """Mark the folder as being written and delete old configs, so it never looks complete.
 
     The marker ``.graphshard-incomplete`` lets a rerun after a crash write into the folder
-    again; :func:`write_config` callers remove it once the new config is in place.
+    again; :func:`write_config` callers remove it once the new config is in place.  Each
+    config removed is logged: a warning when it held another graph than ``graph_name``
+    (or ``graph_name`` is not given), INFO for an earlier run of the same graph.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / INCOMPLETE_MARKER).touch()
     for old in _previous_configs(out_dir):
+        name, parts = _config_summary(old)
+        same = graph_name is not None and name == graph_name and old.stem == graph_name
+        (log.info if same else log.warning)(
+            "%s: replacing the earlier output %s (graph %r, %s parts)%s", out_dir, old.name,
+            name, parts, "" if same or graph_name is None else f" with graph {graph_name!r}")
         old.unlink()
+
+
+def _config_summary(path: Path) -> tuple[Any, Any]:
+    """``(graph_name, num_parts)`` of a config, for the log line (None where unreadable)."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        return doc.get("graph_name"), doc.get("num_parts")
+    except (OSError, ValueError, AttributeError):
+        return None, None
 
 
 def mark_complete(out_dir: Path) -> None:
@@ -331,9 +348,10 @@ class _Written:
 
 
 def _write_parts(g: Graph, out_dir: Path, shuffle: Reshuffle, etype_ids: np.ndarray,
-                 num_hops: int, trainer_parts: IdArray | None, save_orig_ids: bool) -> _Written:
+                 num_hops: int, trainer_parts: IdArray | None, save_orig_ids: bool,
+                 graph_name: str) -> _Written:
     """Write every part's files (the old config goes first)."""
-    remove_previous_configs(out_dir)
+    remove_previous_configs(out_dir, graph_name)
     in_index = in_edge_index(shuffle) if num_hops > 1 else None
     ntype_of_new = np.repeat(np.tile(np.arange(len(g.ntypes), dtype=np.int32), shuffle.num_parts),
                              (shuffle.node_ranges[:, :, 1] - shuffle.node_ranges[:, :, 0]).T

@@ -367,7 +367,7 @@ def dispatch(chunked_dir: str | os.PathLike[str], assign_dir: str | os.PathLike[
         node_ranges, edge_ranges, prefix = _run_id_steps(plan, executor, meta, memory_budget)
         _check_part_budget(edge_ranges, memory_budget)
         _run_feature_steps(plan, executor, memory_budget)
-        remove_previous_configs(out)
+        remove_previous_configs(out, name)
         results = _build_parts(plan, executor, node_ranges, edge_ranges, prefix,
                                save_orig_ids, memory_budget)
         config_path, report = _write_config(

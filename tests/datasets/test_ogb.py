@@ -1,0 +1,113 @@
+"""load_ogb on an OGB-layout fixture built in tmp_path (no real OGB dataset is available
+offline: ../shared/data/ogb-metadata holds only OGB's master.csv), its errors naming file and
+line, the CLI on the folder, and seeded mutation fuzzing."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fuzzing import mutate_text, run_fuzz
+from graphshard.cli import main
+from graphshard.datasets import load_ogb
+from graphshard.errors import FormatError
+
+FILES = {  # an ogbn-arxiv-like layout: 5 nodes, 6 directed edges, 3-dim features, years
+    "raw/edge.csv.gz": "0,1\n1,2\n2,0\n3,4\n4,3\n1,3\n",
+    "raw/num-node-list.csv.gz": "5\n",
+    "raw/num-edge-list.csv.gz": "6\n",
+    "raw/node-feat.csv.gz": "0.1,0.2,0.3\n1,0,0\n0,1,0\n0,0,1\n-0.5,0.5,2.0\n",
+    "raw/node-label.csv.gz": "0\n1\n1\n2\n0\n",
+    "raw/node_year.csv.gz": "2010\n2011\n2012\n2013\n2014\n",
+    "split/time/train.csv.gz": "0\n1\n2\n",
+    "split/time/valid.csv.gz": "3\n",
+    "split/time/test.csv.gz": "4\n",
+}
+
+
+def write(folder: Path, **changes: str) -> Path:
+    for name, text in {**FILES, **changes}.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with gzip.open(path, "wt") as handle:
+            handle.write(text)
+    return folder
+
+
+def test_arxiv_like_layout(tmp_path):
+    ds = load_ogb(write(tmp_path / "ogbn_tiny"))
+    g = ds.graph
+    assert (ds.name, ds.split, g.num_nodes(), g.num_edges()) == ("ogbn_tiny", "time", 5, 6)
+    assert g.edges()[1].tolist() == [1, 2, 0, 4, 3, 3]
+    assert g.ndata["feat"].dtype == np.float32 and g.ndata["feat"][4].tolist() == [-0.5, 0.5, 2]
+    assert g.ndata["label"].tolist() == [0, 1, 1, 2, 0]
+    assert g.ndata["year"].tolist() == [2010, 2011, 2012, 2013, 2014]
+    assert g.ndata["train_mask"].tolist() == [True, True, True, False, False]
+    assert g.ndata["val_mask"].tolist() == [False, False, False, True, False]
+    assert g.ndata["test_mask"].tolist() == [False, False, False, False, True]
+    assert load_ogb(tmp_path / "ogbn_tiny" / "raw").graph.num_edges() == 6  # raw/ works too
+
+
+def test_nan_labels_become_minus_one(tmp_path):
+    g = load_ogb(write(tmp_path / "d", **{"raw/node-label.csv.gz": "0\nnan\n1\n2\nnan\n"})).graph
+    assert g.ndata["label"].tolist() == [0, -1, 1, 2, -1]
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"raw/edge.csv.gz": "0,1\n1,7\n"}, r"edge\.csv\.gz:2: edge 1 -> 7 is outside the 5 nodes"),
+    ({"raw/node-feat.csv.gz": "1,2\n"}, r"node-feat\.csv\.gz: 1 rows, expected 5"),
+    ({"split/time/test.csv.gz": "4\n9\n"}, r"test\.csv\.gz:2: node ID 9 is not in \[0, 5\)"),
+    ({"raw/edge.csv.gz": "0,a\n"}, r"edge\.csv\.gz: column 1 holds string, expected numbers"),
+    ({"split/random/train.csv.gz": "0\n"}, r"several split schemes \['random', 'time'\]; "
+     r"name one \(split='time'; CLI: -O split=time\)"),
+])
+def test_errors_name_file_and_line(tmp_path, change, message):
+    with pytest.raises(FormatError, match=message):
+        load_ogb(write(tmp_path / "d", **change))
+
+
+def test_hetero_layout_is_refused(tmp_path):
+    (write(tmp_path / "mag") / "raw" / "relations").mkdir()
+    with pytest.raises(FormatError, match=r"heterogeneous \(relations/\) or binary"):
+        load_ogb(tmp_path / "mag")
+
+
+def test_cli_partitions_the_folder_with_reverse_edges(tmp_path, capsys):
+    folder = write(tmp_path / "ogbn_tiny")
+    assert main(["partition", str(folder), "--add-reverse", "--duplicates", "drop", "-k", "2",
+                 "--out", str(tmp_path / "parts"), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["num_nodes"] == 5 and report["num_edges"] == 10  # 4-3 and 3-4 listed twice
+
+
+def test_fuzz_ogb(tmp_path):
+    def case(rng: random.Random, folder: Path) -> Path:
+        name = rng.choice(sorted(FILES))
+        return write(folder, **{name: mutate_text(rng, FILES[name]).decode("latin-1")})
+
+    def check(ds) -> str | None:
+        g = ds.graph
+        s, d = g.edges()
+        if s.size and (min(s.min(), d.min()) < 0 or max(s.max(), d.max()) >= g.num_nodes()):
+            return "an edge out of range"
+        if any(len(v) != g.num_nodes() for v in g.ndata.values()):
+            return "a node column of the wrong length"
+        return None
+
+    run_fuzz("ogb", case, load_ogb, tmp_path, check=check, seed=3)
+
+
+def test_convert_from_ogb(tmp_path, capsys):
+    import graphshard as gs
+
+    folder = write(tmp_path / "ogbn_tiny")
+    assert main(["convert", "--from", "ogb", str(folder), "--to", "chunked", "--out",
+                 str(tmp_path / "c")]) == 0
+    g = gs.io.read_chunked(tmp_path / "c")
+    assert g.num_edges() == 6 and g.ndata["year"].tolist()[-1] == 2014
+    assert g.ndata["test_mask"].tolist() == [False, False, False, False, True]
