@@ -156,7 +156,7 @@ def _numpy(value: Any, file: Path, key: str) -> np.ndarray:
 
 def _load_part(dgl: Any, base: Path, cfg_path: Path, entry: dict[str, str], part_id: int
                ) -> tuple[DGLPart, Path]:
-    files = {}
+    files: dict[str, Path] = {}
     for key in ("part_graph", "node_feats", "edge_feats"):
         if key not in entry:
             raise FormatError(f"{cfg_path}: part-{part_id} has no {key!r}", path=str(cfg_path),

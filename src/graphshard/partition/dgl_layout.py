@@ -259,11 +259,13 @@ def to_dgl_part(part: Partition, *, typed: bool) -> DGLPart:
     nd, ed = part.graph.ndata, part.graph.edata
     src, dst = part.graph.edges()
     # copies: the loaded arrays are read-only memory maps, torch wants writable memory
-    ndata = {"_ID": np.array(nd["_ID"], np.int64),
-             "inner_node": np.array(nd["inner_node"], np.uint8),
-             "part_id": np.array(nd["part_id"], np.int64)}
-    edata = {"_ID": np.array(ed["_ID"], np.int64),
-             "inner_edge": np.array(ed["inner_edge"], np.uint8)}
+    ndata: dict[str, np.ndarray] = {
+        "_ID": np.array(nd["_ID"], np.int64),
+        "inner_node": np.array(nd["inner_node"], np.uint8),
+        "part_id": np.array(nd["part_id"], np.int64)}
+    edata: dict[str, np.ndarray] = {
+        "_ID": np.array(ed["_ID"], np.int64),
+        "inner_edge": np.array(ed["inner_edge"], np.uint8)}
     if typed:
         ndata["_TYPE"] = np.array(nd["_TYPE"], np.int16)
         edata["_TYPE"] = np.array(ed["_TYPE"], np.int32)
