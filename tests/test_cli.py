@@ -329,3 +329,18 @@ def test_format_choices_and_help_come_from_the_io_registry():
     assert "csv, npy, npz, parquet, tsv (edgelist with that fmt)" in " ".join(
         result.output.split())
     assert main(["partition", "x.dat", "--format", "dgl", "-k", "2", "--out", "p"]) == 2
+
+
+@pytest.mark.parametrize("command", ["export", "import"])
+def test_dgl_commands_help_and_missing_dgl(tmp_path, command):
+    """`graphshard export` / `import` exist, show an example, and without dgl fail with one
+    line naming the package (exit 1), writing nothing."""
+    result = CliRunner().invoke(cli, [command, "--help"])
+    assert result.exit_code == 0 and "Example" in result.output
+    from graphshard._util.optional import is_installed
+
+    if is_installed("dgl"):
+        pytest.skip("dgl is installed here: tests/partition/test_dgl_interop.py runs it")
+    gs.partition_graph(gs.graph(([0, 1], [1, 0])), "g", 1, tmp_path / "p")
+    assert main([command, str(tmp_path / "p" / "g.json"), "--out", str(tmp_path / "o")]) == 1
+    assert not (tmp_path / "o").exists()

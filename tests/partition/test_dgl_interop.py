@@ -163,3 +163,26 @@ def test_import_refuses_a_broken_part_file(tmp_path, cora):
         import_dgl(dgl_json, tmp_path / "ours")
     assert not (tmp_path / "ours" / "d.json").exists()
     assert not os.path.exists(tmp_path / "ours" / "part0")
+
+
+def test_cli_export_and_import(tmp_path, cora):
+    """`graphshard export --to dgl` and `graphshard import --from dgl` call the same code."""
+    from graphshard.cli import main
+
+    gs.partition_graph(cora, "cora", 2, tmp_path / "ours", part_method="metis")
+    assert main(["export", str(tmp_path / "ours" / "cora.json"), "--to", "dgl", "--out",
+                 str(tmp_path / "dgl")]) == 0
+    local = dgl.distributed.load_partition(str(tmp_path / "dgl" / "cora.json"), 1)[0]
+    assert _dgl_view(local, False) == _ours_view(read_config(tmp_path / "ours" / "cora.json"),
+                                                 1, False)[1]
+    assert main(["import", str(tmp_path / "dgl" / "cora.json"), "--from", "dgl", "--out",
+                 str(tmp_path / "back")]) == 0
+    for p in range(2):
+        assert _ours_view(read_config(tmp_path / "back" / "cora.json"), p)[1] == \
+            _ours_view(read_config(tmp_path / "ours" / "cora.json"), p)[1]
+    # an export refuses a folder it did not write
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("mine")
+    assert main(["export", str(tmp_path / "ours" / "cora.json"), "--out",
+                 str(tmp_path / "other")]) == 1
+    assert sorted(p.name for p in (tmp_path / "other").iterdir()) == ["notes.txt"]
