@@ -294,7 +294,11 @@ def _dispatch_options(fn: Any) -> Any:
                      help="Write original edge IDs per part."),
         click.option("--memory-budget", metavar="SIZE",
                      help="Memory one task may use (e.g. 1.5G, more than 0); fails early if "
-                          "a chunk or part cannot fit.")]
+                          "a chunk or part cannot fit."),
+        click.option("--trainers", type=click.IntRange(min=1), default=1, show_default=True,
+                     help="Trainers per machine: parts x trainers trainer parts are assigned "
+                          "(dispatch: the assignment holds them), consecutive ones form a "
+                          "part, node feature trainer_id, as `partition --trainers`.")]
     for option in reversed(options):
         fn = option(fn)
     return fn
@@ -305,7 +309,8 @@ def _take_dispatch_options(options: dict[str, Any]) -> dict[str, Any]:
     :func:`~graphshard.pipeline.dispatch` arguments."""
     return {"graph_name": options.pop("name"), "num_hops": options.pop("halo"),
             "save_orig_ids": options.pop("save_orig_nids") | options.pop("save_orig_eids"),
-            "memory_budget": _bytes(options.pop("memory_budget"))}
+            "memory_budget": _bytes(options.pop("memory_budget")),
+            "num_trainers_per_machine": options.pop("trainers")}
 
 
 _PARTS = click.option("--parts", "-k", type=click.IntRange(min=1), required=True)

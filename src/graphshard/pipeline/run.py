@@ -75,7 +75,8 @@ def run_pipeline(chunked_dir: str | os.PathLike[str], num_parts: int,
         num_trainers_per_machine: As in :func:`~graphshard.partition_graph`: the method
             assigns ``num_parts * num_trainers_per_machine`` trainer parts, consecutive
             trainer parts form one of the ``num_parts`` parts, and each node's trainer part
-            is the node feature ``"<ntype>/trainer_id"``.
+            is the node feature ``"<ntype>/trainer_id"`` (also taken from
+            ``dispatch_options``, where the CLI's dispatch options put it).
 
     Example:
         >>> import tempfile, graphshard as gs
@@ -86,15 +87,16 @@ def run_pipeline(chunked_dir: str | os.PathLike[str], num_parts: int,
         ([2, 2], 4)
     """
     clock = time.perf_counter()
-    trainers = num_trainers_per_machine
+    dispatch_options = dict(dispatch_options or {})
+    trainers = dispatch_options.pop("num_trainers_per_machine", num_trainers_per_machine)
     if not isinstance(trainers, int) or isinstance(trainers, bool) or trainers < 1:
         raise ValidationError(f"num_trainers_per_machine must be an integer >= 1, got "
                               f"{trainers!r}", field="num_trainers_per_machine", value=trainers)
     where = Path(out_dir) / "assignment" if assign_dir is None else Path(assign_dir)
     # the method cuts trainer parts: num_parts * trainers of them
     meta = check_assign_args(chunked_dir, num_parts * trainers, method, where)
-    checked_graph_name(meta, chunked_dir, (dispatch_options or {}).get("graph_name"))
-    check_memory_budget(meta, num_parts, (dispatch_options or {}).get("memory_budget"))
+    checked_graph_name(meta, chunked_dir, dispatch_options.get("graph_name"))
+    check_memory_budget(meta, num_parts, dispatch_options.get("memory_budget"))
     work_dir = (assign_options or {}).get("work_dir")
     if work_dir is not None:
         make_work_dir(work_dir)
@@ -117,7 +119,7 @@ def run_pipeline(chunked_dir: str | os.PathLike[str], num_parts: int,
                 finish_piece(files, key, assigned.part_sizes)
             parts = dispatch(chunked_dir, where, out, num_parts=num_parts, use_ray=use_ray,
                              address=address, scratch_pool=scratch,
-                             num_trainers_per_machine=trainers, **(dispatch_options or {}))
+                             num_trainers_per_machine=trainers, **dispatch_options)
             removal.start()  # while Ray stops
     finally:
         if removal.ident is not None:
