@@ -186,3 +186,30 @@ def test_cli_export_and_import(tmp_path, cora):
     assert main(["export", str(tmp_path / "ours" / "cora.json"), "--out",
                  str(tmp_path / "other")]) == 1
     assert sorted(p.name for p in (tmp_path / "other").iterdir()) == ["notes.txt"]
+
+
+def test_original_ids_travel_as_dgl_pipeline_files(tmp_path, acm):
+    """save_orig_ids: export writes DGL's pipeline files orig_nids.dgl / orig_eids.dgl
+    ({type: per-type original IDs}); import reads them back into orig_id and orig_ids."""
+    from graphshard._util.tensorfile import load_tensors
+
+    gs.partition_graph(acm, "acm", 2, tmp_path / "ours", part_method="metis",
+                       save_orig_ids=True)
+    cfg = read_config(tmp_path / "ours" / "acm.json")
+    path = export_dgl(cfg, tmp_path / "dgl")
+    nids = dgl.data.utils.load_tensors(str(tmp_path / "dgl" / "part1" / "orig_nids.dgl"))
+    ours_orig, _ = load_tensors(tmp_path / "ours" / cfg.parts[1]["orig_ids"])
+    assert sorted(nids) == sorted(acm.ntypes)
+    for t in acm.ntypes:
+        np.testing.assert_array_equal(_np(nids[t]), ours_orig[f"node/{t}"])
+    back = import_dgl(path, tmp_path / "back")
+    for p in range(2):
+        a = load_partition_data(cfg, p).graph
+        b = load_partition_data(back, p).graph
+        for data_a, data_b in ((a.ndata, b.ndata), (a.edata, b.edata)):
+            np.testing.assert_array_equal(data_a["orig_id"], data_b["orig_id"])
+        ta, _ = load_tensors(tmp_path / "ours" / cfg.parts[p]["orig_ids"])
+        tb, _ = load_tensors(tmp_path / "back" / back.parts[p]["orig_ids"])
+        assert sorted(ta) == sorted(tb)
+        for k in ta:
+            np.testing.assert_array_equal(ta[k], tb[k])

@@ -20,6 +20,7 @@ from graphshard.partition.dgl_layout import (
     config_from_dgl,
     dgl_config,
     from_dgl_part,
+    new_to_orig,
     to_dgl_part,
 )
 
@@ -183,3 +184,17 @@ def test_without_dgl_the_error_names_the_package(tmp_path):
     with pytest.raises(MissingDependencyError, match="'dgl'"):
         import_dgl(tmp_path / "p" / "g.json", tmp_path / "imp")
     assert not (tmp_path / "out").exists() and not (tmp_path / "imp").exists()
+
+
+def test_new_to_orig_checks_dgl_pipeline_id_files():
+    meta = {"graph_name": "g", "num_parts": 2, "node_map": {"a": [[0, 1], [2, 3]],
+            "b": [[1, 2], [3, 4]]}, "edge_map": {}, "part-0": {}, "part-1": {}}
+    cfg = config_from_dgl(meta, Path("g.json"))
+    good = [{"a": np.array([1]), "b": np.array([0])}, {"a": np.array([0]), "b": np.array([1])}]
+    assert new_to_orig(cfg, good, "node", where=Path("d")).tolist() == [1, 2, 0, 3]
+    for bad, match in (
+            ([good[0], {"a": np.array([0])}], r"d/part1/orig_nids\.dgl: node type 'b' needs 1"),
+            ([good[0], {"a": np.array([2]), "b": np.array([1])}], "'a' has an ID outside"),
+            ([good[0], {"a": np.array([1]), "b": np.array([1])}], "to several nodes")):
+        with pytest.raises(FormatError, match=match):
+            new_to_orig(cfg, bad, "node", where=Path("d"))

@@ -2,8 +2,9 @@
 
 :func:`export_dgl` writes what DGL 2.1's ``dgl.distributed.load_partition`` and
 ``DistGraph`` load: ``<graph_name>.json`` and per part ``graph.dgl``, ``node_feat.dgl``,
-``edge_feat.dgl`` (and, with ``graphbolt=True``, DGL's GraphBolt
-``fused_csc_sampling_graph.pt`` via ``dgl.distributed.dgl_partition_to_graphbolt``).
+``edge_feat.dgl``; ``orig_nids.dgl`` / ``orig_eids.dgl`` as DGL's pipeline writes them when
+the partition kept its original IDs; with ``graphbolt=True``, DGL's GraphBolt
+``fused_csc_sampling_graph.pt`` via ``dgl.distributed.dgl_partition_to_graphbolt``.
 :func:`import_dgl` reads such a folder (made by DGL's ``partition_graph`` or by
 :func:`export_dgl`) into our format.  Both need ``dgl`` (and ``torch``), imported only
 when called; the layouts' differences are in :mod:`graphshard.partition.dgl_layout`.
@@ -11,8 +12,10 @@ when called; the layouts' differences are in :mod:`graphshard.partition.dgl_layo
 DGL's files are its own binary formats (``.dgl`` through DGL's serializer; GraphBolt's
 ``.pt`` is ``torch.save``, i.e. pickle): they are written through temp files and renamed,
 and the JSON goes last, but they carry no checksums; the folder we import into has ours.
-DGL's folder does not keep the original node and edge IDs, so an imported partition's
-``orig_id`` is the shuffled ID (``_ID``).
+DGL's ``partition_graph`` does not keep the original node and edge IDs, so an imported
+partition's ``orig_id`` is the shuffled ID (``_ID``); DGL's pipeline's ``orig_nids.dgl`` /
+``orig_eids.dgl`` (beside ``graph.dgl``), when every part has them, give ``orig_id`` and our
+``orig_ids`` file, and :func:`export_dgl` writes them from our ``orig_ids``.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import numpy as np
 
 from .._util import files as _files
 from .._util.optional import import_optional
+from .._util.tensorfile import load_tensors
 from ..errors import FormatError, PartitionNotFoundError, ValidationError
 from .build import claim_out_dir, mark_complete, remove_previous_configs
 from .config import ConfigLike, PartitionConfig, as_config, make_config, write_config
@@ -37,6 +41,7 @@ from .dgl_layout import (
     config_from_dgl,
     dgl_config,
     from_dgl_part,
+    new_to_orig,
     to_dgl_part,
 )
 from .files import load_partition_data, load_partition_feats, write_part
@@ -69,7 +74,22 @@ def _replace(tmp: Path, path: Path) -> None:
     os.replace(tmp, path)
 
 
-def _save_part(dgl: Any, torch: Any, out: Path, part_id: int, part: DGLPart) -> None:
+def _orig_tensors(cfg: PartitionConfig, p: int, verify: bool) -> dict[str, dict[str, Any]]:
+    """Our ``orig_ids`` file of part ``p`` (when written) as DGL's pipeline files:
+    ``{"orig_nids.dgl": {ntype: ids}, "orig_eids.dgl": {"src:rel:dst": ids}}``."""
+    if "orig_ids" not in cfg.parts[p]:
+        return {}
+    tensors, _ = load_tensors(cfg.part_file(p, "orig_ids", verify=verify))
+    out: dict[str, dict[str, Any]] = {"orig_nids.dgl": {}, "orig_eids.dgl": {}}
+    for key, ids in tensors.items():
+        kind, _, name = key.partition("/")
+        out["orig_nids.dgl" if kind == "node" else "orig_eids.dgl"][name] = \
+            np.array(ids, np.int64)
+    return out
+
+
+def _save_part(dgl: Any, torch: Any, out: Path, part_id: int, part: DGLPart,
+               orig: dict[str, dict[str, Any]]) -> None:
     folder = out / f"part{part_id}"
     folder.mkdir(parents=True, exist_ok=True)
     g = dgl.graph((torch.from_numpy(part.src), torch.from_numpy(part.dst)),
@@ -79,10 +99,12 @@ def _save_part(dgl: Any, torch: Any, out: Path, part_id: int, part: DGLPart) -> 
     for key, value in part.edata.items():
         g.edata[key] = torch.from_numpy(value)
     rel = {k: Path(v.format(p=part_id)) for k, v in DGL_FILES.items()}
+    rel.update({name: Path(f"part{part_id}") / name for name in orig})
     tmp = {k: out / v.with_name(f".{v.name}.tmp-{os.getpid()}") for k, v in rel.items()}
     try:
         dgl.save_graphs(str(tmp["part_graph"]), [g])
-        for key, feats in (("node_feats", part.node_feats), ("edge_feats", part.edge_feats)):
+        for key, feats in (("node_feats", part.node_feats), ("edge_feats", part.edge_feats),
+                           *orig.items()):
             dgl.data.utils.save_tensors(str(tmp[key]),
                                         {k: torch.from_numpy(v) for k, v in feats.items()})
         for key, path in rel.items():
@@ -134,7 +156,7 @@ def export_dgl(config: ConfigLike, out_dir: str | os.PathLike[str], *, graphbolt
         old.unlink()
     for p in range(cfg.num_parts):
         part = to_dgl_part(load_partition_data(cfg, p, verify=verify), typed=typed)
-        _save_part(dgl, torch, out, p, part)
+        _save_part(dgl, torch, out, p, part, _orig_tensors(cfg, p, verify))
     path = out / f"{cfg.graph_name}.json"
     source = cfg.path.name if cfg.path is not None else cfg.graph_name
     _files.write_json_atomic(path, dgl_config(cfg, source=source))
@@ -152,6 +174,23 @@ def _numpy(value: Any, file: Path, key: str) -> np.ndarray:
     except (TypeError, RuntimeError) as exc:  # e.g. bfloat16, which NumPy has no type for
         raise FormatError(f"{file}: tensor {key!r} cannot become a NumPy array ({exc})",
                           path=str(file), field=key) from exc
+
+
+def _load_orig(dgl: Any, folder: Path) -> dict[str, dict[str, np.ndarray]]:
+    """DGL's pipeline files ``orig_nids.dgl`` / ``orig_eids.dgl`` beside a part's graph
+    (``--save-orig-nids`` / ``--save-orig-eids``), those present: ``{"node"|"edge": {type:
+    per-type original IDs}}``."""
+    out = {}
+    for kind, name in (("node", "orig_nids.dgl"), ("edge", "orig_eids.dgl")):
+        file = folder / name
+        if file.is_file():
+            try:
+                tensors = dgl.data.utils.load_tensors(str(file))
+            except Exception as exc:  # DGL's loader raises DGLError, RuntimeError, ...
+                raise FormatError(f"{file}: DGL could not read it ({type(exc).__name__}: "
+                                  f"{exc})"[:500], path=str(file), field=name) from exc
+            out[kind] = {k: _numpy(v, file, k) for k, v in tensors.items()}
+    return out
 
 
 def _load_part(dgl: Any, base: Path, cfg_path: Path, entry: dict[str, str], part_id: int
@@ -216,17 +255,25 @@ def import_dgl(dgl_config_path: str | os.PathLike[str], out_dir: str | os.PathLi
                           ) from exc
     cfg = config_from_dgl(meta, path)
     out = claim_out_dir(Path(out_dir))
-    loaded = []
+    loaded, origs = [], []
     for p in range(cfg.num_parts):  # everything checked before the first write
         part, where = _load_part(dgl, path.parent, path, cfg.parts[p], p)
         loaded.append(from_dgl_part(part, cfg, p, where=where))
+        origs.append(_load_orig(dgl, where.parent))
+    new2orig = {kind: new_to_orig(cfg, [o[kind] for o in origs], kind, where=path.parent)
+                for kind in ("node", "edge") if all(kind in o for o in origs)}
     remove_previous_configs(out)
     parts_cfg, records = [], {}
     for p, imp in enumerate(loaded):
+        orig_ids = {f"{kind}/{name}": ids for kind in new2orig
+                    for name, ids in origs[p][kind].items()} or None
         rel, written = write_part(
-            out, p, imp.local, node_part=imp.node_part, node_orig=imp.local.nodes,
-            node_type=imp.node_type, edge_orig=imp.local.edges, edge_type=imp.edge_type,
-            node_feats=imp.node_feats, edge_feats=imp.edge_feats)
+            out, p, imp.local,
+            node_part=imp.node_part, node_orig=new2orig["node"][imp.local.nodes]
+            if "node" in new2orig else imp.local.nodes,
+            node_type=imp.node_type, edge_orig=new2orig["edge"][imp.local.edges]
+            if "edge" in new2orig else imp.local.edges, edge_type=imp.edge_type,
+            node_feats=imp.node_feats, edge_feats=imp.edge_feats, orig_ids=orig_ids)
         parts_cfg.append(rel)
         records.update(written)
     trainers = meta.get("num_trainers_per_machine", 1)

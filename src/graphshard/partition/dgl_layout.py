@@ -32,8 +32,8 @@ from .file_checks import check_features, check_part_arrays
 from .files import Partition
 from .local_graphs import LocalGraph
 
-__all__ = ["DGLConfig", "DGLPart", "ImportedPart", "check_dense", "config_from_dgl", "dgl_config",
-           "from_dgl_part", "to_dgl_part"]
+__all__ = ["DGLConfig", "DGLPart", "ImportedPart", "check_dense", "config_from_dgl",
+           "dgl_config", "from_dgl_part", "new_to_orig", "to_dgl_part"]
 
 #: The files of one part in DGL's layout, relative to the config's folder.
 DGL_FILES = {"node_feats": "part{p}/node_feat.dgl", "edge_feats": "part{p}/edge_feat.dgl",
@@ -363,3 +363,50 @@ def from_dgl_part(part: DGLPart, cfg: DGLConfig, part_id: int, *, where: Path) -
     check_features(where.parent / "edge_feat.dgl", part.edge_feats, edge_map, part_id, "edge")
     return ImportedPart(local, tensors["node/part_id"][nperm], node_type[nperm],
                         edge_type[eperm], part.node_feats, part.edge_feats)
+
+
+def new_to_orig(cfg: DGLConfig, per_part: list[dict[str, np.ndarray]], kind: str, *,
+                where: Path) -> IdArray:
+    """Original homogeneous ID of every new (shuffled) ID, from DGL's ``orig_nids.dgl`` /
+    ``orig_eids.dgl`` of each part (``{type: original per-type IDs of the part's inner
+    nodes/edges, in new-ID order}``, as DGL's pipeline writes them with
+    ``--save-orig-nids`` / ``--save-orig-eids``): type offset (types in ID order) + per-type
+    ID.
+
+    Raises:
+        FormatError: a type missing, a length other than the part's range, an ID outside
+            its type, or an ID given twice, naming ``where`` (the part folder) and the type.
+
+    Example:
+        >>> meta = {"graph_name": "g", "num_parts": 2, "node_map": {"a": [[0, 1], [2, 3]],
+        ...         "b": [[1, 2], [3, 4]]}, "edge_map": {}, "part-0": {}, "part-1": {}}
+        >>> cfg = config_from_dgl(meta, Path("g.json"))
+        >>> parts = [{"a": np.array([1]), "b": np.array([0])},
+        ...          {"a": np.array([0]), "b": np.array([1])}]
+        >>> new_to_orig(cfg, parts, "node", where=Path(".")).tolist()
+        [1, 2, 0, 3]
+    """
+    types = cfg.ntypes if kind == "node" else cfg.etypes
+    ranges = cfg.node_ranges if kind == "node" else cfg.edge_ranges
+    sizes = (ranges[:, :, 1] - ranges[:, :, 0]).sum(axis=1)
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    out = np.empty(int(offsets[-1]), dtype=np.int64)
+    file = "orig_nids.dgl" if kind == "node" else "orig_eids.dgl"
+    for p, ids_of in enumerate(per_part):
+        for t, name in enumerate(types):
+            lo, hi = (int(x) for x in ranges[t, p])
+            ids = np.asarray(ids_of.get(name, np.zeros(0)))
+            problem = None
+            if name not in ids_of or ids.shape != (hi - lo,) or ids.dtype.kind not in "iu":
+                problem = f"needs {hi - lo} integer IDs, got {ids.dtype} of shape {ids.shape}"
+            elif ids.size and (ids.min() < 0 or ids.max() >= sizes[t]):
+                problem = f"has an ID outside [0, {sizes[t]})"
+            if problem:
+                path = where / f"part{p}" / file
+                raise FormatError(f"{path}: {kind} type {name!r} {problem}", path=str(path),
+                                  field=name)
+            out[lo:hi] = offsets[t] + ids
+    if len(np.unique(out)) != len(out):
+        raise FormatError(f"{where}: the parts' {file} files give one original {kind} ID to "
+                          f"several {kind}s", path=str(where), field=file)
+    return out
