@@ -150,7 +150,9 @@ def test_from_dgl_part_orders_and_checks():
      "node/_TYPE \\[1\\] = 0, but the partition book gives type 1"),
     (lambda p: p.ndata.__setitem__("inner_node", np.array([1, 1, 0, 0])),
      "node/inner_node must mark the first 3"),
-    (lambda p: p.ndata.__setitem__("_ID", np.array([3, 4, 6, 0])), "node/_ID of the inner"),
+    (lambda p: p.ndata.__setitem__("_ID", np.array([3, 4, 1, 0])), "node/_ID of the inner"),
+    (lambda p: p.ndata.__setitem__("_ID", np.array([3, 4, 6, 0])),
+     "node/_ID \\[2\\] = 6 is not an ID in \\[0, 6\\)"),
     (lambda p: p.ndata.pop("inner_node"), "node data 'inner_node' is missing"),
     (lambda p: p.edata.__setitem__("_ID", np.array([2])), "edge data '_ID' has shape"),
     (lambda p: p.node_feats.__setitem__("b/y", np.array([1])), "feature 'b/y' has 1 rows"),
@@ -198,3 +200,51 @@ def test_new_to_orig_checks_dgl_pipeline_id_files():
             ([good[0], {"a": np.array([1]), "b": np.array([1])}], "to several nodes")):
         with pytest.raises(FormatError, match=match):
             new_to_orig(cfg, bad, "node", where=Path("d"))
+
+
+def test_fuzz_dgl_json_and_part_arrays(tmp_path, cora):
+    """Seeded mutations of DGL's JSON (one value replaced, deleted or retyped) and of one
+    part's arrays (one entry changed, or one array cut short): the only outcomes are a
+    config / part or our FormatError naming the file."""
+    from fuzzing import mutate_json, run_fuzz
+
+    gs.partition_graph(cora, "cora", 3, tmp_path / "p", part_method="metis")
+    cfg = read_config(tmp_path / "p" / "cora.json")
+    meta = dgl_config(cfg, source="cora.json")
+    dcfg = config_from_dgl(meta, tmp_path / "d.json")
+
+    def json_case(rng, folder):
+        path = folder / "cora.json"
+        path.write_text(json.dumps(mutate_json(rng, meta)))
+        return path
+
+    (tmp_path / "json").mkdir()
+    (tmp_path / "part").mkdir()
+    run_fuzz("DGL partition JSON", json_case,
+             lambda path: config_from_dgl(json.loads(path.read_text()), path),
+             tmp_path / "json")
+    part = to_dgl_part(load_partition_data(cfg, 1), typed=False)
+    arrays = {"src": part.src, "dst": part.dst, **{f"n_{k}": v for k, v in part.ndata.items()},
+              **{f"e_{k}": v for k, v in part.edata.items()}}
+
+    def part_case(rng, folder):
+        mutant = {k: v.astype(np.int64) for k, v in arrays.items()}  # room for any value
+        key = rng.choice(sorted(mutant))
+        if rng.random() < 0.2:
+            mutant[key] = mutant[key][:rng.randrange(len(mutant[key]))]
+        else:
+            i = rng.randrange(len(mutant[key]))
+            mutant[key][i] = rng.choice([-1, 0, 1, mutant[key][i] + 1, 10**6])
+        path = folder / "graph.npz"
+        np.savez(path, **mutant)
+        return path
+
+    def load(path):
+        with np.load(path, allow_pickle=False) as z:
+            a = {k: z[k] for k in z.files}
+        p = DGLPart(a["src"], a["dst"], {k[2:]: v for k, v in a.items() if k[:2] == "n_"},
+                    {k[2:]: v for k, v in a.items() if k[:2] == "e_"},
+                    part.node_feats, part.edge_feats)
+        return from_dgl_part(p, dcfg, 1, where=path)
+
+    run_fuzz("DGL part arrays", part_case, load, tmp_path / "part")

@@ -338,6 +338,12 @@ def from_dgl_part(part: DGLPart, cfg: DGLConfig, part_id: int, *, where: Path) -
     einner = np.asarray(ed["inner_edge"]).astype(bool)
     book = cfg.book(part_id)
     num_nodes, num_edges = len(ids), len(eids)
+    for kind, arr, ranges in (("node", ids, cfg.node_ranges), ("edge", eids, cfg.edge_ranges)):
+        total = int(ranges[:, :, 1].max(initial=0))
+        bad = np.flatnonzero((arr < 0) | (arr >= total))
+        if bad.size:  # before the book maps them to types
+            raise FormatError(f"{where}: {kind}/_ID [{bad[0]}] = {arr[bad[0]]} is not an ID in "
+                              f"[0, {total})", path=str(where), field=f"{kind}/_ID")
     node_type = np.asarray(nd["_TYPE"], np.int64) if "_TYPE" in nd else \
         (book.map_to_per_ntype(ids)[0] if num_nodes else np.zeros(0, np.int64))
     edge_type = np.asarray(ed["_TYPE"], np.int64) if "_TYPE" in ed else \
