@@ -317,8 +317,8 @@ _PARTS = click.option("--parts", "-k", type=click.IntRange(min=1), required=True
 _ASSIGN_METHOD = click.option(  # the names of pipeline.ASSIGN_METHODS (a test checks), not
     "--method", "-m", default="lp", show_default=True,  # imported: slow (TUNING.md)
     type=click.Choice(["lp", "random", "hash"]),
-    help="lp: multilevel label propagation over the edge chunks; random, hash: node counts "
-         "only.")
+    help="lp: multilevel label propagation over the edge chunks; random: node counts only; "
+         "hash: original node ID (node feature node_id, else the homogeneous ID) % parts.")
 
 
 @cli.command()
