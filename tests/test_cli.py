@@ -580,3 +580,38 @@ def test_readme_own_data_commands_run_as_written(shared_file, tmp_path, capsys, 
         report = _report(capsys)
         counts = f"{report['num_nodes']:,} / {report['num_edges']:,}"
         assert shown[report["config"]] == counts, command
+
+
+@pytest.mark.parametrize("command", ["export", "import"])
+def test_dgl_commands_help_and_missing_dgl(tmp_path, command):
+    """`graphshard export` / `import` exist, show an example, and without dgl fail with one
+    line naming the package (exit 1), writing nothing."""
+    result = CliRunner().invoke(cli, [command, "--help"])
+    assert result.exit_code == 0 and "Example" in result.output
+    from graphshard._util.optional import is_installed
+
+    if is_installed("dgl"):
+        pytest.skip("dgl is installed here: tests/partition/test_dgl_interop.py runs it")
+    gs.partition_graph(gs.graph(([0, 1], [1, 0])), "g", 1, tmp_path / "p")
+    assert main([command, str(tmp_path / "p" / "g.json"), "--out", str(tmp_path / "o")]) == 1
+    assert not (tmp_path / "o").exists()
+
+
+def test_pipeline_and_dispatch_trainers(tmp_path):
+    """`--trainers` reaches the out-of-core path: the same files as `partition --trainers`."""
+    g = gs.graph(([0, 1, 2, 3, 4, 5, 6, 7], [1, 2, 3, 4, 5, 6, 7, 0]))
+    gs.io.write_chunked(g, tmp_path / "g", 2)
+    assert main(["partition", str(tmp_path / "g"), "-k", "2", "-m", "hash", "--trainers", "2",
+                 "--name", "g", "--out", str(tmp_path / "ref")]) == 0
+    assert main(["pipeline", str(tmp_path / "g"), "-k", "2", "-m", "hash", "--trainers", "2",
+                 "--engine", "local", "--name", "g", "--out", str(tmp_path / "one")]) == 0
+    assert main(["dispatch", str(tmp_path / "g"), str(tmp_path / "one" / "assignment"),
+                 "--trainers", "2", "--engine", "local", "--name", "g", "--out",
+                 str(tmp_path / "two")]) == 0
+    want = gs.load_partition(tmp_path / "ref" / "g.json", 1)[1]["_N/trainer_id"].tolist()
+    assert want == [2, 3, 2, 3]  # hash over 4 trainer parts: nodes 2, 3, 6, 7 on machine 1
+    for out in ("one", "two"):
+        cfg = json.loads((tmp_path / out / "g.json").read_text())
+        assert cfg["num_trainers_per_machine"] == 2 and cfg["num_parts"] == 2
+        assert gs.load_partition(tmp_path / out / "g.json", 1)[1]["_N/trainer_id"].tolist() \
+            == want

@@ -426,7 +426,11 @@ def _dispatch_options(fn: Any) -> Any:
                           "orig_eids; the three names are one flag, as for partition)."),
         click.option("--memory-budget", metavar="SIZE",
                      help="Memory one task may use (e.g. 1.5G, more than 0); fails early if "
-                          "a chunk or part cannot fit.")]
+                          "a chunk or part cannot fit."),
+        click.option("--trainers", type=click.IntRange(min=1), default=1, show_default=True,
+                     help="Trainers per machine: parts x trainers trainer parts are assigned "
+                          "(dispatch: the assignment holds them), consecutive ones form a "
+                          "part, node feature trainer_id, as `partition --trainers`.")]
     for option in reversed(options):
         fn = option(fn)
     return fn
@@ -437,15 +441,16 @@ def _take_dispatch_options(options: dict[str, Any]) -> dict[str, Any]:
     :func:`~graphshard.pipeline.dispatch` arguments."""
     return {"graph_name": options.pop("name"), "num_hops": options.pop("halo"),
             "save_orig_ids": options.pop("save_orig_ids"),
-            "memory_budget": _bytes(options.pop("memory_budget"))}
+            "memory_budget": _bytes(options.pop("memory_budget")),
+            "num_trainers_per_machine": options.pop("trainers")}
 
 
 _PARTS = click.option("--parts", "-k", type=click.IntRange(min=1), required=True)
 _ASSIGN_METHOD = click.option(  # the names of pipeline.ASSIGN_METHODS (a test checks), not
     "--method", "-m", default="lp", show_default=True,  # imported: slow (TUNING.md)
     type=click.Choice(["lp", "random", "hash"]),
-    help="lp: multilevel label propagation over the edge chunks; random, hash: node counts "
-         "only.")
+    help="lp: multilevel label propagation over the edge chunks; random: node counts only; "
+         "hash: original node ID (node feature node_id, else the homogeneous ID) % parts.")
 
 
 @cli.command()
@@ -726,6 +731,50 @@ def _best_line(summary: dict[str, Any]) -> str:
     stop = " (stopped early: patience)" if summary["stopped_early"] else ""
     return (f"best epoch {summary['best_epoch'] + 1} of {summary['epochs']}: {fmt('val')}; "
             f"{fmt('test')}{stop}")
+
+
+@cli.command("export")
+@click.argument("config", type=click.Path(path_type=Path))
+@click.option("--to", "dst_format", type=click.Choice(["dgl"]), default="dgl",
+              show_default=True, help="dgl: DGL's partition folder (needs dgl installed).")
+@click.option("--out", "-o", type=click.Path(path_type=Path), required=True,
+              help="Output folder: new, empty, or an earlier export (replaced).")
+@click.option("--graphbolt", is_flag=True,
+              help="Also write DGL's GraphBolt graphs (DGL >= 2.1; load_partition("
+                   "..., use_graphbolt=True)).")
+def export(config: Path, dst_format: str, out: Path, graphbolt: bool) -> None:
+    """Write partitions in another system's own format: DGL's partition folder, which
+    dgl.distributed.load_partition and DistGraph load.
+
+    \b
+    Example:
+      graphshard export parts/mygraph.json --to dgl --out dgl_parts/
+    """
+    from .partition.dgl_io import export_dgl
+
+    path = export_dgl(config, out, graphbolt=graphbolt)
+    console.print(f"DGL partition config: {path}")
+
+
+@cli.command("import")
+@click.argument("config", type=click.Path(path_type=Path))
+@click.option("--from", "src_format", type=click.Choice(["dgl"]), default="dgl",
+              show_default=True, help="dgl: a DGL partition folder's JSON (needs dgl).")
+@click.option("--out", "-o", type=click.Path(path_type=Path), required=True,
+              help="Folder of our partitions: new, empty, or an earlier output of ours.")
+def import_(config: Path, src_format: str, out: Path) -> None:
+    """Read another system's partitions into our format: DGL's partition folder (made by
+    dgl.distributed.partition_graph or by graphshard export).
+
+    \b
+    Example:
+      graphshard import dgl_parts/mygraph.json --from dgl --out parts/
+    """
+    from .partition.dgl_io import import_dgl
+
+    cfg = import_dgl(config, out)
+    console.print(f"{cfg.path}: {cfg.num_parts} parts of {cfg.graph_name!r}, node types "
+                  f"{cfg.ntypes}, {len(cfg.etypes)} edge types")
 
 
 def _parse_option(item: str) -> tuple[str, Any]:

@@ -308,3 +308,62 @@ def _chunked_case(bases: dict[str, Path]):
 def test_fuzz_chunked(tmp_path: Path, chunked_bases) -> None:
     run_fuzz("chunked", _chunked_case(chunked_bases), read_chunked, tmp_path,
              check=lambda g: graph_problem(g, max_nodes=7))
+
+
+def _dgl_parquet(path: Path, arr: np.ndarray, shape: str | None = None) -> None:
+    """A feature chunk as DGL's ``chunk_graph`` writes it: columns "0".."d-1" of the array
+    flattened to 2-D, and its shape as the schema metadata ``shape`` (a tuple literal)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    flat = arr.reshape(arr.shape[0], -1) if arr.ndim > 1 else arr.reshape(-1, 1)
+    table = pa.table({str(k): flat[:, k] for k in range(flat.shape[1])})
+    pq.write_table(table.replace_schema_metadata(
+        {"shape": shape if shape is not None else str(arr.shape)}), path)
+
+
+def test_parquet_shape_metadata_is_honoured(tmp_path: Path) -> None:
+    """Issue 27: a 1-D label chunked by DGL comes back 1-D (it came back (N, 1)); a 3-D
+    feature comes back 3-D; (N, 1) stays (N, 1); no metadata keeps the 2-D reading."""
+    g = gs.graph(([0, 1, 2, 3, 4], [1, 2, 3, 4, 5]))
+    g.ndata["label"] = np.array([3, 1, 4, 1, 5, 9], np.int64)
+    g.ndata["cube"] = np.arange(24, dtype=np.float32).reshape(6, 2, 2)
+    g.ndata["col"] = np.arange(6, dtype=np.float32).reshape(6, 1)
+    d = tmp_path / "g"
+    write_chunked(g, d, 2, fmt="parquet")
+    meta = json.loads((d / "metadata.json").read_text())
+    for name in ("label", "cube", "col"):
+        spec = meta["node_data"]["_N"][name]
+        spec["format"] = {"name": "parquet"}
+        for i, lo in enumerate((0, 3)):
+            rel = f"node_data/dgl-{name}-{i}.parquet"
+            _dgl_parquet(d / rel, g.ndata[name][lo:lo + 3])
+            spec["data"][i] = rel
+    (d / "metadata.json").write_text(json.dumps(meta))
+    h = read_chunked(d)
+    for name in ("label", "cube", "col"):
+        assert h.ndata[name].shape == g.ndata[name].shape, name
+        np.testing.assert_array_equal(h.ndata[name], g.ndata[name])
+    # without the metadata a one-column chunk "0" is (N, 1), DGL's own reading
+    _dgl_parquet(d / "node_data/dgl-label-0.parquet", g.ndata["label"][:3], shape="(3, 1)")
+    _dgl_parquet(d / "node_data/dgl-label-1.parquet", g.ndata["label"][3:], shape="(3, 1)")
+    assert read_chunked(d).ndata["label"].shape == (6, 1)
+
+
+@pytest.mark.parametrize(("shape", "match"), [
+    ("(4,)", r"declares shape \(4,\), but the chunk holds 3 rows"),
+    ("(3, 2)", r"declares shape \(3, 2\), but the chunk holds 3 rows of 1"),
+    ("__import__('os')", "expected a tuple of non-negative integers"),
+    ("(3, -1)", "expected a tuple of non-negative integers"),
+])
+def test_parquet_shape_metadata_errors(tmp_path: Path, shape: str, match: str) -> None:
+    g = gs.graph(([0, 1], [1, 2]))
+    g.ndata["label"] = np.array([1, 2, 3], np.int64)
+    d = tmp_path / "g"
+    write_chunked(g, d, 1, fmt="parquet")
+    meta = json.loads((d / "metadata.json").read_text())
+    spec = meta["node_data"]["_N"]["label"]
+    _dgl_parquet(d / spec["data"][0], g.ndata["label"], shape=shape)
+    with pytest.raises(FormatError, match=match) as info:
+        read_chunked(d)
+    assert spec["data"][0].split("/")[-1] in str(info.value)

@@ -20,14 +20,47 @@ def _euler_graph(tmp_path):
     return gs.io.read_euler(tmp_path / "g.json")
 
 
-def test_hash_uses_dense_homogeneous_ids(tmp_path):
+def test_hash_uses_original_node_ids(tmp_path):
     g = _euler_graph(tmp_path)
-    assert "not a file's own IDs" in METHODS["hash"].description
     res = build_partitions(g, "e", 3, tmp_path / "hash", part_method="hash")
-    assert res.parts.tolist() == (np.arange(g.num_nodes()) % 3).tolist()
-    # Euler's own split, by its node_id, is an assignment in homogeneous order
     node_id = np.concatenate([np.asarray(g.nodes[t].data["node_id"], np.int64)
                               for t in g.ntypes])
     assert sorted(node_id.tolist()) == [7, 10, 13, 21, 34]
-    euler = build_partitions(g, "e", 3, tmp_path / "euler", assignment=node_id % 3)
-    assert euler.parts.tolist() == (node_id % 3).tolist() != res.parts.tolist()
+    # Euler's own split, by its node_id (the dense IDs would give 0, 1, 2, 0, 1)
+    assert res.parts.tolist() == (node_id % 3).tolist() == [1, 1, 0, 1, 1]
+    assert res.parts.tolist() != (np.arange(g.num_nodes()) % 3).tolist()
+    assert "original node ID" in METHODS["hash"].description
+
+
+def test_hash_issue_example_and_fallback(tmp_path):
+    """Euler IDs [2, 4, 6, 1, 3, 5] in 2 parts: [0, 0, 0, 1, 1, 1] (issue 27); a graph
+    without an integer node_id feature falls back to its homogeneous IDs."""
+    g = gs.graph(([0, 1, 2, 3, 4], [1, 2, 3, 4, 5]))
+    g.ndata["node_id"] = np.array([2, 4, 6, 1, 3, 5], dtype=np.uint64)
+    res = build_partitions(g, "e", 2, tmp_path / "a", part_method="hash")
+    assert res.parts.tolist() == [0, 0, 0, 1, 1, 1]
+    plain = gs.graph(([0, 1, 2, 3, 4], [1, 2, 3, 4, 5]))
+    res = build_partitions(plain, "e", 2, tmp_path / "b", part_method="hash")
+    assert res.parts.tolist() == [0, 1, 0, 1, 0, 1]
+    # with trainers, hash runs over parts * trainers, and trainers 2m, 2m+1 form machine m
+    res = build_partitions(g, "e", 2, tmp_path / "c", part_method="hash",
+                           num_trainers_per_machine=2)
+    assert res.parts.tolist() == ((np.array([2, 4, 6, 1, 3, 5]) % 4) // 2).tolist()
+
+
+def test_hash_on_euler_examples_matches_euler_files(shared_file, tmp_path):
+    """Euler's shipped examples: hash parts equal node_id % k, and write_euler's
+    ``graph_<idx>.json`` files hold exactly the nodes of part idx."""
+    for folder in ("euler1_tf_euler_testdata", "euler2_tools_test_data"):
+        g = gs.io.read_euler(shared_file("format-euler", folder, "graph.json"))
+        node_id = np.concatenate([g.nodes[t].data["node_id"] for t in g.ntypes])
+        assert len(np.unique(node_id)) == g.num_nodes() > 3
+        for k in (2, 3):
+            res = build_partitions(g, "e", k, tmp_path / f"{folder}{k}", part_method="hash")
+            assert res.parts.tolist() == (node_id.astype(np.int64) % k).tolist()
+            out = tmp_path / f"{folder}-euler{k}"
+            gs.io.write_euler(g, out, num_partitions=k)
+            for idx in range(k):
+                lines = (out / f"graph_{idx}.json").read_text().splitlines()
+                ids = sorted(json.loads(line)["node_id"] for line in lines)
+                assert ids == sorted(node_id[res.parts == idx].tolist())

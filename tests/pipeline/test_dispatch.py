@@ -479,3 +479,56 @@ def test_cli_name_reaches_the_library_check(tmp_path, capsys, command):
     assert main(["-q", *args, "--out", str(out), "--name", "../../x"]) == 1
     assert "graph_name must be a plain file name" in capsys.readouterr().err
     assert not out.exists() and not (tmp_path / "x.json").exists()
+
+
+@pytest.mark.parametrize(("graph", "num_parts", "trainers", "hops"),
+                         [("cora", 2, 2, 1), ("cora", 3, 2, 2), ("acm", 2, 3, 1)])
+def test_trainers_per_machine_same_as_partition_graph(request, tmp_path, graph, num_parts,
+                                                      trainers, hops):
+    """Issue 27: the out-of-core path with num_trainers_per_machine writes what
+    partition_graph(num_trainers_per_machine=...) writes: parts of consecutive trainer parts,
+    "<ntype>/trainer_id" features, DGL's key in the config."""
+    g = request.getfixturevalue(graph)
+    gs.io.write_chunked(g, tmp_path / "chunked", 2)
+    ref = build_partitions(g, "g", num_parts, tmp_path / "ref", num_hops=hops,
+                           part_method="hash", num_trainers_per_machine=trainers)
+    res = run_pipeline(tmp_path / "chunked", num_parts, tmp_path / "out", method="hash",
+                       num_trainers_per_machine=trainers,
+                       dispatch_options={"graph_name": "g", "num_hops": hops})
+    assert_same_output(ref.config_path, res.partitions.config_path)
+    a = json.loads(ref.config_path.read_text())
+    b = json.loads(res.partitions.config_path.read_text())
+    assert a["num_trainers_per_machine"] == b["num_trainers_per_machine"] == trainers
+    assert res.assignment.num_parts == num_parts * trainers
+    feats = gs.load_partition(res.partitions.config_path, 0)[1]
+    tid = feats[f"{g.ntypes[0]}/trainer_id"]
+    assert set(np.unique(tid).tolist()) <= set(range(trainers))  # machine 0's trainers
+    assert len(np.unique(tid)) == trainers
+
+
+def test_dispatch_trainers_refuses_an_indivisible_assignment(cora, tmp_path):
+    gs.io.write_chunked(cora, tmp_path / "chunked", 1)
+    write_assignment(tmp_path / "assign", {"_N": np.arange(cora.num_nodes()) % 5}, 5)
+    with pytest.raises(ValidationError, match="num_trainers_per_machine=2 does not divide"):
+        dispatch(tmp_path / "chunked", tmp_path / "assign", tmp_path / "out",
+                 num_trainers_per_machine=2)
+    with pytest.raises(ValidationError, match="num_trainers_per_machine must be an integer"):
+        dispatch(tmp_path / "chunked", tmp_path / "assign", tmp_path / "out2",
+                 num_trainers_per_machine=0)
+
+
+def test_hash_by_original_node_id_same_as_partition_graph(shared_file, tmp_path):
+    """Euler's shipped example: the pipeline's hash splits by the node_id feature as
+    partition_graph's does (node_id % k, Euler's xxx_<idx> rule), and the outputs agree."""
+    g = gs.io.read_euler(shared_file("format-euler", "euler1_tf_euler_testdata", "graph.json"))
+    node_id = np.concatenate([g.nodes[t].data["node_id"] for t in g.ntypes]).astype(np.int64)
+    assert not np.array_equal(node_id % 2, np.arange(g.num_nodes()) % 2)
+    gs.io.write_chunked(g, tmp_path / "chunked", 2, fmt="parquet")
+    ref = build_partitions(g, "g", 2, tmp_path / "ref", part_method="hash")
+    res = run_pipeline(tmp_path / "chunked", 2, tmp_path / "out", method="hash",
+                       dispatch_options={"graph_name": "g"})
+    assigned = read_assignment(res.assignment.out_dir, g.ntypes)
+    np.testing.assert_array_equal(np.concatenate([assigned[t] for t in g.ntypes]),
+                                  node_id % 2)
+    np.testing.assert_array_equal(ref.parts, node_id % 2)
+    assert_same_output(ref.config_path, res.partitions.config_path)

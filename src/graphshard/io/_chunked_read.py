@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ import pyarrow.parquet as pq
 from .._util.files import load_npy
 from ..errors import FormatError
 from ..ragged import Ragged
-from ._common import column_to_numpy, fail, list_to_ragged, regular_file
+from ._common import PathLike, column_to_numpy, fail, list_to_ragged, regular_file
 
 FORMATS = ("csv", "numpy", "parquet")
 
@@ -133,16 +134,61 @@ def _feature(spec: FileSpec, i: int) -> tuple[np.ndarray | Ragged, Path]:
     if isinstance(tab, np.ndarray):
         return np.array(tab), file
     field = f"{spec.field}.data[{i}]"
+    shape = declared_shape(tab.schema.metadata, file, field)
     if tab.num_columns == 0:
         return np.zeros(0, np.float64), file
     if tab.num_columns == 1:
         col = tab.column(0)
         if pa.types.is_large_list(col.type) or pa.types.is_list(col.type):
             dtype = col.type.value_type.to_pandas_dtype()
-            return list_to_ragged(col, dtype), file
+            rag = list_to_ragged(col, dtype)
+            return (rag if shape is None else _reshape(rag, shape, file, field)), file
         arr = _numeric(col, file, field, tab.column_names[0])
+        if shape is not None:
+            return _reshape(arr, shape, file, field), file
         return (arr.reshape(-1, 1) if tab.column_names[0] == "0" else arr), file
     cols = [_numeric(tab.column(k), file, field, n) for k, n in enumerate(tab.column_names)]
-    return np.stack(cols, axis=1), file
+    arr = np.stack(cols, axis=1)
+    return (arr if shape is None else _reshape(arr, shape, file, field)), file
 
 
+def declared_shape(metadata: dict[bytes, bytes] | None, file: PathLike,
+                   field: str) -> tuple[int, ...] | None:
+    """The array shape a Parquet chunk declares in its schema metadata (key ``shape``, a
+    Python tuple literal such as ``"(100,)"``, as DGL's ``chunk_graph`` tool writes it), or
+    None when it declares none.  A value that is not a tuple of non-negative integers is a
+    FormatError naming the file.
+
+    Example:
+        >>> declared_shape({b"shape": b"(4,)"}, "f.parquet", "label")
+        (4,)
+    """
+    raw = (metadata or {}).get(b"shape")
+    if raw is None:
+        return None
+    try:
+        value = ast.literal_eval(raw.decode("utf-8"))
+    except (ValueError, SyntaxError, UnicodeDecodeError, MemoryError, RecursionError):
+        value = None
+    if not isinstance(value, (tuple, list)) or not value or not all(
+            isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value):
+        raise fail(file, f"schema metadata 'shape' is {raw[:100]!r}; expected a tuple of "
+                   "non-negative integers such as (100,) or (100, 16)", field=field)
+    return tuple(int(v) for v in value)
+
+
+def _reshape(data: np.ndarray | Ragged, shape: tuple[int, ...], file: Path,
+             field: str) -> np.ndarray:
+    """``data`` (one row per node/edge) in the declared ``shape``; rows must match."""
+    width = int(np.prod(shape[1:])) if len(shape) > 1 else 1
+    if isinstance(data, Ragged):
+        ok = len(data) == shape[0] and bool((data.lengths == width).all())
+        flat = data.values
+    else:
+        ok = data.shape[0] == shape[0] and int(np.prod(data.shape[1:])) == width
+        flat = data
+    if not ok:
+        rows = len(data)
+        raise fail(file, f"schema metadata declares shape {shape}, but the chunk holds {rows} "
+                   f"rows of {flat.size // max(rows, 1) if rows else 0} values", field=field)
+    return np.ascontiguousarray(flat).reshape(shape)

@@ -31,7 +31,7 @@ from .constraints import balance_weights, machines_of_trainers
 from .features import part_edge_features, part_node_features, per_type_orig_ids
 from .files import write_part
 from .local_graphs import build_local_graph, in_edge_index
-from .methods import METHODS, MethodOptions, run_method
+from .methods import METHODS, MethodOptions, original_node_ids, run_method
 from .report import PartitionReport, edge_cut, undirected_edge_cut
 from .reshuffle import Reshuffle, reshuffle
 
@@ -162,7 +162,7 @@ def build_partitions(g: Graph, graph_name: str, num_parts: int, out_path: str | 
                                   balance_edges=balance_edges)
         total = num_parts * num_trainers_per_machine
         options = MethodOptions(imbalance=imbalance, objtype=objtype, seed=seed,
-                                threads=threads)
+                                threads=threads, node_ids=original_node_ids(g))
         adj = adj.with_vertex_weights(weights)
         parts = run_method(adj, min(total, max(n, 1)), method, options)
         if method == "auto":  # record what ran

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ValidationError
+from ..graph import Graph
 from ..typing import IdArray
 from .adjacency import Adjacency
 from .alone import run_alone
@@ -21,7 +22,8 @@ from .balance import enforce_balance
 from .metis_lib import metis_kway
 from .registry import METHODS, Method, MethodOptions, PartitionFn, lookup, register_method
 
-__all__ = ["METHODS", "Method", "MethodOptions", "PartitionFn", "register_method", "run_method"]
+__all__ = ["METHODS", "Method", "MethodOptions", "PartitionFn", "original_node_ids",
+           "register_method", "run_method"]
 
 
 def run_method(adj: Adjacency, num_parts: int, method: str, options: MethodOptions) -> IdArray:
@@ -74,23 +76,61 @@ def _random(adj: Adjacency, num_parts: int, options: MethodOptions) -> IdArray:
     return parts
 
 
-@register_method("hash", "part = homogeneous node ID % num_parts (the graph's dense IDs, "
-                 "not a file's own IDs)", uses_structure=False)
+@register_method("hash", "part = original node ID % num_parts (the graph's integer node_id "
+                 "feature, e.g. Euler's; else the homogeneous ID)", uses_structure=False)
 def _hash(adj: Adjacency, num_parts: int, options: MethodOptions) -> IdArray:
-    """Euler's modulo rule applied to the graph's homogeneous IDs: per-type IDs offset by
-    the node types before them, in declared order.  Those are the dense IDs a reader gave
-    the nodes, not the IDs of the input file (Euler's ``node_id``, an edge list's labels):
-    for Euler's own split, pass ``assignment=g.ndata["node_id"] % num_parts``.
+    """Euler's modulo rule: ``node_id % num_parts`` on the nodes' original IDs
+    (``options.node_ids``, which :func:`original_node_ids` reads from the graph's
+    ``"node_id"`` feature), else on the homogeneous IDs (per-type IDs offset by the node
+    types before them, in declared order).  Euler IDs ``[2, 4, 6, 1, 3, 5]`` in 2 parts
+    give ``[0, 0, 0, 1, 1, 1]``, the split of Euler's ``xxx_<idx>`` files.
+
+    Example:
+        >>> from graphshard.partition.adjacency import symmetric_adjacency
+        >>> adj = symmetric_adjacency(np.array([0, 2]), np.array([1, 3]), 6)
+        >>> _hash(adj, 2, MethodOptions()).tolist()
+        [0, 1, 0, 1, 0, 1]
+        >>> ids = np.array([2, 4, 6, 1, 3, 5], dtype=np.uint64)
+        >>> _hash(adj, 2, MethodOptions(node_ids=ids)).tolist()
+        [0, 0, 0, 1, 1, 1]
+    """
+    ids = options.node_ids
+    if ids is None:
+        return np.arange(adj.num_nodes, dtype=np.int64) % num_parts
+    ids = np.asarray(ids)
+    if ids.shape != (adj.num_nodes,) or ids.dtype.kind not in "iu":
+        raise ValidationError(f"hash: node_ids must be {adj.num_nodes} integers (one per "
+                              f"node), got {ids.dtype} of shape {ids.shape}", field="node_ids")
+    if ids.dtype.kind == "i" and ids.size and ids.min() < 0:
+        raise ValidationError(f"hash: node_ids has a negative ID {ids.min()}", field="node_ids")
+    # uint64 keeps IDs above 2**63 exact; the remainder fits int64
+    return (ids.astype(np.uint64) % np.uint64(num_parts)).astype(np.int64)
+
+
+def original_node_ids(g: Graph) -> np.ndarray | None:
+    """The nodes' original IDs in homogeneous order: the ``"node_id"`` feature of every
+    node type (readers of Euler, PGL and integer edge lists keep the file's IDs there) when
+    each is a 1-D non-negative integer array; else None (string IDs, no such feature).
 
     Example:
         >>> import graphshard as gs
-        >>> from graphshard.partition.adjacency import symmetric_adjacency
         >>> g = gs.heterograph({("u", "buys", "i"): ([0, 1], [2, 0])}, {"u": 2, "i": 3})
-        >>> s, d, _ = g.homogeneous_edges()
-        >>> _hash(symmetric_adjacency(s, d, g.num_nodes()), 2, MethodOptions()).tolist()
-        [0, 1, 0, 1, 0]
+        >>> original_node_ids(g) is None
+        True
+        >>> g.nodes["u"].data["node_id"] = np.array([7, 9])
+        >>> g.nodes["i"].data["node_id"] = np.array([4, 6, 8])
+        >>> original_node_ids(g).tolist()
+        [7, 9, 4, 6, 8]
     """
-    return np.arange(adj.num_nodes, dtype=np.int64) % num_parts
+    cols = []
+    for nt in g.ntypes:
+        frame = g.nodes[nt].data
+        col = frame.get("node_id")
+        if not isinstance(col, np.ndarray) or col.ndim != 1 or col.dtype.kind not in "iu" \
+                or (col.dtype.kind == "i" and col.size and col.min() < 0):
+            return None
+        cols.append(col.astype(np.uint64))
+    return np.concatenate(cols) if cols else np.zeros(0, np.uint64)
 
 
 @register_method("metis", "METIS 5 (recursive bisection up to 8 parts, else k-way); "

@@ -12,8 +12,11 @@ This module holds only the shapes, so that method modules (``methods``, ``backen
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
+
+import numpy as np
+import numpy.typing as npt
 
 from ..errors import ValidationError
 from ..typing import IdArray
@@ -31,12 +34,15 @@ class MethodOptions:
         objtype: ``"cut"`` (edge cut) or ``"vol"`` (communication volume).
         seed: Random seed; the same seed gives the same assignment.
         threads: Threads a method may use (None: all cores).
+        node_ids: The nodes' original IDs (homogeneous order; the graph's integer
+            ``"node_id"`` feature, e.g. Euler's), or None; ``hash`` splits by them.
     """
 
     imbalance: float = 0.03
     objtype: str = "cut"
     seed: int = 0
     threads: int | None = None
+    node_ids: npt.NDArray[np.integer] | None = field(default=None, compare=False, repr=False)
 
 
 PartitionFn = Callable[[Adjacency, int, MethodOptions], IdArray]

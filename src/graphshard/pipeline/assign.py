@@ -19,7 +19,7 @@ import numpy as np
 
 from .._util.files import check_out_dir, claim_out_dir, json_object_with, mark_complete
 from ..errors import FormatError, ValidationError
-from ..io.chunked import ChunkedMeta, load_chunked_meta
+from ..io.chunked import ChunkedMeta, iter_node_data_chunks, load_chunked_meta
 from ..partition.assignment import assignment_num_parts, read_assignment, write_assignment
 from ..partition.registry import Method, lookup
 from ..typing import IdArray
@@ -58,11 +58,35 @@ def _random(meta: ChunkedMeta, num_parts: int, *, seed: int, **_: object
 
 
 def _hash(meta: ChunkedMeta, num_parts: int, **_: object) -> dict[str, IdArray]:
-    """Euler's rule on homogeneous IDs: part = ID % num_parts."""
+    """Euler's rule: part = original node ID % num_parts, the original ID being the node
+    feature ``node_id`` of every node type when each holds non-negative integers (what
+    ``partition_graph``'s ``hash`` uses), else the homogeneous ID."""
+    original = _original_ids(meta, num_parts)
+    if original is not None:
+        return original
     out, offset = {}, 0
     for ntype, n in meta.num_nodes.items():
         out[ntype] = (np.arange(offset, offset + n, dtype=np.int64)) % num_parts
         offset += n
+    return out
+
+
+def _original_ids(meta: ChunkedMeta, num_parts: int) -> dict[str, IdArray] | None:
+    """``node_id % num_parts`` per node type, read chunk by chunk; None when a type has no
+    ``node_id`` feature or one that is not non-negative integers."""
+    if not all("node_id" in meta.node_data.get(t, {}) for t in meta.num_nodes):
+        return None
+    out = {}
+    for ntype, n in meta.num_nodes.items():
+        parts = np.empty(n, dtype=np.int64)
+        for chunk in iter_node_data_chunks(meta, ntype, "node_id"):
+            col = chunk.data
+            if not isinstance(col, np.ndarray) or col.ndim != 1 or col.dtype.kind not in "iu" \
+                    or (col.dtype.kind == "i" and col.size and col.min() < 0):
+                return None
+            parts[chunk.offset:chunk.offset + len(col)] = \
+                col.astype(np.uint64) % np.uint64(num_parts)
+        out[ntype] = parts
     return out
 
 
@@ -80,8 +104,8 @@ def _lp(meta: ChunkedMeta, num_parts: int, *, seed: int, imbalance: float, use_r
 ASSIGN_METHODS: dict[str, Method] = {m.name: m for m in [
     Method("lp", _lp, "multilevel size-constrained label propagation over the edge chunks"),
     Method("random", _random, "balanced random (no edges read)", uses_structure=False),
-    Method("hash", _hash, "homogeneous node ID % num_parts, Euler's rule (no edges read)",
-           uses_structure=False),
+    Method("hash", _hash, "original node ID (node feature node_id, else the homogeneous ID) "
+           "% num_parts, Euler's rule (no edges read)", uses_structure=False),
 ]}
 
 

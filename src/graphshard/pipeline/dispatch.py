@@ -75,6 +75,7 @@ class Plan:
     node_feats: dict[str, list[tuple[str, list[tuple[int, int]]]]]
     edge_feats: dict[str, list[tuple[str, list[tuple[int, int]]]]]
     scratch: str | None = None  # a scratch pool whose freed files big writes take over
+    trainers: int = 1  # num_trainers_per_machine: the assignment holds trainer parts
 
     def meta(self) -> ChunkedMeta:
         """The chunked metadata (parsed again in each task: it is small)."""
@@ -83,6 +84,10 @@ class Plan:
     def assignment_file(self, t: int) -> Path:
         """Binary assignment of node type ``t``."""
         return Path(self.work) / "assign" / f"{self.ntypes[t]}.npy"
+
+    def trainer_file(self, t: int) -> Path:
+        """Trainer part of each node of type ``t`` (``trainers > 1`` only)."""
+        return Path(self.work) / "assign" / f"{self.ntypes[t]}.trainer.npy"
 
     def node_map_file(self, t: int) -> Path:
         """Original per-type ID -> new homogeneous ID, node type ``t``."""
@@ -232,21 +237,42 @@ def _offsets(counts: list[int]) -> list[tuple[int, int]]:
     return [(int(starts[i]), int(counts[i])) for i in range(len(counts))]
 
 
-def _prepare_assignment(assign_dir: Path, meta: ChunkedMeta, work: Path, num_parts: int | None
-                        ) -> int:
-    """Copy the assignment as .npy into the work folder (checked); return num_parts."""
+def _prepare_assignment(assign_dir: Path, meta: ChunkedMeta, work: Path, num_parts: int | None,
+                        trainers: int = 1) -> int:
+    """Copy the assignment as .npy into the work folder (checked); return num_parts.
+
+    With ``trainers > 1`` the assignment holds trainer parts ``0 .. num_parts * trainers -
+    1``: trainer parts ``m*T .. m*T+T-1`` form machine part ``m`` (as in
+    :func:`~graphshard.partition.partition_graph`); the machine parts are copied, and the
+    trainer parts beside them for the ``trainer_id`` node feature.
+    """
     parts = read_assignment(assign_dir, list(meta.num_nodes))
-    k = num_parts or assignment_num_parts(assign_dir) or 1 + max(int(a.max(initial=-1))
-                                                                 for a in parts.values())
+    total = num_parts * trainers if num_parts else assignment_num_parts(assign_dir) or \
+        1 + max((int(a.max(initial=-1)) for a in parts.values()), default=0)
+    if total % trainers:
+        raise ValidationError(f"{assign_dir}: the assignment has {total} parts, which "
+                              f"num_trainers_per_machine={trainers} does not divide (assign "
+                              "num_parts * num_trainers_per_machine parts)",
+                              field="num_trainers_per_machine", value=trainers)
     (work / "assign").mkdir(parents=True, exist_ok=True)
     for ntype, arr in parts.items():
         if len(arr) != meta.num_nodes[ntype]:
             raise FormatError(f"{assign_dir}: {ntype}.txt has {len(arr)} lines but the graph "
                               f"has {meta.num_nodes[ntype]} {ntype!r} nodes",
                               path=str(assign_dir), field=ntype)
+        if trainers > 1:
+            bad = np.flatnonzero((arr < 0) | (arr >= total))
+            if bad.size:
+                raise ValidationError(f"{assign_dir}: node {bad[0]} of type {ntype!r} is in "
+                                      f"trainer part {arr[bad[0]]}, outside [0, {total})",
+                                      field=ntype)
+            with atomic_path(work / "assign" / f"{ntype}.trainer.npy") as tmp, \
+                    open(tmp, "wb") as handle:
+                np.save(handle, arr.astype(np.int64), allow_pickle=False)
+            arr = arr // trainers
         with atomic_path(work / "assign" / f"{ntype}.npy") as tmp, open(tmp, "wb") as handle:
             np.save(handle, arr, allow_pickle=False)
-    return int(k)
+    return int(total // trainers)
 
 
 def checked_graph_name(meta: ChunkedMeta, chunked_dir: str | os.PathLike[str],
@@ -296,7 +322,8 @@ def dispatch(chunked_dir: str | os.PathLike[str], assign_dir: str | os.PathLike[
              use_ray: bool = False, address: str | None = None,
              memory_budget: int | None = None, node_block: int = 1 << 20,
              keep_work: bool = False,
-             scratch_pool: str | os.PathLike[str] | None = None) -> DispatchResult:
+             scratch_pool: str | os.PathLike[str] | None = None,
+             num_trainers_per_machine: int = 1) -> DispatchResult:
     """Build the partition format from a chunked graph and a partition assignment.
 
     Args:
@@ -316,6 +343,11 @@ def dispatch(chunked_dir: str | os.PathLike[str], assign_dir: str | os.PathLike[
             (an earlier step's scratch) for the routed pieces to be written over in
             place: fewer fresh pages (see :mod:`graphshard._util.scratch`).  Used only on the
             file system of ``out_dir``; the caller removes it.
+        num_trainers_per_machine: Trainers per machine (DGL's key): the assignment holds
+            ``num_parts * num_trainers_per_machine`` trainer parts, trainer parts
+            ``m*T .. m*T+T-1`` form part ``m``, and each node's trainer part is written as
+            node feature ``"<ntype>/trainer_id"``, as :func:`~graphshard.partition_graph`
+            does (``num_parts`` is then the number of machines).
 
     Running the same command again after a crash reuses every finished, checksum-verified
     piece and produces identical output.
@@ -340,6 +372,11 @@ def dispatch(chunked_dir: str | os.PathLike[str], assign_dir: str | os.PathLike[
     out = check_out_dir(Path(out_dir))
     if num_hops < 1:
         raise ValidationError(f"num_hops must be >= 1, got {num_hops}", field="num_hops")
+    trainers = num_trainers_per_machine
+    if not isinstance(trainers, (int, np.integer)) or isinstance(trainers, bool) \
+            or trainers < 1:
+        raise ValidationError(f"num_trainers_per_machine must be an integer >= 1, got "
+                              f"{trainers!r}", field="num_trainers_per_machine", value=trainers)
     if memory_budget is not None and memory_budget <= 0:
         raise ValidationError(f"memory_budget must be a positive number of bytes, got "
                               f"{memory_budget!r}", field="memory_budget", value=memory_budget)
@@ -350,7 +387,7 @@ def dispatch(chunked_dir: str | os.PathLike[str], assign_dir: str | os.PathLike[
     work = out / ".graphshard-work"
     warn_if_short_of_space(out, _space_needed(meta, save_orig_ids), "dispatch's output",
                            "a rerun reuses the pieces already written")
-    k = _prepare_assignment(Path(assign_dir), meta, work, num_parts)
+    k = _prepare_assignment(Path(assign_dir), meta, work, num_parts, int(trainers))
     ntypes = list(meta.num_nodes)
     etypes = [":".join(et) for et in meta.num_edges]
     # in-process, one task at a time: each may use up to memory_budget
@@ -359,7 +396,7 @@ def dispatch(chunked_dir: str | os.PathLike[str], assign_dir: str | os.PathLike[
     cleanup = None
     try:
         plan = _make_plan(meta, executor, work, out, ntypes, etypes, k, node_block, num_hops,
-                          _same_file_system(scratch_pool, out))
+                          _same_file_system(scratch_pool, out), int(trainers))
         if plan.scratch is not None:  # one freed file for each routed piece
             ScratchPool(plan.scratch).keep_largest(_num_pieces(plan))
         sizes = [rows for chunks in plan.edge_chunks for _, rows in chunks]
@@ -372,7 +409,7 @@ def dispatch(chunked_dir: str | os.PathLike[str], assign_dir: str | os.PathLike[
                                save_orig_ids, memory_budget)
         config_path, report = _write_config(
             out, meta, assign_dir, name, ntypes, etypes, k,
-            node_ranges, edge_ranges, num_hops, results, clock)
+            node_ranges, edge_ranges, num_hops, results, clock, int(trainers))
         mark_complete(out)
         if not keep_work:  # while Ray shuts down
             pool = ThreadPoolExecutor(1)
@@ -407,7 +444,7 @@ def _space_needed(meta: ChunkedMeta, save_orig_ids: bool) -> int:
 def _write_config(out: Path, meta: ChunkedMeta, assign_dir: str | os.PathLike[str],
                   name: str, ntypes: list[str], etypes: list[str], k: int,
                   node_ranges: np.ndarray, edge_ranges: np.ndarray, num_hops: int,
-                  results: list[dict[str, Any]], clock: float
+                  results: list[dict[str, Any]], clock: float, trainers: int = 1
                   ) -> tuple[Path, PartitionReport]:
     """Write the partition config (with the run's report) from the parts' summaries."""
     files: dict[str, Any] = {}
@@ -427,7 +464,9 @@ def _write_config(out: Path, meta: ChunkedMeta, assign_dir: str | os.PathLike[st
     config = write_config(out, make_config(
         name, ntypes, etypes, node_ranges, edge_ranges, num_hops=num_hops,
         parts=[res["rel"] for res in results], files=files, part_method=method, report=report,
-        params={"num_hops": num_hops, "source": str(meta.path), "assignment": str(assign_dir)}))
+        params={"num_hops": num_hops, "num_trainers_per_machine": trainers,
+                "source": str(meta.path), "assignment": str(assign_dir)},
+        trainers=trainers))
     return cast(Path, config.path), report  # set by write_config
 
 
@@ -449,7 +488,7 @@ def _same_file_system(pool: str | os.PathLike[str] | None, out: Path) -> str | N
 
 def _make_plan(meta: ChunkedMeta, executor, work: Path, out: Path, ntypes: list[str],
                etypes: list[str], k: int, node_block: int, num_hops: int,
-               scratch: str | None = None) -> Plan:
+               scratch: str | None = None, trainers: int = 1) -> Plan:
     md = str(meta.path)
     edge_chunks = []
     for et in meta.num_edges:
@@ -468,7 +507,7 @@ def _make_plan(meta: ChunkedMeta, executor, work: Path, out: Path, ntypes: list[
         desc="counting rows"))) for name, spec in meta.edge_data.get(et, {}).items()]
         for et in meta.num_edges}
     return Plan(md, str(work), str(out), ntypes, etypes, list(meta.num_nodes.values()), k,
-                node_block, num_hops, edge_chunks, node_feats, edge_feats, scratch)
+                node_block, num_hops, edge_chunks, node_feats, edge_feats, scratch, trainers)
 
 
 def check_memory_budget(meta: ChunkedMeta, num_parts: int, budget: int | None) -> None:

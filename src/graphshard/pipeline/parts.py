@@ -98,7 +98,7 @@ def build_part(plan: Plan, p: int, node_ranges: np.ndarray, edge_ranges: np.ndar
     rel_names = ["graph", "node_feats", "edge_feats"] + (["orig_ids"] if save_orig_ids else [])
     files = [out / f"part{p}" / f"{n}.safetensors" for n in rel_names]
     key = json.dumps([p, node_ranges.tolist(), edge_ranges.tolist(), plan.num_hops,
-                      save_orig_ids])
+                      save_orig_ids, plan.trainers])
     done = finished_summary(files, key)
     if done is not None:
         return done
@@ -126,6 +126,8 @@ def build_part(plan: Plan, p: int, node_ranges: np.ndarray, edge_ranges: np.ndar
         edge_orig = np.concatenate([orig, h_orig])
         edge_type = np.concatenate([etypes, h_types])
     node_feats = _features(plan, "node", p)
+    if plan.trainers > 1:
+        node_feats.update(_trainer_ids(plan, p, node_ranges, new2orig))
     orig_ids = (_orig_ids(plan, p, node_ranges, new2orig, orig, etypes) if save_orig_ids
                 else None)
     rel, records = write_part(
@@ -188,6 +190,20 @@ def _halo_edge_data(plan: Plan, halo_edges: IdArray, edge_ranges: np.ndarray,
         for a, arr in zip(acc, data, strict=True):
             a.append(arr[pos])
     return tuple(np.concatenate(a) for a in acc)  # type: ignore[return-value]
+
+
+def _trainer_ids(plan: Plan, p: int, node_ranges: np.ndarray, new2orig: np.ndarray
+                 ) -> dict[str, IdArray]:
+    """``"<ntype>/trainer_id"``: the trainer part of the part's inner nodes, in new-ID order
+    (the feature :func:`~graphshard.partition_graph` writes with trainers per machine)."""
+    out: dict[str, IdArray] = {}
+    offsets = np.concatenate([[0], np.cumsum(plan.num_nodes)])
+    for t, ntype in enumerate(plan.ntypes):
+        lo, hi = node_ranges[t, p]
+        trainer = load_npy(plan.trainer_file(t), mmap_mode="r")
+        out[f"{ntype}/trainer_id"] = np.asarray(
+            trainer[np.asarray(new2orig[lo:hi]) - offsets[t]], dtype=np.int64)
+    return out
 
 
 def _orig_ids(plan: Plan, p: int, node_ranges: np.ndarray, new2orig: np.ndarray,

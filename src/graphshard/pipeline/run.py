@@ -19,6 +19,7 @@ from typing import Any
 
 from .._util.files import file_sha256
 from .._util.scratch import make_work_dir, scratch_folder
+from ..errors import ValidationError
 from ..partition.build import claim_out_dir
 from .assign import AssignResult, assign, check_assign_args
 from .dispatch import DispatchResult, check_memory_budget, checked_graph_name, dispatch
@@ -46,7 +47,8 @@ def run_pipeline(chunked_dir: str | os.PathLike[str], num_parts: int,
                  out_dir: str | os.PathLike[str], *, method: str = "lp",
                  assign_dir: str | os.PathLike[str] | None = None, use_ray: bool = False,
                  address: str | None = None, assign_options: dict[str, Any] | None = None,
-                 dispatch_options: dict[str, Any] | None = None) -> PipelineResult:
+                 dispatch_options: dict[str, Any] | None = None,
+                 num_trainers_per_machine: int = 1) -> PipelineResult:
     """Assign every node of a chunked graph to a part, then write the partitions.
 
     The arguments, the memory budget against the declared chunk sizes and the output
@@ -70,6 +72,11 @@ def run_pipeline(chunked_dir: str | os.PathLike[str], num_parts: int,
             ``imbalance``, ``balance_edges``, ``num_workers``, ``work_dir``, ...).
         dispatch_options: More keyword arguments of :func:`dispatch` (``graph_name``,
             ``num_hops``, ``save_orig_ids``, ``memory_budget``, ...).
+        num_trainers_per_machine: As in :func:`~graphshard.partition_graph`: the method
+            assigns ``num_parts * num_trainers_per_machine`` trainer parts, consecutive
+            trainer parts form one of the ``num_parts`` parts, and each node's trainer part
+            is the node feature ``"<ntype>/trainer_id"`` (also taken from
+            ``dispatch_options``, where the CLI's dispatch options put it).
 
     Example:
         >>> import tempfile, graphshard as gs
@@ -80,10 +87,16 @@ def run_pipeline(chunked_dir: str | os.PathLike[str], num_parts: int,
         ([2, 2], 4)
     """
     clock = time.perf_counter()
+    dispatch_options = dict(dispatch_options or {})
+    trainers = dispatch_options.pop("num_trainers_per_machine", num_trainers_per_machine)
+    if not isinstance(trainers, int) or isinstance(trainers, bool) or trainers < 1:
+        raise ValidationError(f"num_trainers_per_machine must be an integer >= 1, got "
+                              f"{trainers!r}", field="num_trainers_per_machine", value=trainers)
     where = Path(out_dir) / "assignment" if assign_dir is None else Path(assign_dir)
-    meta = check_assign_args(chunked_dir, num_parts, method, where)  # before any writing
-    checked_graph_name(meta, chunked_dir, (dispatch_options or {}).get("graph_name"))
-    check_memory_budget(meta, num_parts, (dispatch_options or {}).get("memory_budget"))
+    # the method cuts trainer parts: num_parts * trainers of them
+    meta = check_assign_args(chunked_dir, num_parts * trainers, method, where)
+    checked_graph_name(meta, chunked_dir, dispatch_options.get("graph_name"))
+    check_memory_budget(meta, num_parts, dispatch_options.get("memory_budget"))
     work_dir = (assign_options or {}).get("work_dir")
     if work_dir is not None:
         make_work_dir(work_dir)
@@ -92,21 +105,21 @@ def run_pipeline(chunked_dir: str | os.PathLike[str], num_parts: int,
     options = dict(assign_options or {})
     files = [where / "assignment.json", *(where / f"{t}.{ext}" for t in meta.num_nodes
                                           for ext in ("npy", "txt"))]  # marker: the first
-    key = _assignment_key(meta.path, num_parts, method, options)
+    key = _assignment_key(meta.path, num_parts * trainers, method, options)
     scratch = scratch_folder(work_dir)
     removal = threading.Thread(target=shutil.rmtree, args=(scratch,),
                                kwargs={"ignore_errors": True})
     try:
         with ray_session():
-            assigned = _finished_assignment(files, key, where, method, num_parts)
+            assigned = _finished_assignment(files, key, where, method, num_parts * trainers)
             if assigned is None:
-                assigned = assign(chunked_dir, num_parts, where, method=method,
+                assigned = assign(chunked_dir, num_parts * trainers, where, method=method,
                                   use_ray=use_ray, address=address, scratch_pool=scratch,
                                   **options)
                 finish_piece(files, key, assigned.part_sizes)
             parts = dispatch(chunked_dir, where, out, num_parts=num_parts, use_ray=use_ray,
                              address=address, scratch_pool=scratch,
-                             **(dispatch_options or {}))
+                             num_trainers_per_machine=trainers, **dispatch_options)
             removal.start()  # while Ray stops
     finally:
         if removal.ident is not None:
