@@ -2,6 +2,7 @@
 
     python benchmarks/bench_hetero.py                          # DBLP, both models, 3 seeds
     python benchmarks/bench_hetero.py --datasets DBLP ACM --epochs 30 --seeds 0 1 2
+    python benchmarks/bench_hetero.py --datasets DBLP ACM --models hgt --patience 5
 
 :func:`graphshard.examples.train_hetero` (PyG ``RGCNConv`` / ``HGTConv`` through PyG's
 ``NodeLoader`` on graphshard's PyG backend) with the same hyper-parameters on both sides:
@@ -51,6 +52,8 @@ def main() -> None:
     p.add_argument("--models", nargs="+", default=["rgcn", "hgt"], choices=list(MODEL_KW))
     p.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     p.add_argument("--epochs", type=int, default=30)
+    p.add_argument("--patience", type=int, default=None,
+                   help="stop a run after this many epochs without a better validation score")
     p.add_argument("--parts", type=int, default=4)
     p.add_argument("--trainers", type=int, default=2)
     p.add_argument("--threads", type=int, default=2, help="torch threads of the 1-process run")
@@ -69,7 +72,7 @@ def main() -> None:
     os.environ.setdefault("RAY_worker_niceness", "0")  # as bench_train.py: same priority
     init_ray(ray, num_cpus=args.trainers, include_dashboard=False, log_to_driver=False)
     print(f"torch {torch.__version__}, python {platform.python_version()}, {os.cpu_count()} "
-          f"CPUs, epochs {args.epochs}, seeds {args.seeds}", flush=True)
+          f"CPUs, epochs {args.epochs} (patience {args.patience}), seeds {args.seeds}", flush=True)
     rows = []
     for name in args.datasets:
         ds = gs.datasets.load_hgb(SHARED / f"{name}.zip")
@@ -92,7 +95,7 @@ def main() -> None:
                 res: dict[str, list] = {"local": [], "dist": []}
                 for seed in args.seeds:
                     kw = dict(MODEL_KW[model], model=model, target=target, epochs=args.epochs,
-                              seed=seed)
+                              patience=args.patience, seed=seed)
                     for key in ("local", "dist"):
                         r = (train_hetero(g, **kw) if key == "local" else
                              train_hetero(config, num_trainers=args.trainers, **kw))
