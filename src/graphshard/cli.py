@@ -20,7 +20,7 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.table import Table
+from rich.table import Column, Table
 
 from . import datasets
 from ._util.progress import disable_progress
@@ -641,10 +641,12 @@ def train(ctx: click.Context, config: Path, plot: Path | None, checkpoint_dir: P
     """Train from a YAML config with PGL/Graph4Rec keys (task: walk, sage, link or hetero).
 
     Shows a progress bar (on a TTY) and one metrics line per epoch on stderr (neither with
-    -q), prints the per-epoch table and (sage, link, hetero) the best validation epoch with the test
-    metrics there and whether the config's patience stopped the run early (--json: under
-    "best", best_epoch counted from 0), and writes the curve as a PNG.  With a checkpoint
-    folder, the same command started again after a stop resumes where it stopped.
+    -q), prints the per-epoch table and (sage, link, hetero) the best validation epoch, the
+    test metrics at that epoch (the score to report) and whether the config's patience
+    stopped the run early (--json: under "best"), and writes the curve as a PNG.  Epochs
+    are counted from 0 everywhere: the table, the stderr lines, --json ("epoch", and
+    "best_epoch") and the Python API's best_epoch.  With a checkpoint folder, the same
+    command started again after a stop resumes where it stopped.
     Needs the train extra: pip install 'graphshard[train]' (and [plot] for the PNG).
 
     \b
@@ -676,7 +678,7 @@ def train(ctx: click.Context, config: Path, plot: Path | None, checkpoint_dir: P
 
     def report(epoch: int, metrics: dict[str, float]) -> None:
         if not quiet:
-            click.echo(f"epoch {epoch + 1}: " + ", ".join(
+            click.echo(f"epoch {epoch}: " + ", ".join(
                 f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}"
                 for k, v in metrics.items()), err=True)
 
@@ -695,6 +697,8 @@ def train(ctx: click.Context, config: Path, plot: Path | None, checkpoint_dir: P
 
 
 def _render_training(result: Any, plot: Path | None, as_json: bool) -> None:
+    """The per-epoch table (epochs from 0, the best validation epoch marked), the best
+    epoch's validation and test metrics, and the curve's path; or all of it as JSON."""
     if hasattr(result, "columns"):  # {name: per-epoch list}, a Link/HeteroResult's metrics
         table_cols: dict[str, list[Any]] = result.columns()
     else:
@@ -708,29 +712,50 @@ def _render_training(result: Any, plot: Path | None, as_json: bool) -> None:
         doc: dict[str, Any] = {"result": type(result).__name__, "plot": plot and str(plot)}
         if summary is not None:
             doc["best"] = summary
-        doc["epochs"] = [{c: None if v != v else v  # NaN: not evaluated
-                          for c, v in zip(cols, r, strict=True)} for r in rows]
+        doc["epochs"] = [{"epoch": e, **{c: None if v != v else v  # NaN: not evaluated
+                                         for c, v in zip(cols, r, strict=True)}}
+                         for e, r in enumerate(rows)]
         click.echo(json.dumps(doc, indent=2))
         return
-    table = Table("epoch", *cols, title=repr(result), title_justify="left")
+    best = -1 if summary is None else summary["best_epoch"]
+    span = f"epochs 0-{len(rows) - 1}" if rows else "no epochs"
+    title = (f"{type(result).__name__}: {span} (counted from 0)"
+             + ("; * = best validation epoch" if summary is not None else ""))
+    table = Table(Column("epoch", no_wrap=True, min_width=5), *cols)
     for e, r in enumerate(rows):
-        table.add_row(str(e + 1), *(f"{v:.4f}" if isinstance(v, float) else str(v) for v in r))
-    console.print(table)
-    if summary is not None:
-        console.print(_best_line(summary))
+        table.add_row(f"{e} *" if e == best else str(e),
+                      *(f"{v:.4f}" if isinstance(v, float) else str(v) for v in r))
+    # piped or captured output is not cut to 80 columns: every metric column in full
+    need = 8 + sum(max(len(c), 7) + 3 for c in cols)
+    wide = console if console.is_terminal else Console(width=max(console.width, need))
+    click.echo(title)  # a plain line: a table's title wraps to the table's width
+    wide.print(table)
+    if summary is not None:  # plain lines: never wrapped, easy to grep
+        click.echo(_best_lines(summary))
+    elif rows:
+        click.echo(f"no validation split ({type(result).__name__}): the result is the last "
+                   f"epoch's, epoch {len(rows) - 1}")
     if plot is not None:
-        console.print(f"curve: {plot}")
+        click.echo(f"curve: {plot}")
 
 
-def _best_line(summary: dict[str, Any]) -> str:
-    """``best epoch 3 of 5: val acc 0.8100, test acc 0.7900 (stopped early)``."""
+def _best_lines(summary: dict[str, Any]) -> str:
+    """The best validation epoch and the metrics there, e.g.::
+
+        best validation epoch: 2 of epochs 0-4, by val acc (stopped early: patience)
+          val at epoch 2:  acc 0.8100
+          test at epoch 2: acc 0.7900
+    """
     def fmt(split: str) -> str:
-        return ", ".join(f"{split} {m} " + ("-" if v is None else f"{v:.4f}")
+        return ", ".join(f"{m} " + ("-" if v is None else f"{v:.4f}")
                          for m, v in summary[split].items())
 
+    e, n = summary["best_epoch"], summary["epochs"]
+    monitor = summary.get("monitor", next(iter(summary["val"]), "-"))
     stop = " (stopped early: patience)" if summary["stopped_early"] else ""
-    return (f"best epoch {summary['best_epoch'] + 1} of {summary['epochs']}: {fmt('val')}; "
-            f"{fmt('test')}{stop}")
+    return (f"best validation epoch: {e} of epochs 0-{n - 1}, by val {monitor}{stop}\n"
+            f"  val at epoch {e}:  {fmt('val')}\n"
+            f"  test at epoch {e}: {fmt('test')}")
 
 
 @cli.command("export")

@@ -104,5 +104,6 @@ def test_link_config_and_cli(tmp_path):
     result = CliRunner().invoke(cli, ["-q", "train", str(cfg), "--plot",
                                       str(tmp_path / "c.png")])
     assert result.exit_code == 0, result.output
-    assert "best epoch 1 of 2: val auc" in result.output
+    assert "best validation epoch: 0 of epochs 0-1, by val auc" in result.output
+    assert "  test at epoch 0: auc " in result.output
     assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"

@@ -57,7 +57,8 @@ def test_patience_stops_early_and_reports_the_best_epoch(sbm_graph):
     res = train_sage(sbm_graph, **{**KW, "epochs": 5}, patience=1, min_delta=1.0)
     assert len(res.losses) == 2 and res.stopped_early and res.best_epoch == 0
     assert res.test_at_best_val == res.test_acc[0] and res.val_at_best_val == res.val_acc[0]
-    assert res.summary() == {"epochs": 2, "best_epoch": 0, "val": {"acc": res.val_acc[0]},
+    assert res.summary() == {"epochs": 2, "best_epoch": 0, "monitor": "acc",
+                             "val": {"acc": res.val_acc[0]},
                              "test": {"acc": res.test_acc[0]}, "stopped_early": True}
     full = train_sage(sbm_graph, **{**KW, "epochs": 2})
     assert full.losses == res.losses and not full.stopped_early  # the same first epochs

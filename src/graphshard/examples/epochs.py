@@ -5,7 +5,9 @@ A trainer hands :func:`run_epochs` a *team* (:class:`Team`): one in-process trai
 several Ray actors behind the same methods.  ``evaluate()`` returns ``{metric: (val,
 test)}``; the loop keeps per-epoch lists ``losses``, ``val_<metric>``, ``test_<metric>``,
 ``seconds``, ``eval_seconds`` and ``samples`` (the checkpoint's history keeps the same names,
-so a resumed run continues them).
+so a resumed run continues them).  Epochs are counted from 0 everywhere: entry ``e`` of a
+per-epoch list is epoch ``e``, the number :func:`best_epoch`, ``train_epoch(e)``, ``on_epoch``
+and the log lines give it (a checkpoint's ``epoch`` is a count: the epochs done).
 
 The best epoch is judged on one validation metric (``monitor``, higher is better): epoch
 ``e`` becomes the best when its value exceeds the best so far by more than ``min_delta``
@@ -104,7 +106,7 @@ class EpochRun:
             ``eval_seconds``, ``samples``.
         metrics: Metric names, in the order ``evaluate()`` returned them.
         monitor: The metric that picks the best epoch.
-        best_epoch: 0-based best epoch (the last one when no validation value exists).
+        best_epoch: The best epoch, from 0 (the last one when no validation value exists).
         stopped_early: Whether ``patience`` ended the run before ``epochs``.
         model: The team's model after the last epoch.
     """
@@ -122,7 +124,7 @@ class EpochRun:
 
 
 def best_epoch(val: Sequence[float], *, min_delta: float = 0.0) -> int:
-    """0-based epoch whose validation value first exceeded every earlier best by more than
+    """Epoch (from 0) whose validation value first exceeded every earlier best by more than
     ``min_delta`` (NaN entries, i.e. epochs not evaluated, never count); the last epoch when
     no value is finite, -1 for an empty history.
 
@@ -209,7 +211,7 @@ def run_epochs(team: Team, *, epochs: int, eval_every: int, metrics: Sequence[st
         start = checkpoint.epoch
         for name in keys:
             hist[name].extend(checkpoint.history.get(name, [])[:start])
-        logger.info("%s: resumed from %s after epoch %d", what, checkpoint_dir, start)
+        logger.info("%s: resumed from %s: epochs 0-%d done", what, checkpoint_dir, start - 1)
     stopped = should_stop(val, patience=patience, min_delta=min_delta)
     nan = float("nan")
     for epoch in progress(range(start, epochs), desc="epochs", total=epochs - start,
@@ -299,7 +301,7 @@ class ScoredEpochs:
         return out
 
     def summary(self) -> dict[str, Any]:
-        """JSON-able summary: epochs run, best epoch (0-based), validation and test metrics
+        """JSON-able summary: epochs run, best epoch (from 0), validation and test metrics
         there (None when not measured), the monitor, whether the run stopped early."""
         return {"epochs": len(self.losses), "best_epoch": self.best_epoch,
                 "monitor": self.monitor,

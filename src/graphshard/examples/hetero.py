@@ -59,6 +59,10 @@ logger = logging.getLogger(__name__)
 class HeteroResult(ScoredEpochs):
     """What :func:`train_hetero` returns.
 
+    Epochs are counted from 0: entry ``e`` of every per-epoch list is epoch ``e``, the
+    number :attr:`best_epoch`, the ``on_epoch`` callback and ``graphshard train`` (its
+    table, stderr lines and ``--json``) give it.
+
     Attributes:
         losses: Mean training loss per epoch.
         val_micro_f1, val_macro_f1, test_micro_f1_history, test_macro_f1_history: Scores
@@ -66,8 +70,9 @@ class HeteroResult(ScoredEpochs):
         seconds: Training seconds per epoch (sampling, feature reads, steps; no evaluation).
         eval_seconds: Evaluation seconds per epoch.
         samples: Training nodes processed per epoch, all trainers together.
-        best_epoch: 0-based epoch with the best validation ``monitor`` score (the first of
-            equal ones; the last epoch without validation scores).
+        best_epoch: Epoch (from 0) with the best validation ``monitor`` score (the first
+            of equal ones; the last epoch without validation scores); the test scores
+            there are :attr:`test_micro_f1` and :attr:`test_macro_f1`.
         monitor: The metric that picked :attr:`best_epoch` (``micro_f1`` / ``macro_f1``).
         stopped_early: Whether ``patience`` ended the run before ``epochs``.
         multilabel: Whether the labels were multi-label.

@@ -44,6 +44,10 @@ __all__ = ["LinkResult", "train_link"]
 class LinkResult(ScoredEpochs):
     """What :func:`train_link` returns.
 
+    Epochs are counted from 0: entry ``e`` of every per-epoch list is epoch ``e``, the
+    number :attr:`best_epoch`, the ``on_epoch`` callback and ``graphshard train`` (its
+    table, stderr lines and ``--json``) give it.
+
     Attributes:
         losses: Mean training loss (BCE, positive + negative side) per epoch.
         val: Per metric (``auc``, ``mrr``, ``hits@K``), the validation value of each epoch
@@ -52,7 +56,8 @@ class LinkResult(ScoredEpochs):
         seconds: Training seconds per epoch.
         eval_seconds: Evaluation seconds per epoch.
         samples: Training edges processed per epoch, all trainers together.
-        best_epoch: 0-based epoch with the best validation ``monitor``.
+        best_epoch: Epoch (from 0) with the best validation ``monitor``; the test
+            metrics there are :attr:`test_at_best_val`.
         monitor: The metric that picked it.
         stopped_early: Whether ``patience`` ended the run before ``epochs``.
         model: The ``LinkPredictor`` after the last epoch.

@@ -4,7 +4,10 @@ Training samples blocks around each mini-batch of training nodes with
 :func:`graphshard.sampling.sample_blocks` and reads features through the store protocol, so
 the same code runs on a local :class:`~graphshard.graph.Graph` and on a
 :class:`~graphshard.dist.DistGraph`.  Evaluation is exact full-neighbour inference, layer by
-layer over all nodes (fanout -1, as DGL's ``SAGE.inference``), so it has no sampling noise.
+layer over all nodes (as DGL's ``SAGE.inference``): each layer is computed once for every
+node, its neighbour mean one sparse product with the graph's mean in-adjacency (read through
+the store once and kept), so it has no sampling noise and costs about a training epoch or
+less (sparse features stay sparse).
 With the same seed, a DistGraph gives the loss curve of a local run on the same partitioned
 graph in its reshuffled IDs (``gs.dist.assemble_graph(config)``; equal up to float
 rounding), because every sampling draw is keyed by node ID and batches come from a seeded
@@ -54,6 +57,10 @@ logger = logging.getLogger(__name__)
 class TrainResult:
     """What :func:`train_sage` returns.
 
+    Epochs are counted from 0: entry ``e`` of every per-epoch list is epoch ``e``, the
+    number :attr:`best_epoch`, the ``on_epoch`` callback and ``graphshard train`` (its
+    table, stderr lines and ``--json``) give it.
+
     Attributes:
         losses: Mean training cross-entropy per epoch.
         val_acc: Validation accuracy after each epoch (full-neighbour inference); empty
@@ -86,8 +93,9 @@ class TrainResult:
 
     @property
     def best_epoch(self) -> int:
-        """Epoch (0-based) with the best validation accuracy: the first to beat every earlier
-        one by more than :attr:`min_delta` (the last epoch when none was measured; see
+        """Epoch (counted from 0, an index into the per-epoch lists) with the best
+        validation accuracy: the first to beat every earlier one by more than
+        :attr:`min_delta` (the last epoch when none was measured; see
         :func:`~graphshard.examples.epochs.best_epoch`)."""
         return best_epoch(self.val_acc, min_delta=self.min_delta)
 
@@ -102,9 +110,10 @@ class TrainResult:
         return float(self.test_acc[self.best_epoch]) if self.test_acc else float("nan")
 
     def summary(self) -> dict[str, Any]:
-        """JSON-able summary: epochs run, best epoch (0-based), validation and test metrics
-        there (None when not measured), whether the run stopped early."""
-        return {"epochs": len(self.losses), "best_epoch": self.best_epoch,
+        """JSON-able summary: epochs run, best epoch (from 0), the metric that picked it
+        (``acc``), validation and test metrics there (None when not measured), whether the
+        run stopped early."""
+        return {"epochs": len(self.losses), "best_epoch": self.best_epoch, "monitor": "acc",
                 "val": {"acc": finite(self.val_at_best_val)},
                 "test": {"acc": finite(self.test_at_best_val)},
                 "stopped_early": self.stopped_early}

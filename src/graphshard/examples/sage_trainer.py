@@ -26,7 +26,7 @@ from ..sampling import sample_blocks
 from ..store import as_store
 from ..typing import IdArray
 from ._common import node_ids, read_rows, subseed, the_ntype
-from ._sage_model import accuracy, dense, inference, sage_class
+from ._sage_model import accuracy, dense, inference, mean_adjacency, sage_class
 from .trainer_base import TrainerBase
 
 __all__ = ["SageTrainer", "trainer_share"]
@@ -84,6 +84,7 @@ class SageTrainer(TrainerBase):
         self.torch, self.store, self.feat = torch, store, feat
         self.fanouts, self.seed, self.rank = [int(f) for f in fanouts], int(seed), int(rank)
         self.batch_size = int(batch_size)
+        self._adjacency: Any = None  # the mean adjacency evaluation reads once (evaluate)
         self.nt = nt = the_ntype(store, "train_sage")
         if len(store.canonical_etypes) != 1:
             raise ValidationError(f"train_sage needs a graph with one edge type, got "
@@ -137,7 +138,12 @@ class SageTrainer(TrainerBase):
         return total, count
 
     def evaluate(self) -> dict[str, tuple[float, float]]:
-        """``{"acc": (validation, test)}`` accuracy with full-neighbour inference."""
-        pred = inference(self.torch, self.model, self.store, self.nt, self.feat).argmax(1)
+        """``{"acc": (validation, test)}`` accuracy with full-neighbour layer-wise inference
+        (:func:`~graphshard.examples._sage_model.inference`); the graph's mean adjacency is
+        read on the first call and kept (the structure does not change while training)."""
+        if self._adjacency is None:
+            self._adjacency = mean_adjacency(self.store, self.nt)
+        pred = inference(self.torch, self.model, self.store, self.nt, self.feat,
+                         adjacency=self._adjacency).argmax(1)
         return {"acc": (accuracy(pred, self.labels, self.val),
                         accuracy(pred, self.labels, self.test))}
