@@ -48,7 +48,7 @@ def plot_curves(result: Any, path: str | os.PathLike[str], *, title: str = "") -
     import matplotlib.pyplot as plt
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6))
-    epochs = np.arange(1, len(result.losses) + 1)
+    epochs = np.arange(len(result.losses))  # counted from 0, as the results and the CLI
     scored = _scores(result)
     if scored is not None:
         loss_name, metric, curves = scored
