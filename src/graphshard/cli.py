@@ -211,8 +211,10 @@ def cli(quiet: bool, verbose: bool) -> None:
               show_default=True, help="Partition method.")
 @click.option("--halo", type=click.IntRange(min=1), default=1, show_default=True,
               help="Hops of HALO nodes.")
-@click.option("--out", "-o", type=click.Path(path_type=Path), required=True,
-              help="Output folder (new, empty, or a previous graphshard output).")
+@click.option("--out", "-o", required=True,
+              help="Output folder (new, empty, or a previous graphshard output), or its "
+                   "s3://, gs://, hdfs:// or file:// URI (endpoint and keys: AWS_ENDPOINT_URL, "
+                   "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY).")
 @click.option("--name", help="Graph name (default: input file stem or generator name).")
 @click.option("--imbalance", type=float, default=0.03, show_default=True,
               help="Allowed part imbalance.")
@@ -228,7 +230,7 @@ def cli(quiet: bool, verbose: bool) -> None:
 @_reader_options
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def partition(input: Path | None, generate: str | None, fmt: str | None, parts: int,
-              method: str, halo: int, out: Path, name: str | None, imbalance: float,
+              method: str, halo: int, out: str, name: str | None, imbalance: float,
               objtype: str, balance_edges: bool, trainers: int, seed: int,
               save_orig_ids: bool, options: tuple[str, ...], as_json: bool,
               **read: Any) -> None:
@@ -791,7 +793,7 @@ def _parse_option(item: str) -> tuple[str, Any]:
     return key, value
 
 
-def _render(report: PartitionReport, config_path: Path, as_json: bool) -> None:
+def _render(report: PartitionReport, config_path: Path | str, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps({"config": str(config_path), **report.to_dict()}, indent=2))
         return
