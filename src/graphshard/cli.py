@@ -23,6 +23,7 @@ from rich.console import Console
 from rich.table import Table
 
 from . import datasets
+from ._util import fsys
 from ._util.progress import disable_progress
 from ._util.ray import quiet_ray
 from .errors import GraphshardError, ValidationError
@@ -523,18 +524,19 @@ def dispatch(chunked: Path, assignment: Path, out: Path, as_json: bool, engine: 
 
 
 @cli.command()
-@click.argument("chunked", type=click.Path(path_type=Path))
+@click.argument("chunked")
 @_PARTS
 @_ASSIGN_METHOD
-@click.option("--out", "-o", type=click.Path(path_type=Path), required=True,
-              help="Folder of the partitions.")
+@click.option("--out", "-o", required=True,
+              help="Folder of the partitions. CHUNKED and --out may be s3://, gs://, hdfs:// "
+                   "URIs (copied through node-local staging).")
 @click.option("--assign-out", type=click.Path(path_type=Path),
               help="Folder of the assignment (default: OUT/assignment).")
 @_assign_options
 @_dispatch_options
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @_engine_options
-def pipeline(chunked: Path, parts: int, method: str, out: Path, assign_out: Path | None,
+def pipeline(chunked: str, parts: int, method: str, out: str, assign_out: Path | None,
              as_json: bool, engine: str, address: str | None, **options: Any) -> None:
     """Both steps in one command: assign, then dispatch, on one Ray.
 
@@ -549,7 +551,8 @@ def pipeline(chunked: Path, parts: int, method: str, out: Path, assign_out: Path
     """
     from .pipeline import run_pipeline
 
-    _expect_folder(chunked, "pipeline")
+    if not fsys.is_remote(chunked):
+        _expect_folder(fsys.local_path(chunked), "pipeline")
     step2 = _take_dispatch_options(options)
     result = run_pipeline(chunked, parts, out, method=method, assign_dir=assign_out,
                           use_ray=engine == "ray" or bool(address), address=address,

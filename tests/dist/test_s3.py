@@ -177,3 +177,37 @@ def test_dist_graph_served_from_s3(ray_cluster, cora, s3_endpoint, s3_dir, tmp_p
         np.testing.assert_array_equal(a.eids[et], b.eids[et])
     finally:
         dg.close()
+
+
+def _upload(folder, uri: str) -> None:
+    for file in sorted(folder.rglob("*")):
+        if file.is_file():
+            fsys.open_location(uri).child(file.relative_to(folder).as_posix()).upload(file)
+
+
+def test_pipeline_from_s3_input_to_s3_output(cora, s3_dir, tmp_path):
+    chunked = tmp_path / "chunked"
+    gs.io.write_chunked(cora, chunked, 3, graph_name="cora")
+    _upload(chunked, f"{s3_dir}/chunked")
+    res = gs.pipeline.run_pipeline(f"{s3_dir}/chunked", 2, f"{s3_dir}/parts", method="hash")
+    ref = gs.pipeline.run_pipeline(chunked, 2, tmp_path / "parts", method="hash")
+    assert res.partitions.config_path == f"{s3_dir}/parts/cora.json"
+    got = read_config(res.partitions.config_path)
+    assert got.files == read_config(ref.partitions.config_path).files  # the same bytes
+    files = fsys.open_location(f"{s3_dir}/parts").files()
+    assert "assignment/assignment.json" in files and INCOMPLETE_MARKER not in files
+    _same_partition(gs.load_partition(res.partitions.config_path, 1),
+                    gs.load_partition(ref.partitions.config_path, 1))
+    # the command line, input and output in S3, tasks in this process
+    out = f"{s3_dir}/cli"
+    result = CliRunner().invoke(cli, ["pipeline", f"{s3_dir}/chunked", "--parts", "2",
+                                      "--method", "hash", "--out", out, "--engine", "local",
+                                      "--json"])
+    assert result.exit_code == 0, result.output
+    assert read_config(f"{out}/cora.json").files == got.files
+
+
+def test_pipeline_refuses_a_missing_input(s3_dir):
+    with pytest.raises(PartitionNotFoundError, match="no files there"):
+        gs.pipeline.run_pipeline(f"{s3_dir}/none", 2, f"{s3_dir}/parts", method="hash")
+    assert fsys.open_location(f"{s3_dir}/parts").files() == []  # nothing written

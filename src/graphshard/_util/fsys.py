@@ -46,7 +46,8 @@ from urllib.parse import unquote, urlsplit
 from ..errors import FormatError, GraphshardError, PartitionNotFoundError, ValidationError
 from .files import INCOMPLETE_MARKER, atomic_path
 
-__all__ = ["REMOTE_SCHEMES", "Location", "cache_folder", "download_verified", "is_remote",
+__all__ = ["REMOTE_SCHEMES", "Location", "cache_folder", "download_folder",
+           "download_verified", "is_remote",
            "local_path", "open_location", "publish_folder", "shown"]
 
 #: URI schemes reached through pyarrow's file systems (``file://`` is local).
@@ -267,6 +268,31 @@ def cache_folder(key: str) -> Path:
         folder = _cache_root[0] / hashlib.sha256(key.encode()).hexdigest()[:16]
     folder.mkdir(parents=True, exist_ok=True)
     return folder
+
+
+def download_folder(source: Location, target: Path) -> Path:
+    """Copy every file under the remote folder ``source`` into the local folder ``target``
+    (each through a temporary file renamed into place); returns ``target``.
+
+    Raises:
+        PartitionNotFoundError: ``source`` holds no file.
+        FormatError: a listed name would lead outside ``target``.
+    """
+    from .files import path_inside
+
+    names = source.files()
+    if not names:
+        raise PartitionNotFoundError(f"{source}: no files there", path=str(source))
+    for rel in names:
+        file = path_inside(target, rel, field="key", path=str(source))
+        file.parent.mkdir(parents=True, exist_ok=True)
+        loc = source.child(rel)
+        with atomic_path(file, durable=False) as tmp, open(tmp, "r+b") as out, \
+                loc._call("read", loc.fs.open_input_stream, loc.path) as stream:
+            while block := stream.read(_BLOCK):
+                out.write(block)
+            out.truncate()
+    return target
 
 
 def publish_folder(staging: Path, dest: Location, last: Iterable[str]) -> None:
