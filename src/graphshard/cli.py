@@ -270,23 +270,27 @@ def partition(input: Path | None, generate: str | None, fmt: str | None, parts: 
 
 
 @cli.command()
-@click.argument("config", type=click.Path(path_type=Path))
+@click.argument("config")
 @click.option("--plot", type=click.Path(path_type=Path), help="Also draw the report as a PNG.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def inspect(config: Path, plot: Path | None, as_json: bool) -> None:
+def inspect(config: str, plot: Path | None, as_json: bool) -> None:
     """Show the sizes, cut, halo and balance of a partitioned graph.
+
+    CONFIG is the partition config JSON, a path or an s3://, gs://, hdfs:// URI.
 
     \b
     Example:
       graphshard inspect parts/rmat.json --plot parts/rmat.png
     """
-    _expect_config(config)
+    if not fsys.is_remote(config):
+        _expect_config(fsys.local_path(config))
     cfg = read_config(config)
     report = cfg.read_report()
     if plot is not None:
         from .partition.report_plot import plot_report
 
-        plot_report(report, plot, title=f"{cfg.graph_name} ({config.name})")
+        name = os.path.basename(fsys.shown(config))
+        plot_report(report, plot, title=f"{cfg.graph_name} ({name})")
     _render(report, config, as_json)
 
 

@@ -153,6 +153,9 @@ def test_cli_partitions_to_s3(s3_dir):
     assert f'"config": "{out}/sbm.json"' in result.output
     cfg = read_config(f"{out}/sbm.json")
     assert cfg.num_parts == 2 and cfg.read_report().num_nodes == 300
+    shown = CliRunner().invoke(cli, ["inspect", f"{out}/sbm.json", "--json"])
+    assert shown.exit_code == 0, shown.output
+    assert f'"config": "{out}/sbm.json"' in shown.output and '"num_nodes": 300' in shown.output
 
 
 def test_dist_graph_served_from_s3(ray_cluster, cora, s3_endpoint, s3_dir, tmp_path):
