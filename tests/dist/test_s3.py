@@ -138,6 +138,12 @@ def test_a_rewrite_never_looks_complete_and_a_bad_part_is_refused(cora, s3_dir,
     assert not (cfg.path.parent / "part0" / "node_feats.safetensors").exists()
 
 
+def test_a_malformed_config_in_s3_is_named_by_its_uri(s3_dir):
+    fsys.open_location(f"{s3_dir}/bad/g.json").write_bytes(b'{"graph_name": "g"}')
+    with pytest.raises(FormatError, match=rf"^{s3_dir}/bad/g.json: missing key 'num_parts'"):
+        read_config(f"{s3_dir}/bad/g.json")
+
+
 def test_a_folder_of_other_files_is_refused(cora, s3_dir):
     fsys.open_location(f"{s3_dir}/mine/notes.txt").write_bytes(b"keep me")
     with pytest.raises(ValidationError, match="holds 1 files but no graphshard"):

@@ -451,7 +451,11 @@ def _read_remote_config(uri: str) -> PartitionConfig:
     if not local.is_file():
         with atomic_write(local) as handle:
             handle.write(data)
-    return replace(read_config(local), uri=uri)
+    try:
+        return replace(read_config(local), uri=uri)
+    except GraphshardError as exc:  # name the URI, not the node-local copy
+        raise type(exc)(str(exc).replace(str(local), str(loc)), path=str(loc),
+                        line=exc.line, field=exc.field, value=exc.value) from exc
 
 
 def _load_json(path: Path) -> dict[str, Any]:
