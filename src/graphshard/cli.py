@@ -23,6 +23,7 @@ from rich.console import Console
 from rich.table import Column, Table
 
 from . import datasets
+from ._util import fsys
 from ._util.progress import disable_progress
 from ._util.ray import quiet_ray
 from .errors import GraphshardError, ValidationError
@@ -211,8 +212,10 @@ def cli(quiet: bool, verbose: bool) -> None:
               show_default=True, help="Partition method.")
 @click.option("--halo", type=click.IntRange(min=1), default=1, show_default=True,
               help="Hops of HALO nodes.")
-@click.option("--out", "-o", type=click.Path(path_type=Path), required=True,
-              help="Output folder (new, empty, or a previous graphshard output).")
+@click.option("--out", "-o", required=True,
+              help="Output folder (new, empty, or a previous graphshard output), or its "
+                   "s3://, gs://, hdfs:// or file:// URI (endpoint and keys: AWS_ENDPOINT_URL, "
+                   "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY).")
 @click.option("--name", help="Graph name (default: input file stem or generator name).")
 @click.option("--imbalance", type=float, default=0.03, show_default=True,
               help="Allowed part imbalance.")
@@ -228,7 +231,7 @@ def cli(quiet: bool, verbose: bool) -> None:
 @_reader_options
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def partition(input: Path | None, generate: str | None, fmt: str | None, parts: int,
-              method: str, halo: int, out: Path, name: str | None, imbalance: float,
+              method: str, halo: int, out: str, name: str | None, imbalance: float,
               objtype: str, balance_edges: bool, trainers: int, seed: int,
               save_orig_ids: bool, options: tuple[str, ...], as_json: bool,
               **read: Any) -> None:
@@ -267,23 +270,27 @@ def partition(input: Path | None, generate: str | None, fmt: str | None, parts: 
 
 
 @cli.command()
-@click.argument("config", type=click.Path(path_type=Path))
+@click.argument("config")
 @click.option("--plot", type=click.Path(path_type=Path), help="Also draw the report as a PNG.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def inspect(config: Path, plot: Path | None, as_json: bool) -> None:
+def inspect(config: str, plot: Path | None, as_json: bool) -> None:
     """Show the sizes, cut, halo and balance of a partitioned graph.
+
+    CONFIG is the partition config JSON, a path or an s3://, gs://, hdfs:// URI.
 
     \b
     Example:
       graphshard inspect parts/rmat.json --plot parts/rmat.png
     """
-    _expect_config(config)
+    if not fsys.is_remote(config):
+        _expect_config(fsys.local_path(config))
     cfg = read_config(config)
     report = cfg.read_report()
     if plot is not None:
         from .partition.report_plot import plot_report
 
-        plot_report(report, plot, title=f"{cfg.graph_name} ({config.name})")
+        name = os.path.basename(fsys.shown(config))
+        plot_report(report, plot, title=f"{cfg.graph_name} ({name})")
     _render(report, config, as_json)
 
 
@@ -521,18 +528,19 @@ def dispatch(chunked: Path, assignment: Path, out: Path, as_json: bool, engine: 
 
 
 @cli.command()
-@click.argument("chunked", type=click.Path(path_type=Path))
+@click.argument("chunked")
 @_PARTS
 @_ASSIGN_METHOD
-@click.option("--out", "-o", type=click.Path(path_type=Path), required=True,
-              help="Folder of the partitions.")
+@click.option("--out", "-o", required=True,
+              help="Folder of the partitions. CHUNKED and --out may be s3://, gs://, hdfs:// "
+                   "URIs (copied through node-local staging).")
 @click.option("--assign-out", type=click.Path(path_type=Path),
               help="Folder of the assignment (default: OUT/assignment).")
 @_assign_options
 @_dispatch_options
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @_engine_options
-def pipeline(chunked: Path, parts: int, method: str, out: Path, assign_out: Path | None,
+def pipeline(chunked: str, parts: int, method: str, out: str, assign_out: Path | None,
              as_json: bool, engine: str, address: str | None, **options: Any) -> None:
     """Both steps in one command: assign, then dispatch, on one Ray.
 
@@ -547,7 +555,8 @@ def pipeline(chunked: Path, parts: int, method: str, out: Path, assign_out: Path
     """
     from .pipeline import run_pipeline
 
-    _expect_folder(chunked, "pipeline")
+    if not fsys.is_remote(chunked):
+        _expect_folder(fsys.local_path(chunked), "pipeline")
     step2 = _take_dispatch_options(options)
     result = run_pipeline(chunked, parts, out, method=method, assign_dir=assign_out,
                           use_ray=engine == "ray" or bool(address), address=address,
@@ -816,7 +825,7 @@ def _parse_option(item: str) -> tuple[str, Any]:
     return key, value
 
 
-def _render(report: PartitionReport, config_path: Path, as_json: bool) -> None:
+def _render(report: PartitionReport, config_path: Path | str, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps({"config": str(config_path), **report.to_dict()}, indent=2))
         return

@@ -25,7 +25,7 @@ import numpy as np
 
 from .._util.arrays import as_ids
 from ..errors import ValidationError
-from ..partition.config import ConfigLike, as_config
+from ..partition.config import ConfigLike, as_config, location
 from ..partition.files import load_partition_data
 from ..sampling.backend import get_backend
 from ..sampling.neighbors import sample_etype
@@ -58,8 +58,7 @@ class GraphServer:
     def __init__(self, config: ConfigLike, part_id: int, tensor_dir: str, verify: bool = False
                  ) -> None:
         cfg = as_config(config)
-        self.config = str(config if isinstance(config, (str, os.PathLike))
-                          else cast(Path, cfg.path).resolve())
+        self.config = str(config if isinstance(config, (str, os.PathLike)) else location(cfg))
         self.part_id = int(part_id)
         self.index = PartIndex(load_partition_data(cfg, part_id, verify=verify))
         self.tensors = TensorShard(Path(tensor_dir) / f"part{part_id}")

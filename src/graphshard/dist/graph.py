@@ -16,7 +16,6 @@ Example:
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -28,7 +27,7 @@ from .._util.arrays import as_ids, check_id_range
 from ..errors import ServerError, ServerTimeoutError, ValidationError
 from ..graph import CSR
 from ..ids import RangePartitionBook
-from ..partition.config import ConfigLike, as_config
+from ..partition.config import ConfigLike, as_config, location
 from ..store import Hop, Rows, check_edge_dir
 from ..types import GraphTypes
 from ..typing import EdgeType, EdgeTypeLike, IdArray
@@ -76,7 +75,7 @@ class DistGraph:
         if cfg.path is None:
             raise ValidationError("DistGraph needs a config read from a file (its servers "
                                   "load the parts next to it)", field="config")
-        self.config = str(cfg.path.resolve())
+        self.config = location(cfg)
         self.graph_name = cfg.graph_name
         self._book = cfg.book()
         self._ntypes, self._etypes = cfg.ntypes, cfg.canonical_etypes()

@@ -31,13 +31,13 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from .._util.optional import import_optional
 from .._util.process import process_running
 from .._util.ray import init_ray
 from ..errors import ConfigError, ServerError, ServerTimeoutError
-from ..partition.config import ConfigLike, as_config
+from ..partition.config import ConfigLike, as_config, location
 from ._server import GraphServer
 
 __all__ = ["NAMESPACE", "ServeHandle", "cluster_address", "ensure_ray", "find_servers", "serve",
@@ -59,9 +59,9 @@ def ensure_ray(address: str | None = None) -> Any:
     return ray
 
 
-def _key(config: ConfigLike) -> tuple[Path, str, int]:
+def _key(config: ConfigLike) -> tuple[str, str, int]:
     cfg = as_config(config)
-    path = cast(Path, cfg.path).resolve()
+    path = location(cfg)  # its URI (every node copies its part from there), or local path
     digest = hashlib.sha1(str(path).encode()).hexdigest()[:10]
     return path, f"{cfg.graph_name}-{digest}", cfg.num_parts
 

@@ -9,18 +9,21 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
 
 from .._util import files as _files
+from .._util import fsys
 from .._util.arrays import as_ids
 from .._util.files import INCOMPLETE_MARKER, check_path_name
 from .._util.progress import progress
+from .._util.scratch import scratch_folder
 from ..errors import ConfigError, ValidationError
 from ..graph import Graph
 from ..typing import IdArray
@@ -48,14 +51,15 @@ class PartitionResult:
     """What :func:`build_partitions` produced.
 
     Attributes:
-        config_path: The written ``<graph_name>.json``.
+        config_path: The written ``<graph_name>.json`` (its URI when ``out_path`` was an
+            ``s3://``, ``gs://`` or ``hdfs://`` URI).
         report: Cut, balance, halo sizes and timings.
         orig_nids: New -> original node IDs (array, or per-type dict for several types).
         orig_eids: New -> original edge IDs (array, or per-type dict).
         parts: Part of every node, original homogeneous order (int64).
     """
 
-    config_path: Path
+    config_path: Path | str
     report: PartitionReport
     orig_nids: Any
     orig_eids: Any
@@ -78,7 +82,9 @@ def partition_graph(g: Graph, graph_name: str, num_parts: int, out_path: str | o
         g: The graph (homogeneous or heterogeneous).
         graph_name: Name of the graph; the config is ``out_path/<graph_name>.json``.
         num_parts: Number of parts, ``1 <= num_parts <= number of nodes``.
-        out_path: Output directory: new, empty, or a previous graphshard output (replaced).
+        out_path: Output directory: new, empty, or a previous graphshard output (replaced);
+            or an ``s3://``, ``gs://``, ``hdfs://`` or ``file://`` URI of one (the parts are
+            built in node-local scratch and uploaded, the config last).
         num_hops: Hops of HALO nodes (>= 1).  Hop 1 adds the sources of a part's in-edges
             owned elsewhere; hop k also copies the in-edges of hop k-1's halo nodes.
         part_method: A name from :data:`~graphshard.partition.methods.METHODS`
@@ -140,6 +146,23 @@ def build_partitions(g: Graph, graph_name: str, num_parts: int, out_path: str | 
         >>> res.report.edge_cut, res.report.part_nodes
         (4, [2, 2])
     """
+    if fsys.is_remote(out_path):  # built in node-local staging, then uploaded, config last
+        dest = fsys.open_location(out_path)
+        fsys.check_remote_out_dir(dest)
+        staging = scratch_folder(os.environ.get("GRAPHSHARD_SCRATCH"), "stage")
+        try:
+            res = build_partitions(
+                g, graph_name, num_parts, staging, num_hops=num_hops, part_method=part_method,
+                balance_ntypes=balance_ntypes, balance_edges=balance_edges,
+                num_trainers_per_machine=num_trainers_per_machine, objtype=objtype,
+                imbalance=imbalance, assignment=assignment, reshuffle=reshuffle, seed=seed,
+                threads=threads, save_orig_ids=save_orig_ids)
+            name = Path(res.config_path).name
+            fsys.publish_folder(staging, dest, [name])
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        log.info("uploaded the parts to %s", dest)
+        return replace(res, config_path=dest.child(name).uri)
     method = part_method or DEFAULT_METHOD
     out_dir = _check_arguments(g, graph_name, num_parts, out_path, num_hops, method,
                                num_trainers_per_machine, objtype, imbalance, reshuffle)
@@ -195,7 +218,7 @@ def build_partitions(g: Graph, graph_name: str, num_parts: int, out_path: str | 
         graph_name, g.ntypes, [":".join(et) for et in g.canonical_etypes], shuffle.node_ranges,
         shuffle.edge_ranges, num_hops=num_hops, parts=written.parts, files=written.files,
         part_method=method, report=report, params=params, trainers=num_trainers_per_machine))
-    config_path = cast(Path, config.path)  # set by write_config
+    config_path: Path | str = cast(Path, config.path)  # set by write_config
     mark_complete(out_dir)
     log.info("wrote %d parts to %s: cut %d (%.2f%%), %.2fs", num_parts, out_dir,
              report.edge_cut, 100 * report.cut_ratio, sum(seconds.values()))
@@ -246,7 +269,7 @@ def _check_arguments(g: Graph, graph_name: str, num_parts: int, out_path: Any, n
     if not 0 <= imbalance < 1:
         raise ValidationError(f"imbalance must be in [0, 1), got {imbalance}",
                               field="imbalance", value=imbalance)
-    return check_out_dir(Path(out_path))
+    return check_out_dir(fsys.local_path(out_path))
 
 
 def check_out_dir(out_dir: Path) -> Path:

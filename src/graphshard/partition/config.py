@@ -24,6 +24,7 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -34,7 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from .._util.files import file_sha256, path_inside, write_json_atomic
+from .._util import fsys
+from .._util.files import atomic_write, file_sha256, path_inside, write_json_atomic
 from ..errors import (
     FormatError,
     GraphshardError,
@@ -47,7 +49,7 @@ from .file_checks import bad_value, check_ranges, check_type_ids, is_int
 from .report import PartitionReport
 
 __all__ = ["FORMAT_VERSION", "ConfigLike", "FileRecord", "PartitionConfig", "as_config",
-           "make_config", "read_config", "write_config"]
+           "location", "make_config", "read_config", "write_config"]
 
 #: Version of the partition format, in ``graphshard.format_version`` and the part files.
 FORMAT_VERSION = 1
@@ -108,7 +110,11 @@ class PartitionConfig:
             record is missing or malformed is refused when a part opens it).
         report: ``graphshard.report`` as stored (parsed by :meth:`read_report`).
         params: ``graphshard.params``: the arguments of the run that wrote the config.
-        path: Where the config was read from or written to (None for one not on disk).
+        path: Where the config was read from or written to (None for one not on disk);
+            for a config read from a URI, its node-local copy.
+        uri: The ``s3://``, ``gs://`` or ``hdfs://`` URI the config was read from (None for
+            a local one): part files are copied from its folder into ``path``'s folder when
+            a part opens them (:mod:`graphshard._util.fsys`).
     """
 
     graph_name: str
@@ -126,6 +132,7 @@ class PartitionConfig:
     report: Any = None
     params: dict[str, Any] | None = None
     path: Path | None = None
+    uri: str | None = None
 
     def __repr__(self) -> str:
         return (f"PartitionConfig(graph_name={self.graph_name!r}, num_parts={self.num_parts}, "
@@ -208,6 +215,11 @@ class PartitionConfig:
                               "not list with its size ('bytes') and SHA-256 ('sha256'); a "
                               "config opens only the files it lists", path=str(path),
                               field=field_name)
+        if self.uri is not None and not (file.is_file() and file.stat().st_size
+                                         == record.bytes):
+            # first use on this node: copy it, checked against the record on the way
+            fsys.download_verified(fsys.open_location(self.uri).parent.child(rel), file,
+                                   record.bytes, record.sha256)
         if not file.is_file():
             raise PartitionNotFoundError(f"{path}: part-{part_id} {key} file {file} is missing",
                                          path=str(file), field=key)
@@ -369,8 +381,14 @@ def read_config(config: str | os.PathLike[str]) -> PartitionConfig:
         >>> cfg = read_config(f"{out}/ring.json")
         >>> cfg.num_parts, cfg.parts[1]["part_graph"]
         (2, 'part1/graph.safetensors')
+
+    A ``s3://``, ``gs://`` or ``hdfs://`` URI is read into a node-local copy (the config's
+    ``path``; its ``uri`` keeps the URI), and each part file is copied next to it when a
+    part first opens it; ``file://`` is a local path.
     """
-    path = Path(config)
+    if fsys.is_remote(config):
+        return _read_remote_config(str(config))
+    path = fsys.local_path(config)
     cfg = _load_json(path)
     for key in ("graph_name", "num_parts", "node_map", "edge_map", "ntypes", "etypes"):
         if key not in cfg:
@@ -403,6 +421,41 @@ def read_config(config: str | os.PathLike[str]) -> PartitionConfig:
         format_version=ours.get("format_version"),
         files={rel: r for rel, r in records.items() if r is not None},
         report=ours.get("report"), params=ours.get("params"), path=path)
+
+
+def location(config: PartitionConfig) -> str:
+    """Where another process or node opens ``config``: its URI, else its absolute path.
+
+    Raises:
+        ValidationError: a config not read from (or written to) a file.
+    """
+    if config.uri is not None:
+        return config.uri
+    if config.path is None:
+        raise ValidationError("a config not read from a file has no location (read it with "
+                              "read_config)", field="config")
+    return str(config.path.resolve())
+
+
+def _read_remote_config(uri: str) -> PartitionConfig:
+    """:func:`read_config` of a URI: the JSON is copied into a cache folder named after the
+    URI and the JSON's SHA-256 (a rewritten partition gets a new folder)."""
+    loc = fsys.open_location(uri)
+    try:
+        data = loc.read_bytes()
+    except PartitionNotFoundError as exc:
+        raise PartitionNotFoundError(f"{loc}: partition config not found", path=str(loc)
+                                     ) from exc
+    folder = fsys.cache_folder(f"{fsys.shown(uri)}\n{hashlib.sha256(data).hexdigest()}")
+    local = folder / loc.name
+    if not local.is_file():
+        with atomic_write(local) as handle:
+            handle.write(data)
+    try:
+        return replace(read_config(local), uri=uri)
+    except GraphshardError as exc:  # name the URI, not the node-local copy
+        raise type(exc)(str(exc).replace(str(local), str(loc)), path=str(loc),
+                        line=exc.line, field=exc.field, value=exc.value) from exc
 
 
 def _load_json(path: Path) -> dict[str, Any]:

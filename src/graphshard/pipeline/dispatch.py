@@ -108,9 +108,10 @@ class Plan:
 
 @dataclass(frozen=True)
 class DispatchResult:
-    """What :func:`dispatch` produced: the config path and the report."""
+    """What :func:`dispatch` produced: the config path (its URI when
+    :func:`~graphshard.pipeline.run_pipeline` uploaded it) and the report."""
 
-    config_path: Path
+    config_path: Path | str
     report: PartitionReport
 
 

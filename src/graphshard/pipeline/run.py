@@ -13,10 +13,11 @@ import os
 import shutil
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from .._util import fsys
 from .._util.files import file_sha256
 from .._util.scratch import make_work_dir, scratch_folder
 from ..errors import ValidationError
@@ -86,6 +87,11 @@ def run_pipeline(chunked_dir: str | os.PathLike[str], num_parts: int,
         >>> r.assignment.part_sizes, r.partitions.report.edge_cut
         ([2, 2], 4)
     """
+    if fsys.is_remote(chunked_dir) or fsys.is_remote(out_dir):
+        return _run_staged(chunked_dir, num_parts, out_dir, method=method, assign_dir=assign_dir,
+                           use_ray=use_ray, address=address, assign_options=assign_options,
+                           dispatch_options=dispatch_options,
+                           num_trainers_per_machine=num_trainers_per_machine)
     clock = time.perf_counter()
     dispatch_options = dict(dispatch_options or {})
     trainers = dispatch_options.pop("num_trainers_per_machine", num_trainers_per_machine)
@@ -127,6 +133,39 @@ def run_pipeline(chunked_dir: str | os.PathLike[str], num_parts: int,
         else:
             shutil.rmtree(scratch, ignore_errors=True)
     return PipelineResult(assigned, parts, round(time.perf_counter() - clock, 3))
+
+
+def _run_staged(chunked_dir: str | os.PathLike[str], num_parts: int,
+                out_dir: str | os.PathLike[str], **kw: Any) -> PipelineResult:
+    """:func:`run_pipeline` with a URI input or output: a remote chunked folder is copied
+    to node-local staging first, the run writes into staging, and a remote output is
+    uploaded after it (config last, :func:`graphshard._util.fsys.publish_folder`).  The
+    staging folder is on this node: Ray workers of the run must see it (one node, or a
+    shared scratch folder named by ``$GRAPHSHARD_SCRATCH``)."""
+    if kw.get("assign_dir") is not None and fsys.is_remote(kw["assign_dir"]):
+        raise ValidationError(f"{fsys.shown(kw['assign_dir'])}: an assignment folder must be "
+                              "local (the default, OUT/assignment, is uploaded with the parts)",
+                              field="assign_dir", value=fsys.shown(kw["assign_dir"]))
+    dest = fsys.open_location(out_dir) if fsys.is_remote(out_dir) else None
+    if dest is not None:
+        fsys.check_remote_out_dir(dest)  # before the input is copied or anything written
+    staging = scratch_folder(os.environ.get("GRAPHSHARD_SCRATCH"), "stage")
+    try:
+        source: str | os.PathLike[str] = chunked_dir
+        if fsys.is_remote(chunked_dir):
+            source = fsys.download_folder(fsys.open_location(chunked_dir), staging / "input")
+            log.info("copied the chunked graph %s to %s", fsys.shown(chunked_dir), source)
+        local_out = staging / "out" if dest is not None else fsys.local_path(out_dir)
+        result = run_pipeline(source, num_parts, local_out, **kw)
+        if dest is None:
+            return result
+        name = Path(result.partitions.config_path).name
+        fsys.publish_folder(local_out, dest, [name])
+        log.info("uploaded the parts to %s", dest)
+        parts = replace(result.partitions, config_path=dest.child(name).uri)
+        return replace(result, partitions=parts)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def _assignment_key(metadata: Path, num_parts: int, method: str,

@@ -1,0 +1,222 @@
+"""Partitions in S3: written to, loaded from and served from a real S3 endpoint.
+
+The endpoint is moto's standalone server (``moto[server]``, in the ``test`` extra):
+a real HTTP S3 API on loopback that pyarrow's S3 client talks to as to AWS, started once
+per session.  The tests skip when moto is not installed.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import graphshard as gs
+from graphshard._util import fsys
+from graphshard._util.files import INCOMPLETE_MARKER
+from graphshard.cli import cli
+from graphshard.errors import FormatError, PartitionNotFoundError, ValidationError
+from graphshard.partition.config import read_config
+
+BUCKET = "graphshard-test"
+KEYS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1", "AWS_EC2_METADATA_DISABLED": "true"}
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint():
+    """``http://127.0.0.1:<port>`` of a moto S3 server with bucket :data:`BUCKET`; the
+    environment points pyarrow at it (``AWS_ENDPOINT_URL`` and keys) for the session."""
+    server_mod = pytest.importorskip(
+        "moto.server", reason="needs moto's S3 server (pip install 'graphshard[test]')")
+    import pyarrow.fs as pafs
+
+    server = server_mod.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one line per request
+    server.start()
+    host, port = server.get_host_and_port()
+    endpoint = f"http://{host}:{port}"
+    env = pytest.MonkeyPatch()
+    for key, value in {**KEYS, "AWS_ENDPOINT_URL": endpoint}.items():
+        env.setenv(key, value)
+    pafs.S3FileSystem(endpoint_override=endpoint, allow_bucket_creation=True).create_dir(BUCKET)
+    yield endpoint
+    env.undo()
+    server.stop()
+
+
+@pytest.fixture
+def s3_dir(s3_endpoint) -> str:
+    """A new folder of the bucket (``s3://graphshard-test/<random>``)."""
+    return f"s3://{BUCKET}/{uuid.uuid4().hex[:12]}"
+
+
+def _same_partition(a: tuple, b: tuple) -> None:
+    for x, y in ((a[0].ndata, b[0].ndata), (a[0].edata, b[0].edata), (a[1], b[1]),
+                 (a[2], b[2])):
+        assert sorted(x) == sorted(y)
+        for key in x:
+            np.testing.assert_array_equal(np.asarray(x[key]), np.asarray(y[key]))
+    np.testing.assert_array_equal(a[0].edges()[0], b[0].edges()[0])
+    assert a[4:] == b[4:]
+
+
+def test_partition_to_s3_equals_local_and_loads_back(cora, s3_dir, tmp_path, monkeypatch):
+    local = tmp_path / "local"
+    gs.partition_graph(cora, "cora", 3, local, part_method="metis")
+    res = gs.partition.build_partitions(cora, "cora", 3, f"{s3_dir}/parts",
+                                        part_method="metis")
+    assert res.config_path == f"{s3_dir}/parts/cora.json"
+    files = fsys.open_location(f"{s3_dir}/parts").files()
+    assert "cora.json" in files and INCOMPLETE_MARKER not in files
+    assert sorted(files) == sorted(p.relative_to(local).as_posix()
+                                   for p in local.rglob("*") if p.is_file())
+    # the same bytes as a local run (so the same SHA-256 in the config)
+    cfg, ref = read_config(res.config_path), read_config(local / "cora.json")
+    assert cfg.files == ref.files and cfg.uri == res.config_path
+    # a part is copied to this node once, checked against its SHA-256 on the way
+    copies = []
+    real = fsys.download_verified
+    monkeypatch.setattr(fsys, "download_verified",
+                        lambda *a: copies.append(a[0].name) or real(*a))
+    for p in range(3):
+        _same_partition(gs.load_partition(res.config_path, p),
+                        gs.load_partition(local / "cora.json", p))
+    assert sorted(copies) == sorted(["graph.safetensors", "node_feats.safetensors",
+                                     "edge_feats.safetensors"] * 3)
+    gs.load_partition(res.config_path, 1)
+    assert len(copies) == 9  # already on this node: nothing copied again
+    nfeat = gs.load_partition(res.config_path, 2)[1]["_N/feat"]
+    assert isinstance(nfeat, np.memmap)  # the local copy is memory-mapped
+
+
+def test_config_in_the_uri_instead_of_the_environment(cora, s3_endpoint, s3_dir,
+                                                      monkeypatch):
+    """What a Ray worker without the variables gets: endpoint and keys in the URI."""
+    for key in ("AWS_ENDPOINT_URL", *KEYS):
+        monkeypatch.delenv(key)
+    uri = (f"s3://testing:testing@{s3_dir[5:]}/parts?endpoint_override={s3_endpoint}"
+           "&scheme=http&region=us-east-1")
+    res = gs.partition.build_partitions(cora, "cora", 2, uri, part_method="hash")
+    assert fsys.shown(res.config_path) == f"{s3_dir}/parts/cora.json"
+    assert gs.load_partition(res.config_path, 1)[0].num_nodes() > 0
+
+
+def test_a_rewrite_never_looks_complete_and_a_bad_part_is_refused(cora, s3_dir,
+                                                                  monkeypatch):
+    out = f"{s3_dir}/parts"
+    gs.partition_graph(cora, "cora", 2, out, part_method="hash")
+    # the second run dies while uploading: the old config is gone before any part file
+    # changes, and the new one never arrives
+    calls = []
+
+    def dying_upload(self, source):
+        calls.append(self.name)
+        raise OSError("connection reset")
+
+    monkeypatch.setattr(fsys.Location, "upload", dying_upload)
+    with pytest.raises(OSError, match="connection reset"):
+        gs.partition_graph(cora, "cora", 2, out, part_method="random")
+    monkeypatch.undo()
+    assert calls == ["edge_feats.safetensors"]  # the first file of the upload
+    with pytest.raises(PartitionNotFoundError, match="partition config not found"):
+        read_config(f"{out}/cora.json")
+    assert INCOMPLETE_MARKER in fsys.open_location(out).files()
+    # a rerun may write there again (the marker says it is ours)
+    gs.partition_graph(cora, "cora", 2, out, part_method="hash")
+    # a part file changed in the bucket (same size) is refused, naming the file
+    part = fsys.open_location(f"{out}/part0/node_feats.safetensors")
+    data = bytearray(part.read_bytes())
+    data[-1] ^= 0xFF
+    part.write_bytes(bytes(data))
+    with pytest.raises(FormatError, match=r"part0/node_feats.safetensors: SHA-256 differs"):
+        gs.load_partition(f"{out}/cora.json", 0)
+    cfg = read_config(f"{out}/cora.json")  # its node-local copy holds no bad file
+    assert not (cfg.path.parent / "part0" / "node_feats.safetensors").exists()
+
+
+def test_a_malformed_config_in_s3_is_named_by_its_uri(s3_dir):
+    fsys.open_location(f"{s3_dir}/bad/g.json").write_bytes(b'{"graph_name": "g"}')
+    with pytest.raises(FormatError, match=rf"^{s3_dir}/bad/g.json: missing key 'num_parts'"):
+        read_config(f"{s3_dir}/bad/g.json")
+
+
+def test_a_folder_of_other_files_is_refused(cora, s3_dir):
+    fsys.open_location(f"{s3_dir}/mine/notes.txt").write_bytes(b"keep me")
+    with pytest.raises(ValidationError, match="holds 1 files but no graphshard"):
+        gs.partition_graph(cora, "cora", 2, f"{s3_dir}/mine", part_method="hash")
+    assert fsys.open_location(f"{s3_dir}/mine").files() == ["notes.txt"]
+
+
+def test_cli_partitions_to_s3(s3_dir):
+    out = f"{s3_dir}/cli"
+    result = CliRunner().invoke(cli, ["partition", "--generate", "sbm:nodes=300,edges=2000",
+                                      "--parts", "2", "--out", out, "--json"])
+    assert result.exit_code == 0, result.output
+    assert f'"config": "{out}/sbm.json"' in result.output
+    cfg = read_config(f"{out}/sbm.json")
+    assert cfg.num_parts == 2 and cfg.read_report().num_nodes == 300
+    shown = CliRunner().invoke(cli, ["inspect", f"{out}/sbm.json", "--json"])
+    assert shown.exit_code == 0, shown.output
+    assert f'"config": "{out}/sbm.json"' in shown.output and '"num_nodes": 300' in shown.output
+
+
+def test_dist_graph_served_from_s3(ray_cluster, cora, s3_endpoint, s3_dir, tmp_path):
+    """Servers copy their part from S3 (endpoint and keys in the URI: Ray's workers may
+    have been started before this session set the variables) and answer as the whole
+    graph does."""
+    uri = (f"s3://testing:testing@{s3_dir[5:]}/served?endpoint_override={s3_endpoint}"
+           "&scheme=http&region=us-east-1")
+    res = gs.partition.build_partitions(cora, "cora", 2, uri, part_method="metis")
+    gs.partition_graph(cora, "cora", 2, tmp_path, part_method="metis")
+    whole = gs.dist.assemble_graph(str(tmp_path / "cora.json"))
+    dg = gs.dist.DistGraph(str(res.config_path), colocate=(), timeout=120.0)
+    try:
+        assert dg.config == res.config_path
+        ids = np.random.default_rng(0).integers(0, cora.num_nodes(), 200)
+        np.testing.assert_array_equal(dg.ndata["feat"][ids], whole.ndata["feat"][ids])
+        seeds = np.arange(0, cora.num_nodes(), 97)
+        a = gs.sampling.sample_neighbors(dg, seeds, 5, seed=3)
+        b = gs.sampling.sample_neighbors(whole, seeds, 5, seed=3)
+        et = ("_N", "_E", "_N")
+        assert len(a.eids[et]) > len(seeds)
+        np.testing.assert_array_equal(a.eids[et], b.eids[et])
+    finally:
+        dg.close()
+
+
+def _upload(folder, uri: str) -> None:
+    for file in sorted(folder.rglob("*")):
+        if file.is_file():
+            fsys.open_location(uri).child(file.relative_to(folder).as_posix()).upload(file)
+
+
+def test_pipeline_from_s3_input_to_s3_output(cora, s3_dir, tmp_path):
+    chunked = tmp_path / "chunked"
+    gs.io.write_chunked(cora, chunked, 3, graph_name="cora")
+    _upload(chunked, f"{s3_dir}/chunked")
+    res = gs.pipeline.run_pipeline(f"{s3_dir}/chunked", 2, f"{s3_dir}/parts", method="hash")
+    ref = gs.pipeline.run_pipeline(chunked, 2, tmp_path / "parts", method="hash")
+    assert res.partitions.config_path == f"{s3_dir}/parts/cora.json"
+    got = read_config(res.partitions.config_path)
+    assert got.files == read_config(ref.partitions.config_path).files  # the same bytes
+    files = fsys.open_location(f"{s3_dir}/parts").files()
+    assert "assignment/assignment.json" in files and INCOMPLETE_MARKER not in files
+    _same_partition(gs.load_partition(res.partitions.config_path, 1),
+                    gs.load_partition(ref.partitions.config_path, 1))
+    # the command line, input and output in S3, tasks in this process
+    out = f"{s3_dir}/cli"
+    result = CliRunner().invoke(cli, ["pipeline", f"{s3_dir}/chunked", "--parts", "2",
+                                      "--method", "hash", "--out", out, "--engine", "local",
+                                      "--json"])
+    assert result.exit_code == 0, result.output
+    assert read_config(f"{out}/cora.json").files == got.files
+
+
+def test_pipeline_refuses_a_missing_input(s3_dir):
+    with pytest.raises(PartitionNotFoundError, match="no files there"):
+        gs.pipeline.run_pipeline(f"{s3_dir}/none", 2, f"{s3_dir}/parts", method="hash")
+    assert fsys.open_location(f"{s3_dir}/parts").files() == []  # nothing written
