@@ -13,7 +13,7 @@ from ..errors import ServerError, ServerTimeoutError
 from ._server import GraphServer
 from ._tensors import OPTIMIZERS
 from .cache import FeatureCache
-from .embedding import DistEmbedding, SparseAdagrad, SparseSGD
+from .embedding import DistEmbedding, SparseAdagrad, SparseAdam, SparseSGD
 from .graph import DistGraph
 from .loader import BlockLoader
 from .sampling import DistBatch, sample_blocks
@@ -34,6 +34,7 @@ __all__ = [
     "ServerError",
     "ServerTimeoutError",
     "SparseAdagrad",
+    "SparseAdam",
     "SparseSGD",
     "assemble_graph",
     "find_servers",

@@ -79,6 +79,16 @@ from typing import Any
 
 from .._util.optional import import_optional
 from ..errors import ConfigError
+from .graph4rec import (
+    G4R_KEYS,
+    SPARSE_TYPES,
+    WalkDump,
+    check_g4r_values,
+    dump_embeddings,
+    node_ids,
+    read_config_graph,
+    unknown_key_error,
+)
 
 __all__ = ["CONFIG_KEYS", "TASKS", "read_config", "train_from_config"]
 
@@ -94,8 +104,19 @@ _WALK = {"meta_path": "metapath", "walk_len": "walk_len", "walk_times": "walk_ti
          "excluded_train_pair": "exclude_pairs", "neg_distribution": "neg_distribution",
          "checkpoint_dir": "checkpoint_dir", "resume": "resume", "lr_decay": "lr_decay",
          "end_lr": "end_lr", "random_window": "random_window", "sample": "subsample",
-         "subsample": "subsample"}
-_WALK_FLOW = {"need_train", "need_inference", "warm_start_from", "output_path"}
+         "subsample": "subsample", "sparse_type": "optimizer", "sparse_lr": "lr",
+         "loss_type": "loss_type", "margin": "margin", "init_range": "init_range",
+         "softsign": "softsign", "sage_mode": "sage_mode", "sage_layer_type": "sage_layer_type",
+         "sage_alpha": "sage_alpha", "samples": "samples", "infer_samples": "infer_samples",
+         "sage_act": "sage_act", "use_degree_norm": "use_degree_norm",
+         "weighted_sample": "weighted_sample", "return_weight": "return_weight",
+         "dense_lr": "dense_lr", "slot_feature_lr": "slot_feature_lr", "slots": "slots",
+         "infer_batch_size": "infer_batch_size"}
+#: Graph4Rec keys a walk config reads outside WalkOptions (files, dump, flow).
+_WALK_FLOW = {"need_train", "need_inference", "warm_start_from", "output_path", "etype2files",
+              "ntype2files", "symmetry", "graph_data_local_path", "infer_node_type",
+              "dump_node_name", "dump_node_emb_name", "need_dump_walk", "save_model_interval",
+              "model_type", "hidden_size"}
 _SAGE = {"fanouts": "fanouts", "hidden_size": "hidden", "hidden": "hidden", "feat": "feat",
          "label": "label", "train_mask": "train_mask", "val_mask": "val_mask",
          "test_mask": "test_mask", "dropout": "dropout", "weight_decay": "weight_decay",
@@ -122,8 +143,9 @@ _HETERO = {"target": "target", "model": "model", "fanouts": "fanouts",
            "num_trainers": "num_trainers", "trainer_cpus": "trainer_cpus"}
 _HGB = {"hgb", "hgb_test_file", "hgb_val_ratio"}
 
-#: The keys each task reads.  walk and sage ignore any other key with a WARNING naming it
-#: (PGL configs carry keys of their own); hetero refuses it (ConfigError).
+#: The keys each task reads.  Any other key is a ConfigError naming the closest known key,
+#: except, in a walk config, Graph4Rec's keys that graphshard ignores or refuses with a
+#: reason (:data:`~graphshard.examples.graph4rec.G4R_KEYS`).
 CONFIG_KEYS = {"walk": tuple(sorted(_COMMON | set(_WALK) | _WALK_FLOW)),
                "sage": tuple(sorted(_COMMON | set(_SAGE))),
                "link": tuple(sorted(_COMMON | set(_LINK) | _LINK_SPLIT)),
@@ -187,13 +209,12 @@ def train_from_config(path: str | os.PathLike[str], *, overrides: dict[str, Any]
     if task not in TASKS:
         raise ConfigError(f"{path}: task must be one of {TASKS}, got {task!r}", path=str(path),
                           field="task")
-    ignored = sorted(set(cfg) - set(CONFIG_KEYS[task]))
-    if ignored and task == "hetero":
-        raise ConfigError(f"{path}: unknown keys {ignored} for task 'hetero'; it reads "
-                          f"{list(CONFIG_KEYS[task])}", path=str(path), field=ignored[0])
-    if ignored:
-        logger.warning("%s: ignoring keys %s: task %r reads only %s", path, ignored, task,
-                       list(CONFIG_KEYS[task]))
+    known = set(CONFIG_KEYS[task]) | (set(G4R_KEYS) if task == "walk" else set())
+    unknown = sorted(set(cfg) - known)
+    if unknown:
+        raise unknown_key_error(path, unknown[0], sorted(known), task)
+    if task == "walk":
+        check_g4r_values(cfg, path)
     if task == "hetero":
         return _hetero(cfg, base, path, on_epoch)
     table = _TABLES[task]
@@ -201,7 +222,17 @@ def train_from_config(path: str | os.PathLike[str], *, overrides: dict[str, Any]
     kwargs.update({k: cfg[k] for k in ("seed", "epochs", "batch_size", "lr") if k in cfg})
     if isinstance(kwargs.get("exclude_pairs"), str):
         kwargs["exclude_pairs"] = [p for p in kwargs["exclude_pairs"].split(";") if p]
-    graph = _graph(cfg, base, path)
+    if "optimizer" in kwargs:
+        kwargs["optimizer"] = SPARSE_TYPES.get(kwargs["optimizer"], kwargs["optimizer"])
+    sources = [k for k in ("graph", "generate", "etype2files") if k in cfg]
+    if len(sources) > 1:
+        raise ConfigError(f"{path}: name the graph once; found {sources}", path=str(path),
+                          field=sources[1])
+    if "etype2files" in cfg:
+        graph = read_config_graph(cfg, base, path)
+        cfg = {"output_path": "output", **cfg}  # PGL's files in, PGL's dump out
+    else:
+        graph = _graph(cfg, base, path)
     out = cfg.get("output_path")
     out = None if out is None else (Path(out) if Path(out).is_absolute() else base / out)
     ck = kwargs.get("checkpoint_dir")
@@ -259,7 +290,7 @@ def _hetero(cfg: dict[str, Any], base: Path, path: Any, on_epoch: Any) -> Any:
 
 def _walk(graph: Any, kwargs: dict[str, Any], cfg: dict[str, Any], base: Path,
           out: Path | None) -> Any:
-    from .walk_embed import load_embeddings, save_embeddings, train_walk_embedding
+    from .walk_embed import load_embeddings, train_walk_embedding
     from .walk_options import WalkOptions
 
     warm = cfg.get("warm_start_from")
@@ -272,12 +303,20 @@ def _walk(graph: Any, kwargs: dict[str, Any], cfg: dict[str, Any], base: Path,
             raise ConfigError("need_train is false: set warm_start_from to the tables to "
                               "dump", field="warm_start_from")
         if cfg.get("need_inference", True) and out is not None:
-            save_embeddings(init, out)
+            dump_embeddings(init, out, cfg, node_ids(graph), "config")
         return None
     names = set(WalkOptions.names())
     options = WalkOptions(**{k: v for k, v in kwargs.items() if k in names})
-    res = train_walk_embedding(graph, options, init=init,
-                               **{k: v for k, v in kwargs.items() if k not in names})
+    rest = {k: v for k, v in kwargs.items() if k not in names}
+    ids = node_ids(graph)
+    if "save_model_interval" in cfg:
+        rest["checkpoint_every"] = int(cfg["save_model_interval"])
+        if rest.get("checkpoint_dir") is None and out is not None:
+            rest["checkpoint_dir"] = out / "model"
+    walks = WalkDump(ids) if cfg.get("need_dump_walk") else None
+    res = train_walk_embedding(graph, options, init=init, on_walks=walks, **rest)
     if out is not None:  # without need_inference only the .npy tables (a checkpoint)
-        save_embeddings(res, out, text=bool(cfg.get("need_inference", True)))
+        dump_embeddings(res.embeddings, out, cfg, ids, "config")
+        if walks is not None:
+            walks.write(out)
     return res
