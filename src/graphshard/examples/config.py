@@ -1,22 +1,24 @@
 """Train from a YAML config with PGL / Graph4Rec's keys (the hook for ``graphshard train``).
 
-A walk config (``task: walk``, the default) reads PGL's keys ``meta_path``, ``walk_len``,
-``walk_times``, ``win_size``, ``neg_num``, ``embed_size`` (or ``emb_size``), ``epochs``,
-``batch_size``, ``lr``, ``optimizer``, ``excluded_train_pair``, ``need_train``,
-``need_inference``, ``warm_start_from``, ``output_path``, ``seed``, and our
-``neg_distribution`` (``uniform`` / ``degree``), ``lr_decay`` (``none``, the default, or
-``linear``: word2vec's decay from ``lr`` to ``end_lr`` over the run's walks), ``end_lr``
-(default ``lr * 1e-4``), ``random_window`` (word2vec's reduced window), ``sample`` (or
-``subsample``: word2vec's subsampling of frequent nodes, 0 = off, e.g. ``1e-4``) and
-``optimizer: pair_sgd`` (SGD after every pair, local graphs only); bad values raise a
-:class:`~graphshard.errors.ValidationError` naming the key.  A GraphSAGE config
-(``task: sage``) reads ``fanouts``, ``hidden_size`` (or ``hidden``), ``epochs``,
-``batch_size``, ``lr``, ``weight_decay``, ``feat``, ``label``, ``train_mask``, ``val_mask``,
-``test_mask``, ``dropout``, ``seed``, ``eval_every`` (evaluate every this many epochs),
-``patience`` (stop once validation accuracy has not improved for this many epochs; unset:
-never) and ``min_delta`` (the improvement that counts), ``num_trainers`` (trainer
-processes, DDP; needs ``graph:``), ``trainer_cpus``, ``checkpoint_dir`` (a checkpoint after
-every epoch; a stopped run started again resumes from it) and ``resume``.
+A walk config (``task: walk``, the default) is a Graph4Rec config: every key of PGL's
+Graph4Rec config block is read, ignored with a reason or refused, as
+:data:`~graphshard.examples.graph4rec.G4R_KEYS` and ``docs/graph4rec.md`` list;
+``etype2files`` / ``ntype2files`` / ``symmetry`` name the data files the run reads
+(:func:`~graphshard.io.read_pgl`), and the dump keys its rows by the files' node IDs.  It
+also reads our ``neg_distribution`` (``uniform`` / ``degree``), ``optimizer``
+(``adagrad``, ``adam``, ``sgd``, ``pair_sgd``: word2vec's SGD after every pair, local
+graphs only), ``lr``, ``lr_decay`` (``none``, the default, or ``linear``: word2vec's decay
+from ``lr`` to ``end_lr`` over the run's walks), ``end_lr`` (default ``lr * 1e-4``),
+``random_window`` (word2vec's reduced window), ``sample`` (or ``subsample``: word2vec's
+subsampling of frequent nodes, 0 = off, e.g. ``1e-4``), ``seed``, ``checkpoint_dir`` and
+``resume``; bad values raise a :class:`~graphshard.errors.ValidationError` naming the key.
+A GraphSAGE config (``task: sage``) reads ``fanouts``, ``hidden_size`` (or ``hidden``),
+``epochs``, ``batch_size``, ``lr``, ``weight_decay``, ``feat``, ``label``, ``train_mask``,
+``val_mask``, ``test_mask``, ``dropout``, ``seed``, ``eval_every`` (evaluate every this
+many epochs), ``patience`` (stop once validation accuracy has not improved for this many
+epochs; unset: never) and ``min_delta`` (the improvement that counts), ``num_trainers``
+(trainer processes, DDP; needs ``graph:``), ``trainer_cpus``, ``checkpoint_dir`` (a
+checkpoint after every epoch; a stopped run started again resumes from it) and ``resume``.
 A link-prediction config (``task: link``, :func:`~graphshard.examples.link.train_link`)
 reads ``fanouts``, ``hidden_size`` (or ``hidden``), ``epochs``, ``batch_size``, ``lr``,
 ``weight_decay``, ``feat``, ``dropout``, ``seed``, ``num_negatives`` (or PGL's ``neg_num``:
@@ -38,28 +40,26 @@ A heterogeneous node-classification config (``task: hetero``,
 dataset's .zip or folder; ``hgb_test_file``, ``hgb_val_ratio`` pass to
 :func:`~graphshard.datasets.load_hgb`; ``target`` defaults to the labelled type); it has
 no checkpoints yet.
-The graph is ``graph:`` (a partition config JSON, served by a DistGraph) or ``generate:``
-(a :func:`graphshard.datasets.from_spec` spec).  :data:`CONFIG_KEYS` lists the keys of
-each task; in a walk or sage config every other key (PGL's ``etype2files``,
-``ntype2files``, ``symmetry``, ``shard_num``, ``task_name``, ...; ``output_path`` in a sage
-config) is ignored with one WARNING naming them all, while a hetero config refuses an
-unknown key with a ConfigError; relative paths are read from the YAML's folder.  PGL's
-``meta_path`` is read as edge-type names of the graph (``"u2click2i-i2click2u"``, several
-joined by ``;``): a name the graph does not have is refused with a ValidationError.
+The graph is ``graph:`` (a partition config JSON, served by a DistGraph), ``generate:``
+(a :func:`graphshard.datasets.from_spec` spec) or, for a walk config, ``etype2files``;
+naming two is an error.  :data:`CONFIG_KEYS` lists the keys of each task; any other key is
+a ConfigError naming the closest known one (``epoch`` -> ``epochs``), in every task;
+relative paths are read from the YAML's folder.
 
 Checkpoints: with ``checkpoint_dir`` (either task) a checkpoint with the model or tables,
-the optimizer state, the epoch and the metrics is written after every epoch, and the same
-command started again resumes from it (``resume: false`` starts over).  A walk run also
-writes its tables to ``output_path`` (``<ntype>.npy`` and ``<ntype>.txt``);
-``warm_start_from`` reads such a folder back as initial tables (no optimizer state), or with
-``need_train: false`` only to dump it again.
+the optimizer state, the epoch and the metrics is written after every epoch (a walk run:
+every ``save_model_interval`` epochs and after the last), and the same command started
+again resumes from it (``resume: false`` starts over).  A walk run also writes its tables
+to ``output_path`` (``<ntype>.npy`` and ``<ntype>.txt``); ``warm_start_from`` reads such a
+folder back as initial tables (no optimizer state), or with ``need_train: false`` only to
+dump it again.
 
-Unstable API (first pass of issue 7).
+Unstable API (first pass of issue 7; Graph4Rec keys: issue 27).
 
 Example:
     >>> [k for k in ("meta_path", "walk_len", "etype2files", "task_name", "output_path")
     ...  if k in CONFIG_KEYS["walk"]]
-    ['meta_path', 'walk_len', 'output_path']
+    ['meta_path', 'walk_len', 'etype2files', 'output_path']
     >>> "output_path" in CONFIG_KEYS["sage"]
     False
     >>> import tempfile, pathlib

@@ -11,7 +11,7 @@ Example:
     >>> WalkOptions(optimizer="ftrl")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
         ...
-    graphshard.errors.ValidationError: optimizer must be one of (...), got 'adam'
+    graphshard.errors.ValidationError: optimizer must be one of (...), got 'ftrl'
 """
 
 from __future__ import annotations
