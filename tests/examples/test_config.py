@@ -105,6 +105,7 @@ def test_walk_config_sample_key(tmp_path):
     ("walk", "sparse_type: ftrl\n", "sparse_type must be one of"),
     ("walk", "model_type: GATNE\n", "model_type must be one of"),
     ("walk", "emb_size: 8\nhidden_size: 16\n", "hidden_size 16 must equal emb_size 8"),
+    ("walk", "lr: 0.1\nsparse_lr: 0.2\n", r"lr \(0.1\) and sparse_lr \(0.2\) name the same"),
     ("walk", "etype2files: u2i:e.txt\n", r"name the graph once; found \['generate', "),
 ])
 def test_unknown_and_refused_keys_name_the_key(tmp_path, task, extra, match):

@@ -222,3 +222,19 @@ def test_weighted_sample_never_takes_a_zero_weight_edge():
     steps = {(a, b) for row in np.concatenate(seen).tolist()
              for a, b in itertools.pairwise(row)}
     assert (0, 2) in steps
+
+
+def test_partitioned_graph_keeps_the_files_node_ids(tmp_path, shared_file):
+    """Partitions carry read_pgl's node_id feature in their reshuffled order, so a run on
+    them (here the assembled partitions; a DistGraph serves the same rows) knows the files'
+    ID of every table row."""
+    g = read_pgl({"u2click2i": shared_file(*TOY, "u2click2i.txt")}, symmetry=True)
+    gs.partition_graph(g, "toy", 2, str(tmp_path), part_method="random")
+    whole = gs.dist.assemble_graph(tmp_path / "toy.json")
+    res = train_walk_embedding(whole, metapath="u2click2i-i2click2u", walk_len=4,
+                               walk_times=1, win_size=1, neg_num=1, emb_size=4, seed=0)
+    for t in ("u", "i"):
+        ids = res.node_ids[t]
+        np.testing.assert_array_equal(ids, np.asarray(whole.nodes[t].data["node_id"]))
+        assert sorted(ids.tolist()) == np.asarray(g.nodes[t].data["node_id"]).tolist()
+        assert ids.tolist() != sorted(ids.tolist())  # reshuffled rows, mapped back by node_id

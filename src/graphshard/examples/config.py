@@ -316,7 +316,7 @@ def _walk(graph: Any, kwargs: dict[str, Any], cfg: dict[str, Any], base: Path,
     walks = WalkDump(ids) if cfg.get("need_dump_walk") else None
     res = train_walk_embedding(graph, options, init=init, on_walks=walks, **rest)
     if out is not None:  # without need_inference only the .npy tables (a checkpoint)
-        dump_embeddings(res.embeddings, out, cfg, ids, "config")
+        dump_embeddings(res.embeddings, out, cfg, res.node_ids or ids, "config")
         if walks is not None:
             walks.write(out)
     return res

@@ -160,6 +160,10 @@ def check_g4r_values(cfg: dict[str, Any], path: Any) -> None:
     if "sparse_type" in cfg and cfg["sparse_type"] not in SPARSE_TYPES:
         raise ConfigError(f"{path}: sparse_type must be one of {sorted(SPARSE_TYPES)}, got "
                           f"{cfg['sparse_type']!r}", path=str(path), field="sparse_type")
+    for a, b in (("lr", "sparse_lr"), ("emb_size", "embed_size")):
+        if a in cfg and b in cfg and cfg[a] != cfg[b]:
+            raise ConfigError(f"{path}: {a} ({cfg[a]}) and {b} ({cfg[b]}) name the same "
+                              "setting; keep one", path=str(path), field=b)
     emb = cfg.get("emb_size", cfg.get("embed_size"))
     if "hidden_size" in cfg and emb is not None and int(cfg["hidden_size"]) != int(emb):
         raise ConfigError(f"{path}: hidden_size {cfg['hidden_size']} must equal emb_size "

@@ -67,6 +67,10 @@ class WalkEmbeddingResult:
         step_losses: Loss of every step, in order.
         num_pairs: Training pairs per epoch.
         seconds: Seconds per epoch.
+        node_ids: ``{ntype: IDs}`` of the input files, row by row of ``embeddings``, for
+            the node types whose graph has the node feature ``node_id``
+            (:func:`~graphshard.io.read_pgl` keeps it; a partitioned graph serves it in its
+            reshuffled order); empty otherwise.
     """
 
     embeddings: dict[str, np.ndarray] = field(repr=False)
@@ -74,6 +78,7 @@ class WalkEmbeddingResult:
     step_losses: list[float] = field(repr=False)
     num_pairs: list[int]
     seconds: list[float]
+    node_ids: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
 
     def __repr__(self) -> str:
         shapes = {t: e.shape for t, e in self.embeddings.items()}
@@ -281,8 +286,16 @@ def train_walk_embedding(store: Any, options: WalkOptions | None = None, *,
                 on_epoch(epoch, {"loss": losses[-1], "pairs": pairs_seen, "seconds": secs[-1]})
         embeddings = (run.model.infer(list(st.ntypes)) if run.model is not None else
                       {t: tables[i].all() for i, t in enumerate(st.ntypes)})
+        ids = _file_node_ids(st)
     return WalkEmbeddingResult(embeddings, losses, step_losses, [int(n) for n in num_pairs],
-                               secs)
+                               secs, ids)
+
+
+def _file_node_ids(store: Any) -> dict[str, np.ndarray]:
+    """The node feature ``node_id`` of every node type that has it (in ID order)."""
+    schema = store.feature_schema("node") if hasattr(store, "feature_schema") else {}
+    return {t: np.asarray(store.node_features(t, "node_id", np.arange(store.num_nodes(t))))
+            .reshape(-1) for t in store.ntypes if f"{t}/node_id" in schema}
 
 
 def _walk_prob(store: Any, o: WalkOptions) -> str | None:
