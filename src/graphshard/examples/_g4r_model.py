@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..errors import ValidationError
 from ..ragged import Ragged
@@ -109,12 +110,33 @@ def _resolve_slots(store: GraphStore, slots: Sequence[str]) -> dict[str, dict[st
 
 def _matrix(torch: Any, rows: IdArray, cols: IdArray, values: np.ndarray,
             shape: tuple[int, int]) -> Any:
-    """The sparse matrix (torch COO, coalesced) with ``values`` at ``(rows, cols)``:
-    ``A @ h`` sums ``values * h[col]`` into each row (torch's sparse product is much
-    faster than ``index_add`` on CPU, forward and backward)."""
-    idx = torch.from_numpy(np.stack([rows, cols]).astype(np.int64))
-    return torch.sparse_coo_tensor(idx, torch.from_numpy(np.asarray(values, np.float32)),
-                                   shape, check_invariants=False).coalesce()
+    """A constant sparse matrix (SciPy CSR, duplicates summed) with ``values`` at ``(rows,
+    cols)``, to multiply torch tensors with :func:`_spmm`."""
+    return sp.csr_matrix((np.asarray(values, np.float32), (rows, cols)), shape=shape)
+
+
+_FN: dict[str, Any] = {}
+
+
+def _spmm(torch: Any, a: Any, h: Any) -> Any:
+    """``a @ h`` for a constant SciPy matrix ``a`` and a float32 torch tensor ``h``, with
+    the gradient ``a.T @ grad`` (SciPy's sparse products: torch's COO ``coalesce`` and
+    ``index_add`` are much slower on CPU at these sizes)."""
+    if "spmm" not in _FN:
+
+        class SpMM(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx: Any, x: Any, mat: Any) -> Any:
+                ctx.mat = mat
+                return torch.from_numpy(np.asarray(mat @ x.detach().numpy(), np.float32))
+
+            @staticmethod
+            def backward(ctx: Any, grad: Any) -> tuple[Any, None]:
+                g = ctx.mat.T @ grad.detach().numpy()
+                return torch.from_numpy(np.asarray(g, np.float32)), None
+
+        _FN["spmm"] = SpMM
+    return _FN["spmm"].apply(h, a)
 
 
 def weighted_etypes(store: GraphStore) -> dict[Any, bool]:
@@ -181,7 +203,7 @@ class G4RModel:
                 leaves.append((slot.table, uniq, leaf))
             pool = _matrix(torch, seg, inv.ravel(), np.ones(len(seg), np.float32),
                            (len(nodes), len(uniq)))
-            h = h + torch.sparse.mm(pool, leaf)  # sum pooling of the node's slot values
+            h = h + _spmm(torch, pool, leaf)  # sum pooling of the node's slot values
         if self.o.softsign:
             h = torch.nn.functional.softsign(h)
         return h
@@ -233,7 +255,7 @@ class G4RModel:
         act = {"relu": torch.relu, "tanh": torch.tanh, "sigmoid": torch.sigmoid,
                "leaky_relu": torch.nn.functional.leaky_relu,
                "none": lambda x: x}[o.sage_act]
-        mats = []  # per edge type: (its index, the scaled in-neighbour aggregation matrix)
+        scaled = []  # per edge type: its index, destination and source rows, scale
         for k, s, d, w in edges:
             scale = np.ones(len(s), np.float32) if w is None else w
             if o.sage_layer_type == "LightGCN" and o.use_degree_norm:
@@ -242,16 +264,21 @@ class G4RModel:
                 scale = scale / np.sqrt(dout[s] * din[d])
             elif o.sage_layer_type == "GraphSAGE":  # mean of the neighbours
                 scale = scale / np.maximum(np.bincount(d, minlength=n), 1)[d]
-            mats.append((k, _matrix(torch, d, s, scale, (n, n))))
+            scaled.append((k, d, s, scale))
+        if o.sage_layer_type == "LightGCN":  # parameter-free: one matrix sums every type
+            cat = [np.concatenate([e[i] for e in scaled]) if scaled else np.zeros(0, np.int64)
+                   for i in (1, 2, 3)]
+            light = _matrix(torch, cat[0], cat[1], cat[2], (n, n))
+        else:
+            mats = [(k, _matrix(torch, d, s, scale, (n, n))) for k, d, s, scale in scaled]
         for layer in range(len(fanouts)):
-            out = torch.zeros_like(h0)
-            for k, a in mats:
-                agg = torch.sparse.mm(a, h)
-                if o.sage_layer_type == "LightGCN":
-                    out = out + agg
-                else:
+            if o.sage_layer_type == "LightGCN":
+                out = _spmm(torch, light, h)
+            else:
+                out = torch.zeros_like(h0)
+                for k, a in mats:
                     self_lin, neigh_lin = self.layers[layer][k]
-                    out = out + act(self_lin(h) + neigh_lin(agg))
+                    out = out + act(self_lin(h) + neigh_lin(_spmm(torch, a, h)))
             h = o.sage_alpha * h0 + (1 - o.sage_alpha) * out
         return h, allnodes
 
