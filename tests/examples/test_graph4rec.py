@@ -153,7 +153,8 @@ def test_metapath_names_resolve_against_the_graph():
     with pytest.raises(gs.ValidationError, match=r"'u2i' is ambiguous: it matches \[\('user', "
                        r"'click', 'item'\), \('user', 'buy', 'item'\)\]"):
         parse_metapath(st, "u2i-i2u", 5)
-    with pytest.raises(gs.ValidationError, match="'u2view2i' matches no edge type"):
+    with pytest.raises(gs.ValidationError, match="unknown edge type 'u2view2i': read as PGL's "
+                       "'u' -> 'i' by relation 'view', it matches none"):
         parse_metapath(st, "u2view2i-i2u", 5)
 
 

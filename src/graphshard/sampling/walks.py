@@ -133,10 +133,10 @@ def _pgl_etype(store: GraphStore, name: Any) -> EdgeType:
     if len(found) == 1:
         return found[0]
     if not found:
-        raise ValidationError(f"metapath step {name!r} matches no edge type: read as "
-                              f"{parts[0]!r} -> {parts[-1]!r}"
-                              + (f" by relation {rel!r}" if rel else "")
-                              + f"; edge types are {list(store.canonical_etypes)}",
+        raise ValidationError(f"unknown edge type {name!r}: read as PGL's {parts[0]!r} -> "
+                              f"{parts[-1]!r}" + (f" by relation {rel!r}" if rel else "")
+                              + f", it matches none; edge types are "
+                              f"{list(store.canonical_etypes)}",
                               field="metapath", value=name) from error
     raise ValidationError(f"metapath step {name!r} is ambiguous: it matches {found}; name the "
                           "relation (src2rel2dst) or the node types in full",
