@@ -239,3 +239,17 @@ def test_partitioned_graph_keeps_the_files_node_ids(tmp_path, shared_file):
         np.testing.assert_array_equal(ids, np.asarray(whole.nodes[t].data["node_id"]))
         assert sorted(ids.tolist()) == np.asarray(g.nodes[t].data["node_id"]).tolist()
         assert ids.tolist() != sorted(ids.tolist())  # reshuffled rows, mapped back by node_id
+
+
+def test_adam_model_run_resumes_from_its_checkpoint(tmp_path):
+    """Lazy Adam's moments and step count are checkpointed with the tables: a stopped
+    hinge-loss run resumes as the uninterrupted one."""
+    g = gs.datasets.from_spec("sbm:nodes=100,edges=500,blocks=2")
+    kw = dict(walk_len=5, walk_times=1, win_size=2, neg_num=2, emb_size=4, epochs=2, seed=0,
+              optimizer="adam", loss_type="hinge")
+    full = train_walk_embedding(g, **kw)
+    first = train_walk_embedding(g, **{**kw, "epochs": 1}, checkpoint_dir=tmp_path)
+    rest = train_walk_embedding(g, **kw, checkpoint_dir=tmp_path)
+    assert rest.step_losses[:len(first.step_losses)] == first.step_losses
+    assert rest.step_losses == full.step_losses
+    np.testing.assert_array_equal(rest.embeddings["_N"], full.embeddings["_N"])
