@@ -74,8 +74,9 @@ class WalkOptions:
         epochs: Passes.
         batch_size: Pairs per step (per negative draw with ``"pair_sgd"``).
         seed: Seed of initialisation, walks, pair order and negatives.
-        optimizer: ``"adagrad"`` or ``"sgd"`` (sparse, rows of the batch only, on a local
-            graph or a DistGraph), or ``"pair_sgd"`` (word2vec's plain SGD after every
+        optimizer: ``"adagrad"``, ``"adam"`` (lazy Adam, one step count per table: PGL's
+            ``shared_adam``) or ``"sgd"`` (sparse, rows of the batch only, on a local graph
+            or a DistGraph), or ``"pair_sgd"`` (word2vec's plain SGD after every
             pair, in order; local graphs only).
         lr_decay: ``"none"`` (constant) or ``"linear"``: from ``lr`` down to ``end_lr`` in
             proportion to the walks trained over all epochs (word2vec's schedule; PGL's
