@@ -30,7 +30,8 @@ def test_dist_tensor_reads_writes_and_policies(shop_dist):
     t.delete()
 
 
-@pytest.mark.parametrize("opt_cls", [gs.dist.SparseSGD, gs.dist.SparseAdagrad])
+@pytest.mark.parametrize("opt_cls", [gs.dist.SparseSGD, gs.dist.SparseAdagrad,
+                                     gs.dist.SparseAdam])
 def test_embedding_updates_equal_dense_reference(shop_dist, tmp_path, opt_cls):
     dg = shop_dist[2]
     rng = np.random.default_rng(3)
@@ -39,7 +40,8 @@ def test_embedding_updates_equal_dense_reference(shop_dist, tmp_path, opt_cls):
     emb.weight[np.arange(50)] = w0
     opt = opt_cls([emb], lr=0.05)
     ref, state = w0.astype(np.float64), np.zeros((50, 3))
-    for _ in range(4):
+    m, v = np.zeros((50, 3)), np.zeros((50, 3))
+    for step in range(1, 5):
         ids = rng.integers(0, 50, 30)
         grads = rng.normal(size=(30, 3)).astype(np.float32)
         opt.step(ids, grads)
@@ -48,6 +50,11 @@ def test_embedding_updates_equal_dense_reference(shop_dist, tmp_path, opt_cls):
         hit = np.unique(ids)
         if opt_cls is gs.dist.SparseSGD:
             ref[hit] -= 0.05 * dense[hit]
+        elif opt_cls is gs.dist.SparseAdam:  # lazy Adam, one step count (PGL's shared_adam)
+            m[hit] = 0.9 * m[hit] + 0.1 * dense[hit]
+            v[hit] = 0.999 * v[hit] + 0.001 * dense[hit] ** 2
+            rate = 0.05 * np.sqrt(1 - 0.999 ** step) / (1 - 0.9 ** step)
+            ref[hit] -= rate * m[hit] / (np.sqrt(v[hit]) + 1e-8)
         else:
             state[hit] += dense[hit] ** 2
             ref[hit] -= 0.05 * dense[hit] / (np.sqrt(state[hit]) + 1e-10)

@@ -93,7 +93,7 @@ def test_hetero_table_json_and_curve(tmp_path, shared_file):
     assert set(out["epochs"][0]) >= {"losses", "val_micro_f1", "test_macro_f1", "seconds"}
     bad = runner.invoke(cli, ["train", str(cfg), "--checkpoint-dir", str(tmp_path / "ck")])
     assert isinstance(bad.exception, ConfigError)  # main() prints it on one line, exit 1
-    assert "unknown keys ['checkpoint_dir']" in str(bad.exception)
+    assert "unknown key 'checkpoint_dir' for task 'hetero'" in str(bad.exception)
 
 
 def test_epoch_numbers_agree_in_table_lines_json_and_api(tmp_path):

@@ -19,7 +19,6 @@ pytest.importorskip("yaml", reason="needs pyyaml")
 WALK = """\
 task_name: deepwalk.test
 generate: sbm:nodes=120,edges=600,blocks=2
-etype2files: "u2click2i:./toy_data/u2click2i.txt"
 walk_len: 6
 walk_times: 2
 win_size: 2
@@ -38,7 +37,7 @@ def test_walk_config_dumps_and_warm_starts(tmp_path, caplog):
     cfg.write_text(WALK)
     res = train_from_config(cfg)
     assert isinstance(res, WalkEmbeddingResult) and res.embeddings["_N"].shape == (120, 4)
-    assert "ignoring keys ['etype2files', 'task_name']: task 'walk' reads only" in caplog.text
+    assert "ignoring keys ['task_name'] (a label of PGL's job scripts)" in caplog.text
     assert len((tmp_path / "out" / "_N.txt").read_text().splitlines()) == 120
     first = np.load(tmp_path / "out" / "_N.npy")
     # continue from the checkpoint: a second run starts from the saved tables
@@ -95,15 +94,39 @@ def test_walk_config_sample_key(tmp_path):
         train_from_config(cfg)
 
 
-def test_config_warns_about_every_key_it_ignores(tmp_path, caplog):
-    cfg = tmp_path / "sage.yaml"
-    cfg.write_text("task: sage\ngraph: missing.json\ntask_name: x\noutput_path: out\n"
-                   "symmetry: true\nfanouts: [5, 5]\nmeta_path: u2i-i2u\n")
-    with pytest.raises(gs.GraphshardError):
-        train_from_config(cfg)  # the graph is missing: the warning comes first
-    assert ("ignoring keys ['meta_path', 'output_path', 'symmetry', 'task_name']: task "
-            "'sage' reads only ['batch_size', 'checkpoint_dir'") in caplog.text
+@pytest.mark.parametrize(("task", "extra", "match"), [
+    ("sage", "epoch: 3\n", "unknown key 'epoch' for task 'sage'; did you mean 'epochs'?"),
+    ("sage", "learning_rate: 0.1\n", "unknown key 'learning_rate' for task 'sage'"),
+    ("sage", "meta_path: u2i-i2u\n", "unknown key 'meta_path' for task 'sage'"),
+    ("link", "hidden_sise: 8\n", "did you mean 'hidden_size'?"),
+    ("walk", "walk_lenght: 4\n", "did you mean 'walk_len'?"),
+    ("walk", "e\u670d\u52a1pochs: 3\n", "did you mean 'epochs'?"),  # the seed's scrape noise
+    ("walk", "hadoop_shard: true\n", "hadoop_shard is not supported: HDFS sharding"),
+    ("walk", "sparse_type: ftrl\n", "sparse_type must be one of"),
+    ("walk", "model_type: GATNE\n", "model_type must be one of"),
+    ("walk", "emb_size: 8\nhidden_size: 16\n", "hidden_size 16 must equal emb_size 8"),
+    ("walk", "lr: 0.1\nsparse_lr: 0.2\n", r"lr \(0.1\) and sparse_lr \(0.2\) name the same"),
+    ("walk", "etype2files: u2i:e.txt\n", r"name the graph once; found \['generate', "),
+])
+def test_unknown_and_refused_keys_name_the_key(tmp_path, task, extra, match):
+    """Every task refuses a key in no table (typos: issue 28), naming the closest one, and
+    a walk config refuses what graphshard cannot honour, before any training."""
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"task: {task}\ngenerate: sbm:nodes=40,edges=160\noutput_path: out\n"
+                   .replace("output_path: out\n", "" if task != "walk" else "output_path: out\n")
+                   + extra)
+    with pytest.raises(gs.ConfigError, match=match):
+        train_from_config(cfg)
     assert not (tmp_path / "out").exists()
+
+
+def test_sage_reads_weight_decay_and_eval_every(tmp_path):
+    cfg = tmp_path / "sage.yaml"
+    cfg.write_text("task: sage\ngenerate: sbm:nodes=120,edges=600,blocks=2,features=4\n"
+                   "fanouts: [3]\nhidden_size: 4\nepochs: 2\nbatch_size: 64\n"
+                   "weight_decay: 0.01\neval_every: 2\n")
+    res = train_from_config(cfg)
+    assert np.isnan(res.val_acc[0]) and not np.isnan(res.val_acc[1])  # evaluated every 2nd
 
 
 HETERO = ("task: hetero\nhgb: {hgb}\nmodel: rgcn\nfanouts: [2, 2]\nhidden_size: 8\n"
@@ -122,7 +145,7 @@ def test_hetero_config_reads_hgb(tmp_path, shared_file):
 
 
 @pytest.mark.parametrize(("extra", "match"), [
-    ("checkpoint_dir: ck\n", r"unknown keys \['checkpoint_dir'\] for task 'hetero'"),
+    ("checkpoint_dir: ck\n", r"unknown key 'checkpoint_dir' for task 'hetero'; it reads \["),
     ("generate: sbm:nodes=50,edges=200\n", r"name the graph once; found \['generate', 'hgb'\]"),
     ("model: gat\n", "model must be one of"),
 ])

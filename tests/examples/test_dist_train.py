@@ -60,3 +60,16 @@ def test_walk_checkpoint_on_servers_resumes(parted, tmp_path):
     assert rest.step_losses[:len(first.step_losses)] == first.step_losses
     np.testing.assert_allclose(rest.step_losses, local.step_losses, rtol=1e-4)
     np.testing.assert_allclose(rest.embeddings["_N"], local.embeddings["_N"], atol=1e-4)
+
+
+def test_graph4rec_model_on_servers_matches_local(parted):
+    """hinge loss, lazy Adam on DistEmbeddings and LightGCN over neighbours sampled on the
+    servers: the local loss curve on the same (reshuffled) graph."""
+    whole, dg, _ = parted
+    kw = dict(walk_len=6, walk_times=1, win_size=2, neg_num=2, emb_size=8, lr=0.05, epochs=2,
+              batch_size=512, seed=4, loss_type="hinge", margin=1.0, optimizer="adam",
+              sage_mode=True, samples=[3, 2], infer_samples=[4, 4], use_degree_norm=True)
+    local, dist = train_walk_embedding(whole, **kw), train_walk_embedding(dg, **kw)
+    np.testing.assert_allclose(dist.step_losses, local.step_losses, rtol=1e-4)
+    np.testing.assert_allclose(dist.embeddings["_N"], local.embeddings["_N"], atol=1e-4)
+    assert dist.losses[-1] < dist.losses[0]

@@ -91,7 +91,7 @@ def test_warm_start_and_errors(sbm_graph):
     res = train_walk_embedding(sbm_graph, **{**KW, "epochs": 1}, init=init)
     assert res.losses[0] == pytest.approx(np.log(2) * 4, rel=0.2)  # all scores start at 0
     with pytest.raises(gs.ValidationError, match="optimizer must be one of"):
-        train_walk_embedding(sbm_graph, optimizer="adam")
+        train_walk_embedding(sbm_graph, optimizer="ftrl")
     with pytest.raises(gs.ValidationError, match="expected \\(600, 8\\)"):
         train_walk_embedding(sbm_graph, **KW, init={"_N": np.zeros((3, 8), np.float32)})
 

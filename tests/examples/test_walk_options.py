@@ -61,7 +61,7 @@ def test_sizes_and_flags_are_normalised():
 
 
 @pytest.mark.parametrize(("kw", "field", "match"), [
-    ({"optimizer": "adam"}, "optimizer", "optimizer must be one of"),
+    ({"optimizer": "ftrl"}, "optimizer", "optimizer must be one of"),
     ({"lr_decay": "cosine"}, "lr_decay", "lr_decay must be one of"),
     ({"walk_buffer": 0}, "walk_buffer", "walk_buffer must be >= 1, got 0"),
     ({"neg_num": -1}, "neg_num", "neg_num must be >= 1, got -1"),

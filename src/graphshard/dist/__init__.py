@@ -13,7 +13,7 @@ from ..errors import ServerError, ServerTimeoutError
 from ._server import GraphServer
 from ._tensors import OPTIMIZERS
 from .cache import FeatureCache
-from .embedding import DistEmbedding, SparseAdagrad, SparseSGD
+from .embedding import DistEmbedding, SparseAdagrad, SparseAdam, SparseSGD
 from .graph import DistGraph
 from .loader import BlockLoader
 from .policy import PartitionPolicy
@@ -36,6 +36,7 @@ __all__ = [
     "ServerError",
     "ServerTimeoutError",
     "SparseAdagrad",
+    "SparseAdam",
     "SparseSGD",
     "assemble_graph",
     "find_servers",

@@ -1,4 +1,4 @@
-"""DistEmbedding and its sparse optimizers (SGD, Adagrad), updated on the servers.
+"""DistEmbedding and its sparse optimizers (SGD, Adagrad on the servers; Adam).
 
 A batch's gradient rows go to the servers owning them; each server sums the rows of repeated
 IDs and applies one update per row, as DGL's and PGL's sparse optimizers do (Adagrad:
@@ -31,7 +31,8 @@ from .graph import DistGraph
 from .policy import PartitionPolicy
 from .tensor import DistTensor
 
-__all__ = ["DistEmbedding", "SparseAdagrad", "SparseSGD", "load_array", "save_array"]
+__all__ = ["DistEmbedding", "SparseAdagrad", "SparseAdam", "SparseSGD", "load_array",
+           "save_array"]
 
 _CHUNK = 1 << 16
 
@@ -291,3 +292,54 @@ class SparseAdagrad(_SparseOptimizer):
             self.state[e.name] = DistTensor(w.shape, np.float32, f"{e.name}.adagrad",
                                             part_policy=w.part_policy,
                                             persistent=w.persistent, graph=w.graph)
+
+
+class SparseAdam(_SparseOptimizer):
+    """Lazy sparse Adam (PGL's ``shared_adam``): only the rows of a step move; the first
+    and second moments are DistTensors beside each table, and the bias corrections use
+    one step count per optimizer (shared by all rows, as PGL's shared beta powers).
+
+    The update reads the rows and both moments, computes on the caller and writes them
+    back (unique rows, repeated IDs summed first): exact for one trainer; concurrent
+    trainers updating the same row may lose one of the updates (Hogwild-style).
+
+    Args:
+        params: The DistEmbeddings to update.
+        lr: Learning rate.
+        betas: Decay of the first and second moments.
+        eps: Added to the root of the second moment.
+
+    Example:
+        >>> opt = SparseAdam([emb], lr=0.01)  # doctest: +SKIP
+        >>> opt.step(np.array([0, 3, 0]), grads)  # rows 0 (summed) and 3  # doctest: +SKIP
+    """
+
+    optimizer = "adam"
+
+    def __init__(self, params: Sequence[DistEmbedding], lr: float, *,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8) -> None:
+        super().__init__(params, lr, eps=eps)
+        self.betas = (float(betas[0]), float(betas[1]))
+        self.steps = 0
+        for e in self.params:
+            w = e.weight
+            for k in ("m", "v"):
+                self.state[f"{e.name}.{k}"] = DistTensor(
+                    w.shape, np.float32, f"{e.name}.adam_{k}", part_policy=w.part_policy,
+                    persistent=w.persistent, graph=w.graph)
+
+    def _apply(self, e: DistEmbedding, ids: Any, grads: Any) -> None:
+        idx = np.asarray(ids, dtype=np.int64).reshape(-1)
+        g = np.asarray(grads, dtype=np.float32).reshape(len(idx), -1)
+        uniq, inv = np.unique(idx, return_inverse=True)
+        summed = np.zeros((len(uniq), g.shape[1]), np.float32)
+        np.add.at(summed, inv.ravel(), g)
+        self.steps += 1
+        b1, b2 = self.betas
+        m_t, v_t = self.state[f"{e.name}.m"], self.state[f"{e.name}.v"]
+        m = b1 * m_t[uniq] + (1 - b1) * summed
+        v = b2 * v_t[uniq] + (1 - b2) * summed * summed
+        rate = self.lr * np.sqrt(1 - b2 ** self.steps) / (1 - b1 ** self.steps)
+        w = e.weight[uniq] - rate * m / (np.sqrt(v) + self.eps)
+        m_t[uniq], v_t[uniq] = m.astype(np.float32), v.astype(np.float32)
+        e.weight[uniq] = w.astype(np.float32)

@@ -34,9 +34,11 @@ logger = logging.getLogger(__name__)
 
 def epoch_walks(st: GraphStore, plans: list[tuple[Any, str]], walk_len: int,
                  walk_times: int, walk_buffer: int, seed: int, epoch: int, *,
-                 bar: bool = False) -> Iterator[tuple[int, int, np.random.Generator, Any]]:
+                 bar: bool = False, prob: str | None = None
+                 ) -> Iterator[tuple[int, int, np.random.Generator, Any]]:
     """``(plan, buffer, rng, walks)`` of one epoch, buffer by buffer: ``walk_times`` walks
-    from every start node in a shuffled order, keyed by ``(seed, epoch)`` only."""
+    from every start node in a shuffled order, keyed by ``(seed, epoch)`` only; steps
+    drawn in proportion to edge feature ``prob`` when given (``weighted_sample``)."""
     for k, (path, start_type) in enumerate(plans):
         rng = np.random.default_rng(subseed(seed, 3, epoch, k))
         starts = rng.permutation(np.tile(np.arange(st.num_nodes(start_type)), walk_times))
@@ -46,18 +48,19 @@ def epoch_walks(st: GraphStore, plans: list[tuple[Any, str]], walk_len: int,
             chunks = progress(offsets, desc=f"epoch {epoch}", unit="buffer", total=len(offsets))
         for c, lo in enumerate(chunks):
             yield k, c, rng, random_walk(st, starts[lo:lo + walk_buffer], walk_len, path,
-                                         seed=subseed(seed, 4, epoch, k, c))
+                                         prob=prob, seed=subseed(seed, 4, epoch, k, c))
 
 
 def keep_probability(st: GraphStore, plans: list[tuple[Any, str]], walk_len: int,
-                     walk_times: int, walk_buffer: int, seed: int, sample: float
-                     ) -> np.ndarray:
+                     walk_times: int, walk_buffer: int, seed: int, sample: float,
+                     prob: str | None = None) -> np.ndarray:
     """word2vec's keep probability of every node (float64, by global ID): the first epoch's
     walks are counted (``c`` per node, ``T`` in all) and a node is kept with probability
     ``min(1, (sqrt(c / (sample T)) + 1) sample T / c)``; 1 for a node never walked."""
     offsets = np.concatenate([[0], np.cumsum([st.num_nodes(t) for t in st.ntypes])])
     counts = np.zeros(int(offsets[-1]), dtype=np.int64)
-    for _, _, _, w in epoch_walks(st, plans, walk_len, walk_times, walk_buffer, seed, 0):
+    for _, _, _, w in epoch_walks(st, plans, walk_len, walk_times, walk_buffer, seed, 0,
+                                  prob=prob):
         valid = w.traces >= 0
         ids = (w.traces + offsets[w.types][None, :].astype(np.int64))[valid]
         counts += np.bincount(ids, minlength=len(counts))

@@ -20,7 +20,7 @@ from ..errors import FormatError, ValidationError
 from ..store import GraphStore
 from ..typing import IdArray
 from ._common import subseed
-from .kernels import adagrad_rows, sgd_rows
+from .kernels import adagrad_rows, adam_rows, sgd_rows
 
 __all__ = ["DistTable", "TorchTable", "init_tables", "resume_tables", "save_tables"]
 
@@ -31,14 +31,17 @@ _CHUNK = 1 << 16  # rows per server request when a whole DistEmbedding is read o
 
 class TorchTable:
     """A local embedding table: a torch tensor (on a NumPy row block, no copy) updated
-    row-wise by sparse Adagrad or SGD (the update of :class:`~graphshard.dist.SparseAdagrad`,
-    done in place on the rows)."""
+    row-wise by sparse Adagrad, Adam or SGD (the updates of
+    :class:`~graphshard.dist.SparseAdagrad` and :class:`~graphshard.dist.SparseAdam`, done
+    in place on the rows)."""
 
     def __init__(self, torch: Any, init: np.ndarray, optimizer: str, lr: float) -> None:
         self.torch = torch
         self.weight = torch.from_numpy(init)
-        self.state = torch.zeros_like(self.weight) if optimizer == "adagrad" else None
-        self.lr, self.eps = float(lr), 1e-10
+        self.state = torch.zeros_like(self.weight) if optimizer in ("adagrad", "adam") else None
+        self.second = torch.zeros_like(self.weight) if optimizer == "adam" else None
+        self.steps = 0
+        self.lr, self.eps = float(lr), (1e-8 if optimizer == "adam" else 1e-10)
 
     def set_lr(self, lr: float) -> None:
         self.lr = float(lr)
@@ -49,7 +52,12 @@ class TorchTable:
     def step(self, ids: IdArray, grads: np.ndarray) -> None:
         """Update unique rows ``ids`` with gradient rows ``grads`` (in place, numba)."""
         w = self.weight.numpy()
-        if self.state is not None:
+        if self.second is not None and self.state is not None:
+            self.steps += 1
+            adam_rows(w, self.state.numpy(), self.second.numpy(), ids, grads,
+                      np.float32(self.lr), np.float32(0.9), np.float32(0.999),
+                      np.float32(self.eps), np.float32(self.steps))
+        elif self.state is not None:
             adagrad_rows(w, self.state.numpy(), ids, grads, np.float32(self.lr),
                          np.float32(self.eps))
         else:
@@ -61,13 +69,21 @@ class TorchTable:
     def snapshot(self) -> dict[str, np.ndarray]:
         """The table and its Adagrad state (copies), for a checkpoint."""
         out = {"weight": self.all()}
-        if self.state is not None:
+        if self.second is not None and self.state is not None:
+            out["adam_m"] = self.state.numpy().copy()
+            out["adam_v"] = self.second.numpy().copy()
+            out["adam_step"] = np.array([self.steps], np.int64)
+        elif self.state is not None:
             out["adagrad"] = self.state.numpy().copy()
         return out
 
     def restore(self, snap: dict[str, np.ndarray]) -> None:
         self.weight.copy_(self.torch.from_numpy(np.asarray(snap["weight"])))
-        if self.state is not None:
+        if self.second is not None and self.state is not None:
+            self.state.copy_(self.torch.from_numpy(np.asarray(snap["adam_m"])))
+            self.second.copy_(self.torch.from_numpy(np.asarray(snap["adam_v"])))
+            self.steps = int(np.asarray(snap["adam_step"])[0])
+        elif self.state is not None:
             self.state.copy_(self.torch.from_numpy(np.asarray(snap["adagrad"])))
 
 
@@ -76,13 +92,14 @@ class DistTable:
 
     def __init__(self, dg: Any, ntype: str, init: np.ndarray, optimizer: str, lr: float
                  ) -> None:
-        from ..dist import DistEmbedding, SparseAdagrad, SparseSGD
+        from ..dist import DistEmbedding, SparseAdagrad, SparseAdam, SparseSGD
 
         self.emb = DistEmbedding(init.shape[0], init.shape[1], part_policy=f"node:{ntype}",
                                  graph=dg)
         for i in range(0, len(init), _CHUNK):
             self.emb.weight[np.arange(i, min(i + _CHUNK, len(init)))] = init[i:i + _CHUNK]
-        self.opt = (SparseAdagrad if optimizer == "adagrad" else SparseSGD)([self.emb], lr)
+        kind = {"adagrad": SparseAdagrad, "adam": SparseAdam}.get(optimizer, SparseSGD)
+        self.opt = kind([self.emb], lr)
 
     def set_lr(self, lr: float) -> None:
         self.opt.lr = float(lr)
@@ -99,16 +116,25 @@ class DistTable:
                                for i in range(0, n, _CHUNK)])
 
     def _tensors(self) -> dict[str, Any]:
-        st = self.opt.state.get(self.emb.name)
+        n = self.emb.name
+        if f"{n}.m" in self.opt.state:
+            return {"weight": self.emb.weight, "adam_m": self.opt.state[f"{n}.m"],
+                    "adam_v": self.opt.state[f"{n}.v"]}
+        st = self.opt.state.get(n)
         return {"weight": self.emb.weight, **({"adagrad": st} if st is not None else {})}
 
     def snapshot(self) -> dict[str, np.ndarray]:
         """The table and its Adagrad state, read from the servers, for a checkpoint."""
-        return {k: np.concatenate([t[np.arange(i, min(i + _CHUNK, len(t)))]
-                                   for i in range(0, len(t), _CHUNK)])
-                for k, t in self._tensors().items()}
+        out = {k: np.concatenate([t[np.arange(i, min(i + _CHUNK, len(t)))]
+                                  for i in range(0, len(t), _CHUNK)])
+               for k, t in self._tensors().items()}
+        if "adam_m" in out:
+            out["adam_step"] = np.array([self.opt.steps], np.int64)
+        return out
 
     def restore(self, snap: dict[str, np.ndarray]) -> None:
+        if "adam_step" in snap:
+            self.opt.steps = int(np.asarray(snap["adam_step"])[0])
         for k, t in self._tensors().items():
             for i in range(0, len(t), _CHUNK):
                 rows = np.arange(i, min(i + _CHUNK, len(t)))
@@ -116,11 +142,12 @@ class DistTable:
 
 
 def init_tables(torch: Any, store: GraphStore, emb_size: int, optimizer: str, lr: float,
-                seed: int, init: dict[str, np.ndarray] | None, context: bool
-                ) -> tuple[list[Any], list[np.ndarray]]:
+                seed: int, init: dict[str, np.ndarray] | None, context: bool,
+                init_range: float | None = None) -> tuple[list[Any], list[np.ndarray]]:
     """One table per node type, then (``context``) one zero context table per node type.
 
-    Node tables start uniform in ``[-0.5, 0.5) / sqrt(emb_size)`` (keyed by ``seed``) or at
+    Node tables start uniform in ``[-0.5, 0.5) / sqrt(emb_size)`` (keyed by ``seed``), in
+    ``[-init_range, init_range)`` when given (Graph4Rec's ``init_range``), or at
     ``init[ntype]``.  Local tables are row blocks (views) of one array for the node tables
     and one for the context tables, returned too (``[nodes]`` or ``[nodes, contexts]``;
     empty for a DistGraph): the per-pair kernel indexes them by global ID.
@@ -142,7 +169,9 @@ def init_tables(torch: Any, store: GraphStore, emb_size: int, optimizer: str, lr
     for i, is_ctx in kinds:
         t, n = store.ntypes[i], counts[i]
         w = (np.zeros((n, emb_size), np.float32) if is_ctx else
-             (rng.random((n, emb_size), dtype=np.float32) - 0.5) / np.float32(emb_size ** 0.5))
+             (rng.random((n, emb_size), dtype=np.float32) - 0.5) / np.float32(emb_size ** 0.5)
+             if init_range is None else
+             (rng.random((n, emb_size), dtype=np.float32) - 0.5) * np.float32(2 * init_range))
         if init is not None and t in init and not is_ctx:
             w = np.ascontiguousarray(init[t], dtype=np.float32)
             if w.shape != (n, emb_size):
@@ -165,8 +194,8 @@ def save_tables(tables: list[Any], checkpoint_dir: str | os.PathLike[str], epoch
 
     snaps = [tab.snapshot() for tab in tables]
     save_checkpoint(checkpoint_dir, {f"{i}.weight": s["weight"] for i, s in enumerate(snaps)},
-                    {f"{i}.adagrad": s["adagrad"] for i, s in enumerate(snaps)
-                     if "adagrad" in s},
+                    {f"{i}.{k}": v for i, s in enumerate(snaps) for k, v in s.items()
+                     if k != "weight"},
                     epoch=epoch, history=history, params=params)
 
 
@@ -189,8 +218,8 @@ def resume_tables(tables: list[Any], checkpoint_dir: str | os.PathLike[str],
                           f"run {len(tables)}", path=str(checkpoint_dir))
     for i, tab in enumerate(tables):
         snap = {"weight": ck.model[f"{i}.weight"]}
-        if f"{i}.adagrad" in ck.optimizer:
-            snap["adagrad"] = ck.optimizer[f"{i}.adagrad"]
+        snap.update({k.split(".", 1)[1]: v for k, v in ck.optimizer.items()
+                     if k.split(".", 1)[0] == str(i)})
         tab.restore(snap)
     for name, values in history.items():
         values.extend(ck.history.get(name, []))

@@ -1,22 +1,24 @@
 """Train from a YAML config with PGL / Graph4Rec's keys (the hook for ``graphshard train``).
 
-A walk config (``task: walk``, the default) reads PGL's keys ``meta_path``, ``walk_len``,
-``walk_times``, ``win_size``, ``neg_num``, ``embed_size`` (or ``emb_size``), ``epochs``,
-``batch_size``, ``lr``, ``optimizer``, ``excluded_train_pair``, ``need_train``,
-``need_inference``, ``warm_start_from``, ``output_path``, ``seed``, and our
-``neg_distribution`` (``uniform`` / ``degree``), ``lr_decay`` (``none``, the default, or
-``linear``: word2vec's decay from ``lr`` to ``end_lr`` over the run's walks), ``end_lr``
-(default ``lr * 1e-4``), ``random_window`` (word2vec's reduced window), ``sample`` (or
-``subsample``: word2vec's subsampling of frequent nodes, 0 = off, e.g. ``1e-4``) and
-``optimizer: pair_sgd`` (SGD after every pair, local graphs only); bad values raise a
-:class:`~graphshard.errors.ValidationError` naming the key.  A GraphSAGE config
-(``task: sage``) reads ``fanouts``, ``hidden_size`` (or ``hidden``), ``epochs``,
-``batch_size``, ``lr``, ``weight_decay``, ``feat``, ``label``, ``train_mask``, ``val_mask``,
-``test_mask``, ``dropout``, ``seed``, ``eval_every`` (evaluate every this many epochs),
-``patience`` (stop once validation accuracy has not improved for this many epochs; unset:
-never) and ``min_delta`` (the improvement that counts), ``num_trainers`` (trainer
-processes, DDP; needs ``graph:``), ``trainer_cpus``, ``checkpoint_dir`` (a checkpoint after
-every epoch; a stopped run started again resumes from it) and ``resume``.
+A walk config (``task: walk``, the default) is a Graph4Rec config: every key of PGL's
+Graph4Rec config block is read, ignored with a reason or refused, as
+:data:`~graphshard.examples.graph4rec.G4R_KEYS` and ``docs/graph4rec.md`` list;
+``etype2files`` / ``ntype2files`` / ``symmetry`` name the data files the run reads
+(:func:`~graphshard.io.read_pgl`), and the dump keys its rows by the files' node IDs.  It
+also reads our ``neg_distribution`` (``uniform`` / ``degree``), ``optimizer``
+(``adagrad``, ``adam``, ``sgd``, ``pair_sgd``: word2vec's SGD after every pair, local
+graphs only), ``lr``, ``lr_decay`` (``none``, the default, or ``linear``: word2vec's decay
+from ``lr`` to ``end_lr`` over the run's walks), ``end_lr`` (default ``lr * 1e-4``),
+``random_window`` (word2vec's reduced window), ``sample`` (or ``subsample``: word2vec's
+subsampling of frequent nodes, 0 = off, e.g. ``1e-4``), ``seed``, ``checkpoint_dir`` and
+``resume``; bad values raise a :class:`~graphshard.errors.ValidationError` naming the key.
+A GraphSAGE config (``task: sage``) reads ``fanouts``, ``hidden_size`` (or ``hidden``),
+``epochs``, ``batch_size``, ``lr``, ``weight_decay``, ``feat``, ``label``, ``train_mask``,
+``val_mask``, ``test_mask``, ``dropout``, ``seed``, ``eval_every`` (evaluate every this
+many epochs), ``patience`` (stop once validation accuracy has not improved for this many
+epochs; unset: never) and ``min_delta`` (the improvement that counts), ``num_trainers``
+(trainer processes, DDP; needs ``graph:``), ``trainer_cpus``, ``checkpoint_dir`` (a
+checkpoint after every epoch; a stopped run started again resumes from it) and ``resume``.
 A link-prediction config (``task: link``, :func:`~graphshard.examples.link.train_link`)
 reads ``fanouts``, ``hidden_size`` (or ``hidden``), ``epochs``, ``batch_size``, ``lr``,
 ``weight_decay``, ``feat``, ``dropout``, ``seed``, ``num_negatives`` (or PGL's ``neg_num``:
@@ -38,28 +40,26 @@ A heterogeneous node-classification config (``task: hetero``,
 dataset's .zip or folder; ``hgb_test_file``, ``hgb_val_ratio`` pass to
 :func:`~graphshard.datasets.load_hgb`; ``target`` defaults to the labelled type); it has
 no checkpoints yet.
-The graph is ``graph:`` (a partition config JSON, served by a DistGraph) or ``generate:``
-(a :func:`graphshard.datasets.from_spec` spec).  :data:`CONFIG_KEYS` lists the keys of
-each task; in a walk or sage config every other key (PGL's ``etype2files``,
-``ntype2files``, ``symmetry``, ``shard_num``, ``task_name``, ...; ``output_path`` in a sage
-config) is ignored with one WARNING naming them all, while a hetero config refuses an
-unknown key with a ConfigError; relative paths are read from the YAML's folder.  PGL's
-``meta_path`` is read as edge-type names of the graph (``"u2click2i-i2click2u"``, several
-joined by ``;``): a name the graph does not have is refused with a ValidationError.
+The graph is ``graph:`` (a partition config JSON, served by a DistGraph), ``generate:``
+(a :func:`graphshard.datasets.from_spec` spec) or, for a walk config, ``etype2files``;
+naming two is an error.  :data:`CONFIG_KEYS` lists the keys of each task; any other key is
+a ConfigError naming the closest known one (``epoch`` -> ``epochs``), in every task;
+relative paths are read from the YAML's folder.
 
 Checkpoints: with ``checkpoint_dir`` (either task) a checkpoint with the model or tables,
-the optimizer state, the epoch and the metrics is written after every epoch, and the same
-command started again resumes from it (``resume: false`` starts over).  A walk run also
-writes its tables to ``output_path`` (``<ntype>.npy`` and ``<ntype>.txt``);
-``warm_start_from`` reads such a folder back as initial tables (no optimizer state), or with
-``need_train: false`` only to dump it again.
+the optimizer state, the epoch and the metrics is written after every epoch (a walk run:
+every ``save_model_interval`` epochs and after the last), and the same command started
+again resumes from it (``resume: false`` starts over).  A walk run also writes its tables
+to ``output_path`` (``<ntype>.npy`` and ``<ntype>.txt``); ``warm_start_from`` reads such a
+folder back as initial tables (no optimizer state), or with ``need_train: false`` only to
+dump it again.
 
-Unstable API (first pass of issue 7).
+Unstable API (first pass of issue 7; Graph4Rec keys: issue 27).
 
 Example:
     >>> [k for k in ("meta_path", "walk_len", "etype2files", "task_name", "output_path")
     ...  if k in CONFIG_KEYS["walk"]]
-    ['meta_path', 'walk_len', 'output_path']
+    ['meta_path', 'walk_len', 'etype2files', 'output_path']
     >>> "output_path" in CONFIG_KEYS["sage"]
     False
     >>> import tempfile, pathlib
@@ -79,6 +79,16 @@ from typing import Any
 
 from .._util.optional import import_optional
 from ..errors import ConfigError
+from .graph4rec import (
+    G4R_KEYS,
+    SPARSE_TYPES,
+    WalkDump,
+    check_g4r_values,
+    dump_embeddings,
+    node_ids,
+    read_config_graph,
+    unknown_key_error,
+)
 
 __all__ = ["CONFIG_KEYS", "TASKS", "read_config", "train_from_config"]
 
@@ -94,8 +104,19 @@ _WALK = {"meta_path": "metapath", "walk_len": "walk_len", "walk_times": "walk_ti
          "excluded_train_pair": "exclude_pairs", "neg_distribution": "neg_distribution",
          "checkpoint_dir": "checkpoint_dir", "resume": "resume", "lr_decay": "lr_decay",
          "end_lr": "end_lr", "random_window": "random_window", "sample": "subsample",
-         "subsample": "subsample"}
-_WALK_FLOW = {"need_train", "need_inference", "warm_start_from", "output_path"}
+         "subsample": "subsample", "sparse_type": "optimizer", "sparse_lr": "lr",
+         "loss_type": "loss_type", "margin": "margin", "init_range": "init_range",
+         "softsign": "softsign", "sage_mode": "sage_mode", "sage_layer_type": "sage_layer_type",
+         "sage_alpha": "sage_alpha", "samples": "samples", "infer_samples": "infer_samples",
+         "sage_act": "sage_act", "use_degree_norm": "use_degree_norm",
+         "weighted_sample": "weighted_sample", "return_weight": "return_weight",
+         "dense_lr": "dense_lr", "slot_feature_lr": "slot_feature_lr", "slots": "slots",
+         "infer_batch_size": "infer_batch_size"}
+#: Graph4Rec keys a walk config reads outside WalkOptions (files, dump, flow).
+_WALK_FLOW = {"need_train", "need_inference", "warm_start_from", "output_path", "etype2files",
+              "ntype2files", "symmetry", "graph_data_local_path", "infer_node_type",
+              "dump_node_name", "dump_node_emb_name", "need_dump_walk", "save_model_interval",
+              "model_type", "hidden_size"}
 _SAGE = {"fanouts": "fanouts", "hidden_size": "hidden", "hidden": "hidden", "feat": "feat",
          "label": "label", "train_mask": "train_mask", "val_mask": "val_mask",
          "test_mask": "test_mask", "dropout": "dropout", "weight_decay": "weight_decay",
@@ -122,8 +143,9 @@ _HETERO = {"target": "target", "model": "model", "fanouts": "fanouts",
            "num_trainers": "num_trainers", "trainer_cpus": "trainer_cpus"}
 _HGB = {"hgb", "hgb_test_file", "hgb_val_ratio"}
 
-#: The keys each task reads.  walk and sage ignore any other key with a WARNING naming it
-#: (PGL configs carry keys of their own); hetero refuses it (ConfigError).
+#: The keys each task reads.  Any other key is a ConfigError naming the closest known key,
+#: except, in a walk config, Graph4Rec's keys that graphshard ignores or refuses with a
+#: reason (:data:`~graphshard.examples.graph4rec.G4R_KEYS`).
 CONFIG_KEYS = {"walk": tuple(sorted(_COMMON | set(_WALK) | _WALK_FLOW)),
                "sage": tuple(sorted(_COMMON | set(_SAGE))),
                "link": tuple(sorted(_COMMON | set(_LINK) | _LINK_SPLIT)),
@@ -187,13 +209,12 @@ def train_from_config(path: str | os.PathLike[str], *, overrides: dict[str, Any]
     if task not in TASKS:
         raise ConfigError(f"{path}: task must be one of {TASKS}, got {task!r}", path=str(path),
                           field="task")
-    ignored = sorted(set(cfg) - set(CONFIG_KEYS[task]))
-    if ignored and task == "hetero":
-        raise ConfigError(f"{path}: unknown keys {ignored} for task 'hetero'; it reads "
-                          f"{list(CONFIG_KEYS[task])}", path=str(path), field=ignored[0])
-    if ignored:
-        logger.warning("%s: ignoring keys %s: task %r reads only %s", path, ignored, task,
-                       list(CONFIG_KEYS[task]))
+    known = set(CONFIG_KEYS[task]) | (set(G4R_KEYS) if task == "walk" else set())
+    unknown = sorted(set(cfg) - known)
+    if unknown:
+        raise unknown_key_error(path, unknown[0], sorted(known), task)
+    if task == "walk":
+        check_g4r_values(cfg, path)
     if task == "hetero":
         return _hetero(cfg, base, path, on_epoch)
     table = _TABLES[task]
@@ -201,7 +222,17 @@ def train_from_config(path: str | os.PathLike[str], *, overrides: dict[str, Any]
     kwargs.update({k: cfg[k] for k in ("seed", "epochs", "batch_size", "lr") if k in cfg})
     if isinstance(kwargs.get("exclude_pairs"), str):
         kwargs["exclude_pairs"] = [p for p in kwargs["exclude_pairs"].split(";") if p]
-    graph = _graph(cfg, base, path)
+    if "optimizer" in kwargs:
+        kwargs["optimizer"] = SPARSE_TYPES.get(kwargs["optimizer"], kwargs["optimizer"])
+    sources = [k for k in ("graph", "generate", "etype2files") if k in cfg]
+    if len(sources) > 1:
+        raise ConfigError(f"{path}: name the graph once; found {sources}", path=str(path),
+                          field=sources[1])
+    if "etype2files" in cfg:
+        graph = read_config_graph(cfg, base, path)
+        cfg = {"output_path": "output", **cfg}  # PGL's files in, PGL's dump out
+    else:
+        graph = _graph(cfg, base, path)
     out = cfg.get("output_path")
     out = None if out is None else (Path(out) if Path(out).is_absolute() else base / out)
     ck = kwargs.get("checkpoint_dir")
@@ -259,7 +290,7 @@ def _hetero(cfg: dict[str, Any], base: Path, path: Any, on_epoch: Any) -> Any:
 
 def _walk(graph: Any, kwargs: dict[str, Any], cfg: dict[str, Any], base: Path,
           out: Path | None) -> Any:
-    from .walk_embed import load_embeddings, save_embeddings, train_walk_embedding
+    from .walk_embed import load_embeddings, train_walk_embedding
     from .walk_options import WalkOptions
 
     warm = cfg.get("warm_start_from")
@@ -272,12 +303,20 @@ def _walk(graph: Any, kwargs: dict[str, Any], cfg: dict[str, Any], base: Path,
             raise ConfigError("need_train is false: set warm_start_from to the tables to "
                               "dump", field="warm_start_from")
         if cfg.get("need_inference", True) and out is not None:
-            save_embeddings(init, out)
+            dump_embeddings(init, out, cfg, node_ids(graph), "config")
         return None
     names = set(WalkOptions.names())
     options = WalkOptions(**{k: v for k, v in kwargs.items() if k in names})
-    res = train_walk_embedding(graph, options, init=init,
-                               **{k: v for k, v in kwargs.items() if k not in names})
+    rest = {k: v for k, v in kwargs.items() if k not in names}
+    ids = node_ids(graph)
+    if "save_model_interval" in cfg:
+        rest["checkpoint_every"] = int(cfg["save_model_interval"])
+        if rest.get("checkpoint_dir") is None and out is not None:
+            rest["checkpoint_dir"] = out / "model"
+    walks = WalkDump(ids) if cfg.get("need_dump_walk") else None
+    res = train_walk_embedding(graph, options, init=init, on_walks=walks, **rest)
     if out is not None:  # without need_inference only the .npy tables (a checkpoint)
-        save_embeddings(res, out, text=bool(cfg.get("need_inference", True)))
+        dump_embeddings(res.embeddings, out, cfg, res.node_ids or ids, "config")
+        if walks is not None:
+            walks.write(out)
     return res

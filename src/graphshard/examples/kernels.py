@@ -13,8 +13,8 @@ from numba import njit, prange
 from .._util.jit import kernel
 from ..sampling.kernels.rng import item_state, uniform
 
-__all__ = ["adagrad_rows", "reassoc_kernel", "sgd_rows", "sgns_grads", "sgns_pair_sgd",
-           "subsample_walks"]
+__all__ = ["adagrad_rows", "adam_rows", "pair_loss_grads", "reassoc_kernel", "sgd_rows",
+           "sgns_grads", "sgns_pair_sgd", "subsample_walks"]
 
 
 @kernel
@@ -27,6 +27,23 @@ def adagrad_rows(w, state, ids, grads, lr, eps):  # pragma: no cover - numba
             s = state[i, j] + g * g
             state[i, j] = s
             w[i, j] -= lr * g / (np.sqrt(s) + eps)
+
+
+@kernel
+def adam_rows(w, m, v, ids, grads, lr, beta1, beta2, eps, step):  # pragma: no cover - numba
+    """Lazy (sparse) Adam on unique rows ``ids`` of ``w``: ``m``, ``v`` (first and second
+    moments) move only on those rows; ``step`` (1, 2, ...) is the table's shared step count
+    behind the bias corrections (PGL's ``shared_adam``: one beta power per table)."""
+    c1 = 1.0 - beta1 ** step
+    c2 = 1.0 - beta2 ** step
+    rate = lr * np.sqrt(c2) / c1
+    for r in range(len(ids)):
+        i = ids[r]
+        for j in range(w.shape[1]):
+            g = grads[r, j]
+            m[i, j] = beta1 * m[i, j] + (1.0 - beta1) * g
+            v[i, j] = beta2 * v[i, j] + (1.0 - beta2) * g * g
+            w[i, j] -= rate * m[i, j] / (np.sqrt(v[i, j]) + eps)
 
 
 @kernel
@@ -151,3 +168,60 @@ def subsample_walks(traces, col_offset, keep, seed, compact, out):  # pragma: no
                 out[i, a] = -1
         kept[i] = o
     return kept
+
+
+@kernel
+def pair_loss_grads(u, i_src, i_dst, i_neg, kind, margin, grad):  # pragma: no cover
+    """Graph4Rec's pair losses over rows ``u`` (unique node representations): logits
+    ``pos = u[src] . u[dst]`` and ``neg[k] = u[src] . u[neg[k]]``; ``kind`` 0: sigmoid,
+    ``(mean BCE(pos, 1) + mean BCE(neg, 0)) / 2``; 1: hinge, ``mean relu(margin - pos +
+    neg)`` over pairs and negatives; 2: nce, softmax cross-entropy of ``pos`` among
+    ``[pos, neg]``, mean over pairs.  Adds the gradient into ``grad`` (zeros, shape of
+    ``u``) in a fixed order; returns the loss."""
+    b, k, d = len(i_src), i_neg.shape[1], u.shape[1]
+    logits = np.empty(k + 1, dtype=np.float32)
+    dl = np.empty(k + 1, dtype=np.float32)
+    loss = 0.0
+    for p in range(b):
+        s = i_src[p]
+        for q in range(k + 1):
+            t = i_dst[p] if q == 0 else i_neg[p, q - 1]
+            dot = np.float32(0.0)
+            for j in range(d):
+                dot += u[s, j] * u[t, j]
+            logits[q] = dot
+        if kind == 0:
+            loss -= 0.5 * _log_sigmoid(logits[0]) / b
+            dl[0] = (_sigmoid(logits[0]) - np.float32(1.0)) * np.float32(0.5 / b)
+            for q in range(1, k + 1):
+                loss -= 0.5 * _log_sigmoid(-logits[q]) / (b * k)
+                dl[q] = _sigmoid(logits[q]) * np.float32(0.5 / (b * k))
+        elif kind == 1:
+            dl[0] = 0.0
+            for q in range(1, k + 1):
+                gap = margin - logits[0] + logits[q]
+                if gap > 0:
+                    loss += gap / (b * k)
+                    dl[0] -= np.float32(1.0 / (b * k))
+                    dl[q] = np.float32(1.0 / (b * k))
+                else:
+                    dl[q] = 0.0
+        else:
+            top = logits.max()
+            z = 0.0
+            for q in range(k + 1):
+                z += np.exp(logits[q] - top)
+            loss += (np.log(z) + top - logits[0]) / b
+            for q in range(k + 1):
+                dl[q] = np.float32(np.exp(logits[q] - top) / z / b)
+            dl[0] -= np.float32(1.0 / b)
+        for q in range(k + 1):
+            t = i_dst[p] if q == 0 else i_neg[p, q - 1]
+            g = dl[q]
+            if g == 0:
+                continue
+            for j in range(d):
+                gs = g * u[t, j]
+                grad[t, j] += g * u[s, j]
+                grad[s, j] += gs
+    return loss

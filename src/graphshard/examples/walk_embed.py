@@ -67,6 +67,10 @@ class WalkEmbeddingResult:
         step_losses: Loss of every step, in order.
         num_pairs: Training pairs per epoch.
         seconds: Seconds per epoch.
+        node_ids: ``{ntype: IDs}`` of the input files, row by row of ``embeddings``, for
+            the node types whose graph has the node feature ``node_id``
+            (:func:`~graphshard.io.read_pgl` keeps it; a partitioned graph serves it in its
+            reshuffled order); empty otherwise.
     """
 
     embeddings: dict[str, np.ndarray] = field(repr=False)
@@ -74,6 +78,7 @@ class WalkEmbeddingResult:
     step_losses: list[float] = field(repr=False)
     num_pairs: list[int]
     seconds: list[float]
+    node_ids: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
 
     def __repr__(self) -> str:
         shapes = {t: e.shape for t, e in self.embeddings.items()}
@@ -129,6 +134,7 @@ class _Run:
     shift: int
     total_walks: int
     keep: np.ndarray | None  # keep probability by global ID (subsampling), or None
+    model: Any = None  # a G4RModel (loss_type, sage_mode, slots, softsign), or None
 
 
 def _options(store: Any, options: WalkOptions | None, overrides: dict[str, Any]
@@ -149,6 +155,10 @@ def _options(store: Any, options: WalkOptions | None, overrides: dict[str, Any]
         raise ValidationError("optimizer 'pair_sgd' updates local tables pair by pair; on a "
                               "DistGraph use 'adagrad' or 'sgd'", field="optimizer",
                               value=o.optimizer)
+    if o.uses_model and o.context_table:
+        raise ValidationError("context_table is word2vec's second table of the sigmoid fast "
+                              "path; loss_type, sage_mode, slots and softsign score pairs "
+                              "with one table per node type", field="context_table")
     return o
 
 
@@ -172,7 +182,11 @@ def _train_buffer(run: _Run, walks: Any, rng: np.random.Generator, walks_done: i
         lr_a, lr_b = (_lr_at(o.lr, o.final_lr, o.lr_decay,
                              (walks_done + nw * j / n) / run.total_walks)
                       for j in (i, i + len(sel) - 1))
-        if o.optimizer == "pair_sgd":
+        if run.model is not None:
+            for tab in run.tables:
+                tab.set_lr(lr_a)
+            loss = run.model.step(gsrc[sel], gdst[sel], neg, subseed(o.seed, 8, *keys, b))
+        elif o.optimizer == "pair_sgd":
             loss = sgns_pair_sgd(run.blocks[0], run.blocks[-1], gsrc[sel], gdst[sel], neg,
                                   np.float32(lr_a), np.float32(lr_b))
         else:
@@ -188,7 +202,9 @@ def train_walk_embedding(store: Any, options: WalkOptions | None = None, *,
                          init: dict[str, np.ndarray] | None = None,
                          on_epoch: Callable[[int, dict[str, float]], None] | None = None,
                          checkpoint_dir: str | os.PathLike[str] | None = None,
-                         resume: bool = True, **overrides: Any) -> WalkEmbeddingResult:
+                         resume: bool = True, checkpoint_every: int = 1,
+                         on_walks: Callable[[int, Any], None] | None = None,
+                         **overrides: Any) -> WalkEmbeddingResult:
     """Train skip-gram walk embeddings with negative sampling (DeepWalk, metapath2vec).
 
     Args:
@@ -204,6 +220,10 @@ def train_walk_embedding(store: Any, options: WalkOptions | None = None, *,
         resume: Continue from the checkpoint in ``checkpoint_dir`` if there is one (it must
             have been written with the same parameters); every epoch's draws depend on
             ``(seed, epoch)`` only, so a resumed run ends as an uninterrupted one.
+        checkpoint_every: Checkpoint after every this many epochs and after the last
+            (Graph4Rec's ``save_model_interval``).
+        on_walks: Called with ``(epoch, WalkResult)`` for every buffer of walks trained
+            (Graph4Rec's ``need_dump_walk``).
         **overrides: ``WalkOptions`` fields replacing those of ``options``
             (``train_walk_embedding(g, walk_len=8, win_size=2)``).
 
@@ -221,14 +241,19 @@ def train_walk_embedding(store: Any, options: WalkOptions | None = None, *,
         plans = _starts(st, o.metapath, o.walk_len)
         offsets = np.concatenate([[0], np.cumsum([st.num_nodes(t) for t in st.ntypes])])
         tables, blocks = init_tables(torch, st, o.emb_size, o.optimizer, o.lr, o.seed, init,
-                                     o.context_table)
+                                     o.context_table, o.init_range)
+        prob = _walk_prob(st, o)
         shift = int(offsets[-1]) if o.context_table else 0  # context IDs: the second set
         walks_per_epoch = sum(st.num_nodes(t) for _, t in plans) * o.walk_times
         run = _Run(st, o, tables, blocks, offsets,
                    np.concatenate([offsets[:-1], offsets + shift]) if o.context_table
                    else offsets, shift, max(walks_per_epoch * o.epochs, 1),
                    keep_probability(st, plans, o.walk_len, o.walk_times, o.walk_buffer,
-                                    o.seed, o.sample) if o.sample else None)
+                                    o.seed, o.sample, prob) if o.sample else None)
+        if o.uses_model:
+            from ._g4r_model import G4RModel
+
+            run.model = G4RModel(torch, st, o, tables, offsets)
         hist: dict[str, list[Any]] = {"losses": [], "step_losses": [], "num_pairs": [],
                                       "seconds": []}
         losses, step_losses = hist["losses"], hist["step_losses"]
@@ -242,7 +267,10 @@ def train_walk_embedding(store: Any, options: WalkOptions | None = None, *,
             pairs_seen = 0
             walks_done = epoch * walks_per_epoch
             for k, c, rng, walks in epoch_walks(st, plans, o.walk_len, o.walk_times,
-                                                 o.walk_buffer, o.seed, epoch, bar=True):
+                                                 o.walk_buffer, o.seed, epoch, bar=True,
+                                                 prob=prob):
+                if on_walks is not None:
+                    on_walks(epoch, walks)
                 pairs_seen += _train_buffer(run, walks, rng, walks_done, (epoch, k, c),
                                             step_losses)
                 walks_done += len(walks.traces)
@@ -251,13 +279,39 @@ def train_walk_embedding(store: Any, options: WalkOptions | None = None, *,
             losses.append(float(np.mean(step_losses[first:])) if pairs_seen else float("nan"))
             logger.info("walk embedding epoch %d: %d pairs, loss %.4f, %.1f s", epoch,
                         pairs_seen, losses[-1], secs[-1])
-            if checkpoint_dir is not None:
+            if checkpoint_dir is not None and ((epoch + 1) % max(int(checkpoint_every), 1) == 0
+                                               or epoch + 1 == o.epochs):
                 save_tables(tables, checkpoint_dir, epoch + 1, params, hist)
             if on_epoch is not None:
                 on_epoch(epoch, {"loss": losses[-1], "pairs": pairs_seen, "seconds": secs[-1]})
-        embeddings = {t: tables[i].all() for i, t in enumerate(st.ntypes)}
+        embeddings = (run.model.infer(list(st.ntypes)) if run.model is not None else
+                      {t: tables[i].all() for i, t in enumerate(st.ntypes)})
+        ids = _file_node_ids(st)
     return WalkEmbeddingResult(embeddings, losses, step_losses, [int(n) for n in num_pairs],
-                               secs)
+                               secs, ids)
+
+
+def _file_node_ids(store: Any) -> dict[str, np.ndarray]:
+    """The node feature ``node_id`` of every node type that has it (in ID order)."""
+    schema = store.feature_schema("node") if hasattr(store, "feature_schema") else {}
+    return {t: np.asarray(store.node_features(t, "node_id", np.arange(store.num_nodes(t))))
+            .reshape(-1) for t in store.ntypes if f"{t}/node_id" in schema}
+
+
+def _walk_prob(store: Any, o: WalkOptions) -> str | None:
+    """``"weight"`` when walks draw by edge weight (``weighted_sample`` and every edge type
+    has one); PGL counts a missing weight as 1, so without weights the walks are uniform."""
+    if not o.weighted_sample:
+        return None
+    from ._g4r_model import weighted_etypes
+
+    has = weighted_etypes(store)
+    if all(has.values()):
+        return "weight"
+    logger.warning("weighted_sample: edge types %s have no 'weight' feature; as PGL, their "
+                   "edges weigh 1, so walks and neighbour sampling are uniform",
+                   [et for et, w in has.items() if not w])
+    return None
 
 
 def _negatives(store: GraphStore, ntypes: list[str], dst_type: np.ndarray, neg_num: int,

@@ -8,10 +8,10 @@ Example:
     >>> opts = WalkOptions(walk_len=8, win_size=2, lr_decay="linear", lr=0.025)
     >>> opts.final_lr  # word2vec's default end rate: lr * 1e-4
     2.5e-06
-    >>> WalkOptions(optimizer="adam")  # doctest: +ELLIPSIS
+    >>> WalkOptions(optimizer="ftrl")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
         ...
-    graphshard.errors.ValidationError: optimizer must be one of (...), got 'adam'
+    graphshard.errors.ValidationError: optimizer must be one of (...), got 'ftrl'
 """
 
 from __future__ import annotations
@@ -22,11 +22,19 @@ from typing import Any
 
 from ..errors import ValidationError
 
-__all__ = ["LR_DECAYS", "OPTIMIZERS", "WalkOptions"]
+__all__ = ["LOSS_TYPES", "LR_DECAYS", "OPTIMIZERS", "SAGE_LAYERS", "WalkOptions"]
 
-#: Valid ``optimizer`` values: sparse Adagrad or SGD on the summed gradient of a batch, or
-#: ``"pair_sgd"``: plain SGD after every pair, in order (word2vec's update; local graphs only).
-OPTIMIZERS = ("adagrad", "sgd", "pair_sgd")
+#: Valid ``optimizer`` values: sparse Adagrad, Adam (one step count per table, PGL's
+#: ``shared_adam``) or SGD on the summed gradient of a batch, or ``"pair_sgd"``: plain SGD
+#: after every pair, in order (word2vec's update; local graphs only).
+OPTIMIZERS = ("adagrad", "adam", "sgd", "pair_sgd")
+
+#: Valid ``loss_type`` values (Graph4Rec's): sigmoid cross-entropy, hinge with ``margin``,
+#: and ``nce`` (softmax cross-entropy of the positive among itself and its negatives).
+LOSS_TYPES = ("sigmoid", "hinge", "nce")
+
+#: Valid ``sage_layer_type`` values (Graph4Rec's layer names).
+SAGE_LAYERS = ("LightGCN", "GraphSAGE")
 
 #: Valid ``lr_decay`` values: a constant rate, or word2vec's linear decay from ``lr`` to
 #: ``end_lr`` over all walks of the run.
@@ -34,6 +42,14 @@ LR_DECAYS = ("none", "linear")
 
 # Fields that must be >= 1, checked in this order (the order of the messages before).
 _SIZES = ("epochs", "batch_size", "emb_size", "neg_num", "walk_times", "walk_buffer")
+
+#: Activations of GraphSAGE layers.
+_ACTS = ("relu", "tanh", "sigmoid", "leaky_relu", "none")
+
+#: Fields of the model (Graph4Rec's keys) a checkpoint records when not at their default.
+_MODEL_FIELDS = ("loss_type", "margin", "init_range", "softsign", "sage_mode",
+                 "sage_layer_type", "sage_alpha", "samples", "sage_act", "use_degree_norm",
+                 "weighted_sample", "return_weight", "dense_lr", "slot_feature_lr", "slots")
 
 
 @dataclass(frozen=True)
@@ -58,8 +74,9 @@ class WalkOptions:
         epochs: Passes.
         batch_size: Pairs per step (per negative draw with ``"pair_sgd"``).
         seed: Seed of initialisation, walks, pair order and negatives.
-        optimizer: ``"adagrad"`` or ``"sgd"`` (sparse, rows of the batch only, on a local
-            graph or a DistGraph), or ``"pair_sgd"`` (word2vec's plain SGD after every
+        optimizer: ``"adagrad"``, ``"adam"`` (lazy Adam, one step count per table: PGL's
+            ``shared_adam``) or ``"sgd"`` (sparse, rows of the batch only, on a local graph
+            or a DistGraph), or ``"pair_sgd"`` (word2vec's plain SGD after every
             pair, in order; local graphs only).
         lr_decay: ``"none"`` (constant) or ``"linear"``: from ``lr`` down to ``end_lr`` in
             proportion to the walks trained over all epochs (word2vec's schedule; PGL's
@@ -79,6 +96,36 @@ class WalkOptions:
         context_table: Score contexts and negatives against a second, zero-initialised
             table per node type (word2vec's output vectors) instead of the shared one
             (PGL's default); only the first tables are returned.
+        loss_type: ``"sigmoid"`` (default), ``"hinge"`` (``mean(relu(margin - pos +
+            neg))``) or ``"nce"`` (softmax cross-entropy of the positive among itself and
+            its negatives).  Anything but the default fast path (sigmoid, no model) trains
+            through the torch model of :mod:`~graphshard.examples._g4r_model`.
+        margin: The hinge loss's margin.
+        init_range: Tables start uniform in ``[-init_range, init_range]`` (None: in
+            ``[-0.5, 0.5) / sqrt(emb_size)``).
+        softsign: Apply ``x / (1 + |x|)`` to every node's input embedding (id row plus
+            pooled slot features).
+        sage_mode: Encode nodes with ``len(samples)`` graph layers over sampled
+            neighbours (Graph4Rec's SageModel) before scoring pairs.
+        sage_layer_type: ``"LightGCN"`` (sum of neighbours, no weights) or
+            ``"GraphSAGE"`` (self and mean-of-neighbours linear maps, ``sage_act``).
+        sage_alpha: Each layer's output is ``sage_alpha * input + (1 - sage_alpha) *
+            layer`` (Graph4Rec's residual).
+        samples: Neighbours sampled per node and hop in training (first hop first).
+        infer_samples: The same for inference.
+        sage_act: Activation of GraphSAGE layers (``relu``, ``tanh``, ``sigmoid``, ``none``).
+        use_degree_norm: LightGCN sums scaled by ``1 / sqrt(deg(src) deg(dst))`` (degrees
+            in the sampled subgraph).
+        weighted_sample: Walks and neighbour sampling draw edges in proportion to the
+            edge feature ``weight`` (needs one).
+        return_weight: LightGCN / GraphSAGE aggregate neighbours scaled by their edge's
+            ``weight`` (1 without one).
+        dense_lr: Adam rate of the dense (GraphSAGE layer) parameters.
+        slot_feature_lr: Rate of the slot-feature tables (their optimizer is ``optimizer``).
+        slots: Node features used as slot features (integer IDs per node, a fixed width
+            or ragged), each embedded by its own table and sum-pooled per node, then added
+            to the node's id row (Graph4Rec).
+        infer_batch_size: Nodes per inference batch (model path).
 
     Raises:
         ValidationError: a bad ``optimizer``, ``lr_decay``, size (``epochs``,
@@ -117,6 +164,23 @@ class WalkOptions:
     neg_distribution: str = "uniform"
     walk_buffer: int = 5000
     context_table: bool = False
+    loss_type: str = "sigmoid"
+    margin: float = 2.0
+    init_range: float | None = None
+    softsign: bool = False
+    sage_mode: bool = False
+    sage_layer_type: str = "LightGCN"
+    sage_alpha: float = 0.8
+    samples: Sequence[int] = (3, 2)
+    infer_samples: Sequence[int] = (10, 10)
+    sage_act: str = "relu"
+    use_degree_norm: bool = False
+    weighted_sample: bool = False
+    return_weight: bool = False
+    dense_lr: float = 0.0005
+    slot_feature_lr: float = 0.001
+    slots: Sequence[str] = ()
+    infer_batch_size: int = 30000
     #: The last learning rate of ``"linear"`` (``end_lr``, or ``lr * 1e-4``).
     final_lr: float = field(init=False, repr=False, compare=False)
     #: ``subsample`` as a float (0.0: off).
@@ -150,6 +214,7 @@ class WalkOptions:
             raise ValidationError(f"train_walk_embedding: subsample (word2vec's sample) must "
                                   f"be a number in [0, 1), got {self.subsample!r}",
                                   field="subsample", value=self.subsample)
+        self._check_model()
         for name in (*_SIZES, "win_size", "seed"):
             object.__setattr__(self, name, int(getattr(self, name)))
         object.__setattr__(self, "lr", float(lr))
@@ -157,6 +222,62 @@ class WalkOptions:
         object.__setattr__(self, "context_table", bool(self.context_table))
         object.__setattr__(self, "final_lr", end)
         object.__setattr__(self, "sample", sample)
+
+    def _check_model(self) -> None:
+        """Validate and normalise the model fields (Graph4Rec's keys)."""
+        for name, valid in (("loss_type", LOSS_TYPES), ("sage_layer_type", SAGE_LAYERS),
+                            ("sage_act", _ACTS)):
+            if getattr(self, name) not in valid:
+                raise ValidationError(f"{name} must be one of {valid}, got "
+                                      f"{getattr(self, name)!r}", field=name,
+                                      value=getattr(self, name))
+        for name in ("samples", "infer_samples"):
+            v = getattr(self, name)
+            if isinstance(v, (int, str)) or not all(int(x) >= 1 for x in v) or not len(v):
+                raise ValidationError(f"{name} must be a non-empty list of ints >= 1 "
+                                      f"(neighbours per hop), got {v!r}", field=name, value=v)
+            object.__setattr__(self, name, tuple(int(x) for x in v))
+        if len(self.infer_samples) != len(self.samples):
+            raise ValidationError(f"infer_samples {list(self.infer_samples)} must have as many "
+                                  f"hops as samples {list(self.samples)}",
+                                  field="infer_samples", value=self.infer_samples)
+        if not 0.0 <= float(self.sage_alpha) <= 1.0:
+            raise ValidationError(f"sage_alpha must be in [0, 1], got {self.sage_alpha!r}",
+                                  field="sage_alpha", value=self.sage_alpha)
+        for name in ("dense_lr", "slot_feature_lr", "margin"):
+            if not float(getattr(self, name)) > 0:
+                raise ValidationError(f"{name} must be > 0, got {getattr(self, name)!r}",
+                                      field=name, value=getattr(self, name))
+        if self.init_range is not None and not float(self.init_range) > 0:
+            raise ValidationError(f"init_range must be > 0, got {self.init_range!r}",
+                                  field="init_range", value=self.init_range)
+        if int(self.infer_batch_size) < 1:
+            raise ValidationError(f"infer_batch_size must be >= 1, got "
+                                  f"{self.infer_batch_size!r}", field="infer_batch_size")
+        slots = [self.slots] if isinstance(self.slots, str) else list(self.slots)
+        for name in ("softsign", "sage_mode", "use_degree_norm", "weighted_sample",
+                     "return_weight"):
+            object.__setattr__(self, name, bool(getattr(self, name)))
+        for name in ("sage_alpha", "dense_lr", "slot_feature_lr", "margin"):
+            object.__setattr__(self, name, float(getattr(self, name)))
+        object.__setattr__(self, "slots", tuple(str(x) for x in slots))
+        object.__setattr__(self, "infer_batch_size", int(self.infer_batch_size))
+        if self.uses_model and self.optimizer == "pair_sgd":
+            raise ValidationError("optimizer 'pair_sgd' is word2vec's sigmoid update; loss_type, "
+                                  "sage_mode, slots and softsign need 'adagrad', 'adam' or "
+                                  "'sgd'", field="optimizer", value=self.optimizer)
+
+    @property
+    def uses_model(self) -> bool:
+        """Whether training goes through the torch model (anything beyond the sigmoid loss
+        on bare tables).
+
+        Example:
+            >>> WalkOptions().uses_model, WalkOptions(loss_type="hinge").uses_model
+            (False, True)
+        """
+        return (self.loss_type != "sigmoid" or self.sage_mode or bool(self.slots)
+                or self.softsign)
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
@@ -196,4 +317,8 @@ class WalkOptions:
             params["random_window"] = True
         if self.sample:
             params["subsample"] = self.sample
+        for f in fields(self):  # the model fields, only where set (older checkpoints resume)
+            if f.name in _MODEL_FIELDS and getattr(self, f.name) != f.default:
+                v = getattr(self, f.name)
+                params[f.name] = list(v) if isinstance(v, tuple) else v
         return params

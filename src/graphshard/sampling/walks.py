@@ -87,7 +87,7 @@ def parse_metapath(store: GraphStore, metapath: Any, walk_len: int) -> list[Edge
         names = metapath.split("-") if isinstance(metapath, str) else list(metapath)
         if not names:
             raise ValidationError("metapath is empty", field="metapath")
-        path = [store.to_canonical_etype(n) for n in names]
+        path = [_pgl_etype(store, n) for n in names]
     wraps = walk_len - 1 > len(path)
     for i in range(len(path) if wraps else len(path) - 1):
         a, b = path[i], path[(i + 1) % len(path)]
@@ -96,6 +96,51 @@ def parse_metapath(store: GraphStore, metapath: Any, walk_len: int) -> list[Edge
                                   f"{a[2]!r} but the next edge type {b} starts at {b[0]!r}",
                                   field="metapath", value=metapath)
     return path
+
+
+def _pgl_etype(store: GraphStore, name: Any) -> EdgeType:
+    """An edge type of a metapath: any form ``to_canonical_etype`` takes, else PGL's
+    ``<src>2<dst>`` / ``<src>2<rel>2<dst>`` resolved against the graph: ``src`` and ``dst``
+    name node types exactly or by a unique prefix (``"a2p"``: author to paper), ``rel`` a
+    relation (exactly, or the middle of a PGL-style relation name).
+
+    Raises:
+        ValidationError: no edge type matches, or several do (naming them).
+
+    Example:
+        >>> import graphshard as gs
+        >>> g = gs.heterograph({("user", "click", "item"): ([0], [0]),
+        ...                     ("item", "clicked", "user"): ([0], [0])})
+        >>> _pgl_etype(as_store(g), "u2click2i"), _pgl_etype(as_store(g), "i2u")[1]
+        (('user', 'click', 'item'), 'clicked')
+    """
+    try:
+        return store.to_canonical_etype(name)
+    except ValidationError as exc:
+        parts = name.split("2") if isinstance(name, str) else []
+        if len(parts) not in (2, 3) or not all(parts):
+            raise
+        error = exc
+
+    def types(abbr: str) -> list[str]:
+        return [t for t in store.ntypes if t == abbr] or [
+            t for t in store.ntypes if t.startswith(abbr)]
+
+    src, dst, rel = types(parts[0]), types(parts[-1]), parts[1] if len(parts) == 3 else None
+    found = [et for et in store.canonical_etypes if et[0] in src and et[2] in dst and (
+        rel is None or et[1] == rel or (len(et[1].split("2")) == 3
+                                        and et[1].split("2")[1] == rel))]
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise ValidationError(f"unknown edge type {name!r}: read as PGL's {parts[0]!r} -> "
+                              f"{parts[-1]!r}" + (f" by relation {rel!r}" if rel else "")
+                              + f", it matches none; edge types are "
+                              f"{list(store.canonical_etypes)}",
+                              field="metapath", value=name) from error
+    raise ValidationError(f"metapath step {name!r} is ambiguous: it matches {found}; name the "
+                          "relation (src2rel2dst) or the node types in full",
+                          field="metapath", value=name) from error
 
 
 def _starts(store: GraphStore, starts: Any, ntype: str, walk_times: int) -> IdArray:
