@@ -187,6 +187,32 @@ def test_cli_refuses_a_bad_placement_before_starting_ray(tmp_path):
     assert "'0=a,x=b' is not spread, pack or P=NODE,... pairs" in result.output
 
 
+def test_pipeline_on_three_nodes_writes_what_one_process_writes(nodes, cora, tmp_path):
+    """assign + dispatch with their Ray tasks on the cluster's three 1-CPU nodes: the same
+    partition files as the in-process run."""
+    import json
+
+    from graphshard._util.tensorfile import load_tensors
+    from graphshard.pipeline import run_pipeline
+
+    gs.io.write_chunked(cora, tmp_path / "chunked", 3, fmt="parquet")
+    runs = {engine: run_pipeline(tmp_path / "chunked", 3, tmp_path / engine, method="random",
+                                 use_ray=engine == "ray", assign_options={"seed": 4})
+            for engine in ("local", "ray")}
+    assert nodes.ray.is_initialized()  # the cluster's Ray, not one the pipeline started
+    a, b = (r.partitions.config_path for r in runs.values())
+    ja, jb = json.loads(a.read_text()), json.loads(b.read_text())
+    for key in ("num_parts", "node_map", "edge_map", "num_nodes", "num_edges"):
+        assert ja[key] == jb[key], key
+    for p in range(3):
+        for rel in ja[f"part-{p}"].values():
+            ta, _ = load_tensors(a.parent / rel)
+            tb, _ = load_tensors(b.parent / rel)
+            assert sorted(ta) == sorted(tb), rel
+            for k in ta:
+                np.testing.assert_array_equal(ta[k], tb[k], err_msg=f"{rel}: {k}")
+
+
 def test_losing_a_node_moves_its_servers_or_fails_clearly(nodes, cora3, cora,
                                                           tmp_path_factory):
     lost = next(i for i, n in enumerate(nodes.workers) if n != nodes.driver)
