@@ -187,19 +187,28 @@ def test_cli_refuses_a_bad_placement_before_starting_ray(tmp_path):
     assert "'0=a,x=b' is not spread, pack or P=NODE,... pairs" in result.output
 
 
-def test_pipeline_on_three_nodes_writes_what_one_process_writes(nodes, cora, tmp_path):
-    """assign + dispatch with their Ray tasks on the cluster's three 1-CPU nodes: the same
-    partition files as the in-process run."""
+def test_pipeline_on_three_nodes_writes_what_one_process_writes(nodes, cora, tmp_path,
+                                                                 caplog):
+    """assign + dispatch with their Ray tasks on the cluster's three 1-CPU nodes (each
+    task takes a CPU, so they spread, and the log says where): the same partition files as
+    the in-process run."""
     import json
+    import logging
+    import re
 
     from graphshard._util.tensorfile import load_tensors
     from graphshard.pipeline import run_pipeline
 
     gs.io.write_chunked(cora, tmp_path / "chunked", 3, fmt="parquet")
+    caplog.set_level(logging.INFO, logger="graphshard.pipeline.executor")
     runs = {engine: run_pipeline(tmp_path / "chunked", 3, tmp_path / engine, method="random",
                                  use_ray=engine == "ray", assign_options={"seed": 4})
             for engine in ("local", "ray")}
     assert nodes.ray.is_initialized()  # the cluster's Ray, not one the pipeline started
+    ran = [r.getMessage() for r in caplog.records if "tasks ran on" in r.getMessage()]
+    assert ran  # one line per Ray step of dispatch
+    used = {m for line in ran for m in re.findall(r"node (\w{12}) \(127\.0\.0\.1\)", line)}
+    assert used <= {n[:12] for n in [nodes.head, *nodes.workers]} and len(used) >= 2, ran
     a, b = (r.partitions.config_path for r in runs.values())
     ja, jb = json.loads(a.read_text()), json.loads(b.read_text())
     for key in ("num_parts", "node_map", "edge_map", "num_nodes", "num_edges"):
