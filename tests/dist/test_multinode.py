@@ -220,6 +220,17 @@ def test_pipeline_on_three_nodes_writes_what_one_process_writes(nodes, cora, tmp
             assert sorted(ta) == sorted(tb), rel
             for k in ta:
                 np.testing.assert_array_equal(ta[k], tb[k], err_msg=f"{rel}: {k}")
+    # the command joins the cluster through RAY_ADDRESS and, with -v, says where tasks ran
+    env = {**os.environ, "RAY_ADDRESS": nodes.cluster.address}
+    run = subprocess.run(
+        [sys.executable, "-c", "import sys; from graphshard.cli import main; "
+         "sys.exit(main(sys.argv[1:]))", "-v", "pipeline", str(tmp_path / "chunked"),
+         "--parts", "3", "--method", "random", "--seed", "4", "--out", str(tmp_path / "cli")],
+        capture_output=True, text=True, env=env, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    used = set(re.findall(r"node (\w{12}) \(127\.0\.0\.1\)", run.stderr))
+    assert used and used <= {n[:12] for n in [nodes.head, *nodes.workers]}, run.stderr[-3000:]
+    assert json.loads((tmp_path / "cli" / a.name).read_text())["node_map"] == ja["node_map"]
 
 
 def test_losing_a_node_moves_its_servers_or_fails_clearly(nodes, cora3, cora,
