@@ -165,7 +165,7 @@ class ServeHandle:
     def shutdown(self) -> None:
         """Stop every server (no restart); waits until their processes are gone.  Empty
         tensor folders are removed; persistent tensors' files stay."""
-        _kill(self.names, self.pids)
+        _kill(self.names, list(zip(self.pids, self.node_ids, strict=True)))
         root = Path(self.tensor_dir)
         for folder in [*root.glob("part*"), root]:
             with contextlib.suppress(OSError):
@@ -293,17 +293,22 @@ def shutdown(config: ConfigLike, *, address: str | None = None) -> None:
 
 
 def _kill(names: Any, pids: Any, wait: float = 10.0) -> None:
+    """Kill the servers ``names`` (no restart) and wait up to ``wait`` seconds for the
+    processes of those on this node to end (``pids``: ``(pid, node ID)`` pairs known
+    already; a process ID names a process of its own node only)."""
     ray = ensure_ray()
     actors = []
     for name in names:
         with contextlib.suppress(ValueError):
             actors.append(ray.get_actor(name, namespace=NAMESPACE))
-    pids = set(pids)
+    known = set(pids)
     with contextlib.suppress(Exception):  # current pids (a restarted server has a new one)
-        pids.update(i["pid"] for i in ray.get([a.info.remote() for a in actors], timeout=2.0))
+        known.update((i["pid"], i["node_id"])
+                     for i in ray.get([a.info.remote() for a in actors], timeout=2.0))
     for actor in actors:
         ray.kill(actor, no_restart=True)
+    here = ray.get_runtime_context().get_node_id()
     end = time.monotonic() + wait
-    for pid in pids:
+    for pid in {pid for pid, node in known if node == here}:
         while time.monotonic() < end and process_running(pid):
             time.sleep(0.05)
