@@ -569,9 +569,15 @@ def pipeline(chunked: str, parts: int, method: str, out: str, assign_out: Path |
 
 @cli.command()
 @click.argument("config", type=click.Path(path_type=Path))
-@click.option("--address", metavar="ADDR",
-              help="Ray cluster to run on (default: a local Ray started here, "
-                   "listening on 127.0.0.1 only).")
+@click.option("--address", metavar="ADDR", envvar="RAY_ADDRESS", show_envvar=True,
+              help="Ray cluster to run on (e.g. auto, HEAD_IP:6379 or ray://head:10001; "
+                   "default: a local Ray started here, listening on 127.0.0.1 only).")
+@click.option("--placement", default="spread", show_default=True, metavar="RULE",
+              help="Where the servers run: spread (one per node while nodes last), pack "
+                   "(all on this command's node), or P=NODE,... pins partition P to a node "
+                   "(a node ID, or its first 8+ hex digits, or a node's IP; partitions not "
+                   "named are spread). A server whose node is lost is restarted on "
+                   "another node.")
 @click.option("--detach", is_flag=True,
               help="Leave the servers running after this command exits (needs --address).")
 @click.option("--stop", is_flag=True, help="Stop the running servers of CONFIG instead.")
@@ -579,24 +585,27 @@ def pipeline(chunked: str, parts: int, method: str, out: str, assign_out: Path |
               help="Serve for this long, then stop (default: until Ctrl-C).")
 @click.option("--max-restarts", type=click.IntRange(min=0), default=3, show_default=True,
               help="Times Ray restarts a dead server.")
-def serve(config: Path, address: str | None, detach: bool, stop: bool,
+def serve(config: Path, address: str | None, placement: str, detach: bool, stop: bool,
           duration: float | None, max_restarts: int) -> None:
     """Start one graph server per partition on Ray and print where they run.
 
-    It also prints the line that connects a trainer from another process, e.g.
+    The table shows each partition's Ray node (ID and IP) and process. It also prints the
+    line that connects a trainer from another process, e.g.
     dg = graphshard.dist.DistGraph('/abs/parts/rmat.json', address='127.0.0.1:PORT').
-    Without --address the servers run on a Ray started here, listening on 127.0.0.1:
-    connect from this machine while the command runs. With --address, connect from any
-    machine of the cluster (the config at the same path there).
+    Without --address (or RAY_ADDRESS) the servers run on a Ray started here, listening
+    on 127.0.0.1: connect from this machine while the command runs. With --address,
+    connect from any machine of the cluster (the config at the same path there); every
+    node that may run a server must see the partition folder at the same path.
 
     \b
     Example:
       graphshard serve parts/rmat.json --for 60
-      graphshard serve parts/rmat.json --address auto --detach
+      graphshard serve parts/rmat.json --address auto --placement spread --detach
     """
     import time
 
     from . import dist
+    from .dist.placement import parse_placement
 
     if stop:
         dist.shutdown(config, address=address)
@@ -604,12 +613,16 @@ def serve(config: Path, address: str | None, detach: bool, stop: bool,
         return
     if detach and not address:
         raise click.UsageError("--detach needs --address: a local Ray stops with this command")
-    handle = dist.serve(config, address=address, detached=detach, max_restarts=max_restarts)
-    table = Table("part", "actor", "node", "pid", title=f"serving {handle.config}",
+    try:
+        rule = parse_placement(placement)
+    except GraphshardError as exc:
+        raise click.BadParameter(str(exc), param_hint="--placement") from exc
+    handle = dist.serve(config, address=address, placement=rule, detached=detach,
+                        max_restarts=max_restarts)
+    table = Table("part", "actor", "node", "ip", "pid", title=f"serving {handle.config}",
                   title_justify="left")
-    for p, (name, node, pid) in enumerate(zip(handle.names, handle.node_ids, handle.pids,
-                                              strict=True)):
-        table.add_row(str(p), name, node[:12], str(pid))
+    for pl, name in zip(handle.places, handle.names, strict=True):
+        table.add_row(str(pl.part_id), name, pl.node_id[:12], pl.node_ip, str(pl.pid))
     console.print(table)
     where = ("from any machine of the cluster (the config at this path there)" if address
              else "from another process on this machine, while this command runs")

@@ -53,3 +53,12 @@ def make_parts():
         return partition(shop_graph(seed), name, num_parts, out)
 
     return make
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """The multi-node tests run first in the session: their 3-node cluster needs a test
+    process that has joined no Ray yet, and the shared ``ray_cluster`` stays up once
+    started (a process joins one Ray at a time)."""
+    first = [item for item in items if item.path.name == "test_multinode.py"]
+    if first:
+        items[:] = first + [item for item in items if item.path.name != "test_multinode.py"]

@@ -57,6 +57,9 @@ def init_ray(ray: Any, address: str | None = None, **kwargs: Any) -> None:
     """
     if _quiet:
         kwargs.setdefault("logging_level", logging.ERROR)
+    env = os.environ.get("RAY_ADDRESS", "").strip()
+    if address is None and env and _is_loopback_address(env):
+        address = env  # joined as a loopback --address is (below), not as Ray alone would
     if address is not None and _is_loopback_address(address):
         # a local Ray on this machine (another process's `graphshard serve`): join it as a
         # node of 127.0.0.1, which Ray on Linux would otherwise replace by the outward IP

@@ -18,7 +18,7 @@ from .graph import DistGraph
 from .loader import BlockLoader
 from .policy import PartitionPolicy
 from .sampling import DistBatch, sample_blocks, sample_neighbors
-from .serve import ServeHandle, find_servers, serve, server_names, shutdown
+from .serve import ServeHandle, ServerPlace, find_servers, serve, server_names, shutdown
 from .tensor import DistTensor
 from .whole import assemble_graph
 
@@ -34,6 +34,7 @@ __all__ = [
     "PartitionPolicy",
     "ServeHandle",
     "ServerError",
+    "ServerPlace",
     "ServerTimeoutError",
     "SparseAdagrad",
     "SparseAdam",

@@ -68,17 +68,19 @@ class GraphServer:
 
     # ----- liveness ---------------------------------------------------------------------------
     def info(self) -> dict[str, Any]:
-        """Part ID, process ID, Ray node ID (if in Ray) and the feature schema."""
-        node_id = None
+        """Part ID, process ID, Ray node ID and IP (if in Ray) and the feature schema."""
+        node_id = node_ip = None
         try:
             import ray
 
             if ray.is_initialized():
                 node_id = ray.get_runtime_context().get_node_id()
+                node_ip = ray.util.get_node_ip_address()
         except ImportError:  # pragma: no cover - only without ray
             pass
         return {"part_id": self.part_id, "pid": os.getpid(), "node_id": node_id,
-                "schema": self.index.schema(), "tensor_dir": str(self.tensors.dir.parent)}
+                "node_ip": node_ip, "schema": self.index.schema(),
+                "tensor_dir": str(self.tensors.dir.parent)}
 
     # ----- structure and features ---------------------------------------------------------
     def neighbors(self, ids: IdArray, et: EdgeType, edge_dir: str

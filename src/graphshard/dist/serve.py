@@ -6,9 +6,12 @@ config path, so that trainers started later (``DistGraph(config, address=...)``)
 loopback one for a Ray started here (another process on this machine joins it), the cluster's
 for ``serve(config, address=...)`` (any machine of the cluster, with the config at the same
 path, since the servers' names come from it).
-They are placed with Ray's ``SPREAD`` strategy (one per machine while machines last), ask for
-no CPU by default (they mostly wait on I/O and leave the cores to trainers), and are
-restarted by Ray when they die (``max_restarts``), reloading their partition.
+They are placed by a rule (``placement``: ``"spread"``, one per machine while machines last,
+the default; ``"pack"``, all on this process's node; or pinned, ``{part_id: node}``: see
+:mod:`graphshard.dist.placement`), ask for almost no CPU by default (they mostly wait on I/O and
+leave the cores to trainers), and are restarted by Ray when they die (``max_restarts``),
+reloading their partition; a server whose node is lost comes back on another node, which
+must see the partition folder at the same path.
 
 Tuning: a server's answer above Ray's ``max_direct_call_object_size`` (100 KiB by default)
 goes through the object store, which costs extra process hops per call; a trainer that starts
@@ -39,9 +42,10 @@ from .._util.ray import init_ray
 from ..errors import ConfigError, ServerError, ServerTimeoutError
 from ..partition.config import ConfigLike, as_config, location
 from ._server import GraphServer
+from .placement import MIN_CPUS, Placement, scheduling_strategies
 
-__all__ = ["NAMESPACE", "ServeHandle", "cluster_address", "ensure_ray", "find_servers", "serve",
-           "server_names", "shutdown"]
+__all__ = ["NAMESPACE", "ServeHandle", "ServerPlace", "cluster_address", "ensure_ray",
+           "find_servers", "serve", "server_names", "shutdown"]
 
 log = logging.getLogger(__name__)
 
@@ -82,18 +86,36 @@ def server_names(config: ConfigLike) -> list[str]:
 
 
 @dataclass(frozen=True)
+class ServerPlace:
+    """Where one partition's server runs.
+
+    Attributes:
+        part_id: The partition.
+        node_id: Ray node ID (hex).
+        node_ip: IP address of that node.
+        pid: The server's process ID.
+    """
+
+    part_id: int
+    node_id: str
+    node_ip: str
+    pid: int
+
+
+@dataclass(frozen=True)
 class ServeHandle:
     """Where the servers of one partitioned graph run.
 
     Attributes:
         config: Absolute path of the partition config.
         names: Ray actor name of each partition's server (namespace :data:`NAMESPACE`).
-        node_ids: Ray node ID each server runs on.
+        node_ids: Ray node ID each server ran on at start (:meth:`locate`: now).
         pids: Process ID of each server (at start).
         tensor_dir: Folder of the distributed tensors' files.
         address: The Ray cluster's address (its GCS, ``"host:port"``), which another
             process passes to ``DistGraph(config, address=...)`` to use these servers;
             for a local Ray a loopback address, reachable from this machine only.
+        node_ips: IP address of each server's node (at start).
 
     Servers that are not detached live as long as this handle (Ray stops an actor when its
     last handle goes away): keep it until training ends.
@@ -105,6 +127,7 @@ class ServeHandle:
     pids: tuple[int, ...]
     tensor_dir: str
     address: str = ""
+    node_ips: tuple[str, ...] = ()
     handles: tuple[Any, ...] = field(default=(), repr=False, compare=False)
 
     def connect_code(self) -> str:
@@ -123,10 +146,26 @@ class ServeHandle:
         ray = ensure_ray()
         return [ray.get_actor(n, namespace=NAMESPACE) for n in self.names]
 
+    @property
+    def places(self) -> list[ServerPlace]:
+        """Where each server ran at start (one per partition, in partition order)."""
+        ips = self.node_ips or ("",) * len(self.names)
+        return [ServerPlace(p, n, ip, pid) for p, (n, ip, pid)
+                in enumerate(zip(self.node_ids, ips, self.pids, strict=True))]
+
+    def locate(self, *, timeout: float = 60.0) -> list[ServerPlace]:
+        """Where each server runs now (a restarted server may have moved to another node).
+
+        Raises:
+            ServerTimeoutError: a server did not answer within ``timeout`` seconds.
+            ServerError: a server is gone (the cause is chained).
+        """
+        return _places(ensure_ray(), self.actors(), self.config, timeout)
+
     def shutdown(self) -> None:
         """Stop every server (no restart); waits until their processes are gone.  Empty
         tensor folders are removed; persistent tensors' files stay."""
-        _kill(self.names, self.pids)
+        _kill(self.names, list(zip(self.pids, self.node_ids, strict=True)))
         root = Path(self.tensor_dir)
         for folder in [*root.glob("part*"), root]:
             with contextlib.suppress(OSError):
@@ -142,7 +181,7 @@ def _remote_class(ray: Any) -> Any:
     return _REMOTE["server"]
 
 
-def serve(config: ConfigLike, *, address: str | None = None,
+def serve(config: ConfigLike, *, address: str | None = None, placement: Placement = "spread",
           max_restarts: int = 3, num_cpus: float = 0.0, tensor_dir: str | None = None,
           detached: bool = False, verify: bool = False, timeout: float = 300.0
           ) -> ServeHandle:
@@ -153,8 +192,15 @@ def serve(config: ConfigLike, *, address: str | None = None,
             once here; each server parses it once in its own process).
         address: Ray cluster to join (``"auto"``, ``"ray://head:10001"``); None reuses the
             running Ray or starts a local one, listening on 127.0.0.1 only.
+        placement: Where the servers run: ``"spread"`` (round robin over the nodes with
+            CPUs: one per node while nodes last),
+            ``"pack"`` (all on this process's node), or ``{part_id: node}`` with a Ray node
+            ID, a unique prefix of one (8+ hex digits) or a node's IP (partitions not named
+            are spread).  "pack" and pinned servers move to a surviving node when theirs
+            is lost (:mod:`graphshard.dist.placement`).
         max_restarts: Times Ray restarts a dead server (-1: forever).
-        num_cpus: CPUs each server reserves.
+        num_cpus: CPUs each server reserves (at least :data:`~graphshard.dist.placement.
+            MIN_CPUS`, 0.001, without which Ray ignores the placement).
         tensor_dir: Folder of distributed tensors (default: a folder under the temp dir,
             one per graph); must be visible to a server after a restart.
         detached: Keep the servers alive after this driver exits (stop them with
@@ -167,6 +213,7 @@ def serve(config: ConfigLike, *, address: str | None = None,
 
     Raises:
         ConfigError: servers for this config are already running.
+        ValidationError: an unknown placement rule, partition or node.
         ServerError: a server failed to load its partition (the cause is chained).
     """
     ray = ensure_ray(address)
@@ -178,29 +225,44 @@ def serve(config: ConfigLike, *, address: str | None = None,
                           "connect with DistGraph or stop them with graphshard.dist.shutdown",
                           path=str(path))
     tdir = tensor_dir or os.path.join(tempfile.gettempdir(), f"graphshard-tensors-{base}")
+    strategies = scheduling_strategies(ray, placement, num_parts)
     remote = _remote_class(ray)
-    options: dict[str, Any] = {"namespace": NAMESPACE, "num_cpus": num_cpus,
-                               "max_restarts": max_restarts, "max_task_retries": 0,
-                               "scheduling_strategy": "SPREAD"}
+    options: dict[str, Any] = {"namespace": NAMESPACE, "num_cpus": max(num_cpus, MIN_CPUS),
+                               "max_restarts": max_restarts, "max_task_retries": 0}
     if detached:
         options["lifetime"] = "detached"
     t0 = time.perf_counter()
-    actors = [remote.options(name=n, **options).remote(str(path), p, tdir, verify)
-              for p, n in enumerate(names)]
+    actors = [remote.options(name=n, scheduling_strategy=s, **options)
+              .remote(str(path), p, tdir, verify)
+              for p, (n, s) in enumerate(zip(names, strategies, strict=True))]
+    try:
+        places = _places(ray, actors, str(path), timeout, starting=True)
+    except ServerError:
+        _kill(names, ())
+        raise
+    for pl in places:
+        log.info("partition %d server: node %s (%s), pid %d", pl.part_id, pl.node_id,
+                 pl.node_ip, pl.pid)
+    log.info("serving %s: %d servers ready in %.2f s", path, num_parts, time.perf_counter() - t0)
+    return ServeHandle(str(path), tuple(names), tuple(pl.node_id for pl in places),
+                       tuple(pl.pid for pl in places), tdir, cluster_address(ray),
+                       tuple(pl.node_ip for pl in places), tuple(actors))
+
+
+def _places(ray: Any, actors: list[Any], path: str, timeout: float, *,
+            starting: bool = False) -> list[ServerPlace]:
+    """Where each of ``actors`` runs (asks each server, waiting ``timeout`` seconds)."""
+    what = "load" if starting else "answer"
     try:
         infos = ray.get([a.info.remote() for a in actors], timeout=timeout)
     except ray.exceptions.GetTimeoutError as exc:
-        _kill(names, ())
-        raise ServerTimeoutError(f"{path}: graph servers did not load within {timeout:g} s",
-                                 path=str(path)) from exc
+        raise ServerTimeoutError(f"{path}: graph servers did not {what} within {timeout:g} s",
+                                 path=path) from exc
     except Exception as exc:
-        _kill(names, ())
-        raise ServerError(f"{path}: a graph server failed to start: {exc}",
-                          path=str(path)) from exc
-    log.info("serving %s: %d servers ready in %.2f s", path, num_parts, time.perf_counter() - t0)
-    return ServeHandle(str(path), tuple(names), tuple(str(i["node_id"]) for i in infos),
-                       tuple(int(i["pid"]) for i in infos), tdir, cluster_address(ray),
-                       tuple(actors))
+        verb = "failed to start" if starting else "failed"
+        raise ServerError(f"{path}: a graph server {verb}: {exc}", path=path) from exc
+    return [ServerPlace(int(i["part_id"]), str(i["node_id"]), str(i.get("node_ip") or ""),
+                        int(i["pid"])) for i in infos]
 
 
 def cluster_address(ray: Any) -> str:
@@ -231,17 +293,22 @@ def shutdown(config: ConfigLike, *, address: str | None = None) -> None:
 
 
 def _kill(names: Any, pids: Any, wait: float = 10.0) -> None:
+    """Kill the servers ``names`` (no restart) and wait up to ``wait`` seconds for the
+    processes of those on this node to end (``pids``: ``(pid, node ID)`` pairs known
+    already; a process ID names a process of its own node only)."""
     ray = ensure_ray()
     actors = []
     for name in names:
         with contextlib.suppress(ValueError):
             actors.append(ray.get_actor(name, namespace=NAMESPACE))
-    pids = set(pids)
+    known = set(pids)
     with contextlib.suppress(Exception):  # current pids (a restarted server has a new one)
-        pids.update(i["pid"] for i in ray.get([a.info.remote() for a in actors], timeout=2.0))
+        known.update((i["pid"], i["node_id"])
+                     for i in ray.get([a.info.remote() for a in actors], timeout=2.0))
     for actor in actors:
         ray.kill(actor, no_restart=True)
+    here = ray.get_runtime_context().get_node_id()
     end = time.monotonic() + wait
-    for pid in pids:
+    for pid in {pid for pid, node in known if node == here}:
         while time.monotonic() < end and process_running(pid):
             time.sleep(0.05)

@@ -34,6 +34,7 @@ import contextlib
 import logging
 import os
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -268,7 +269,11 @@ class RayTaskExecutor(Executor):
                 bar.update()
         out = ray.get(refs)
         _log_step(desc, len(refs), clock)
-        return out
+        # where the tasks ran: one INFO line (graphshard -v shows it)
+        where = Counter((node, ip) for _, node, ip in out)
+        log.info("%s: tasks ran on %s", desc, ", ".join(
+            f"node {node[:12]} ({ip}) x{n}" for (node, ip), n in sorted(where.items())))
+        return [r for r, _, _ in out]
 
     def close(self) -> None:
         """Stop the local Ray if this executor started it."""
@@ -277,12 +282,16 @@ class RayTaskExecutor(Executor):
             self._started = False
 
 
-def _in_worker(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+def _in_worker(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, str, str]:
     """``fn(*args, **kwargs)`` in a Ray worker process, which keeps the memory it frees
     for its next tasks (:func:`~graphshard.pipeline.malloc.keep_heap`; see
-    benchmarks/TUNING.md, "keep_heap in Ray workers")."""
+    benchmarks/TUNING.md, "keep_heap in Ray workers"), with the Ray node ID and IP it ran
+    on."""
+    import ray
+
     keep_heap()
-    return fn(*args, **kwargs)
+    out = fn(*args, **kwargs)
+    return out, ray.get_runtime_context().get_node_id(), ray.util.get_node_ip_address()
 
 
 class RayActorExecutor(Executor):

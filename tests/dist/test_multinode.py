@@ -1,0 +1,269 @@
+"""Serving on a 3-node Ray cluster on one machine (``ray.cluster_utils.Cluster``, as Ray's
+own tests do): placement rules, a client on the head, the CLI joining through RAY_ADDRESS,
+and a node lost mid-run.
+
+One cluster for the module (a head and two workers, 1 CPU each, all on 127.0.0.1), built
+before any other Ray of the test session starts (tests/dist/conftest.py orders this module
+first): a process joins one Ray only.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import graphshard as gs
+from graphshard.cli import cli
+
+LOOPBACK = "127.0.0.1"
+
+
+@dataclass
+class Nodes:
+    ray: Any
+    cluster: Any
+    head: str  # node IDs
+    workers: list[str]
+    worker_nodes: list[Any]  # ray._private.node.Node of each worker, as remove_node takes
+    driver: str  # the node this test process joined
+
+
+@pytest.fixture(scope="module")
+def nodes():
+    ray = pytest.importorskip("ray", reason="needs ray (pip install 'graphshard[ray]')")
+    if ray.is_initialized():
+        pytest.skip("this process joined another Ray first; a 3-node cluster needs its own "
+                    "(run this module alone or first)")
+    from ray.cluster_utils import Cluster
+
+    from graphshard._util.ray import _local_node_address, _use_local_token, init_ray
+
+    # a private Ray temp folder: Ray writes the cluster's address there, where another
+    # process of this machine starting a Ray of its own would otherwise find and join it
+    # (a short path: Ray's socket paths must fit in 107 bytes)
+    tmp = tempfile.mkdtemp(prefix="gsray", dir="/tmp")
+    before = {k: os.environ.get(k) for k in ("RAY_TMPDIR", "RAY_AUTH_MODE")}
+    os.environ["RAY_TMPDIR"] = tmp
+    # the nodes authenticate as the driver will (with this machine's Ray token if it has
+    # one, as init_ray joins a loopback cluster): with a mismatch Ray cancels every actor
+    _use_local_token()
+    cluster = None
+    try:
+        with _local_node_address():  # every node listens on 127.0.0.1 only
+            cluster = Cluster(initialize_head=True, head_node_args={
+                "num_cpus": 1, "node_ip_address": LOOPBACK, "include_dashboard": False})
+            workers = [cluster.add_node(num_cpus=1, node_ip_address=LOOPBACK,
+                                        resources={f"worker{i}": 1}) for i in range(2)]
+        cluster.wait_for_nodes(timeout=60)
+        init_ray(ray, cluster.address, include_dashboard=False, log_to_driver=False)
+        driver = ray.get_runtime_context().get_node_id()
+        yield Nodes(ray, cluster, cluster.head_node.node_id, [w.node_id for w in workers],
+                    workers, driver)
+    finally:
+        ray.shutdown()
+        if cluster is not None:
+            cluster.shutdown()
+        for key, value in before.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+@dataclass
+class Cora3:
+    config: str
+    nids: np.ndarray  # shuffled ID -> original Cora ID
+    whole: gs.Graph
+
+
+def _cora3(cora, out) -> Cora3:
+    nids, _ = gs.partition_graph(cora, "cora", 3, str(out), part_method="random",
+                                 return_mapping=True)
+    cfg = str(out / "cora.json")
+    return Cora3(cfg, np.asarray(nids), gs.dist.assemble_graph(cfg))
+
+
+@pytest.fixture(scope="module")
+def cora3(cora, tmp_path_factory) -> Cora3:
+    return _cora3(cora, tmp_path_factory.mktemp("cora3"))
+
+
+def _check_answers(dg, p: Cora3, cora, ids) -> None:
+    """Features of ``ids`` are Cora's, and a 2-hop sample is the whole graph's."""
+    feat = dg.nodes["_N"].data["feat"][ids]
+    np.testing.assert_array_equal(feat, cora.ndata["feat"][p.nids[ids]])
+    got = gs.sampling.sample_blocks(dg, ids, [4, 3], seed=7)
+    want = gs.sampling.sample_blocks(p.whole, ids, [4, 3], seed=7)
+    for x, y in zip(got.blocks, want.blocks, strict=True):
+        np.testing.assert_array_equal(x.src_nodes["_N"], y.src_nodes["_N"])
+        for et in y.src:
+            np.testing.assert_array_equal(x.src[et], y.src[et])
+            np.testing.assert_array_equal(x.eids[et], y.eids[et])
+
+
+def test_spread_puts_one_server_on_each_node_and_a_head_client_reads(nodes, cora3, cora):
+    handle = gs.dist.serve(cora3.config, placement="spread", timeout=120)
+    try:
+        assert sorted(handle.node_ids) == sorted([nodes.head, *nodes.workers])
+        assert handle.node_ips == (LOOPBACK,) * 3
+        assert [pl.part_id for pl in handle.places] == [0, 1, 2]
+        dg = gs.dist.DistGraph(cora3.config, colocate=(), timeout=60)
+        assert dg.handle is None  # joined the running servers
+        book = dg.get_partition_book()
+        ids = np.arange(0, 2708, 37)
+        assert set(book.nid2partid(ids, "_N").tolist()) == {0, 1, 2}  # every server asked
+        _check_answers(dg, cora3, cora, ids)
+    finally:
+        handle.shutdown()
+    assert gs.dist.find_servers(cora3.config) is None
+
+
+def test_pack_and_pinned_placement(nodes, cora3):
+    handle = gs.dist.serve(cora3.config, placement="pack", timeout=120)
+    try:
+        assert handle.node_ids == (nodes.driver,) * 3
+    finally:
+        handle.shutdown()
+    want = [nodes.workers[1], nodes.head, nodes.workers[0]]
+    pins = {0: want[0][:12], 1: want[1], 2: want[2][:8]}  # IDs and ID prefixes
+    handle = gs.dist.serve(cora3.config, placement=pins, timeout=120)
+    try:
+        assert list(handle.node_ids) == want, (handle.node_ids, want, nodes)
+        assert [pl.node_id for pl in handle.locate()] == want
+    finally:
+        handle.shutdown()
+    bad = [({1: LOOPBACK}, r"node '127.0.0.1' of partition 1 matches 3 live nodes"),
+           ({0: "0123abcd"}, r"node '0123abcd' of partition 0 matches no live Ray node; "
+                             r"live nodes: \w{12} \(127.0.0.1\)"),
+           ({3: want[0]}, r"partition 3 does not exist \(the graph has 3\)"),
+           ("west", r"placement must be one of \['spread', 'pack'\]")]
+    for placement, message in bad:
+        with pytest.raises(gs.ValidationError, match=message):
+            gs.dist.serve(cora3.config, placement=placement)
+        assert gs.dist.find_servers(cora3.config) is None  # nothing left started
+
+
+def test_cli_serve_joins_through_ray_address_and_prints_nodes(nodes, cora3):
+    pins = f"0={nodes.workers[0][:12]},1={nodes.workers[1][:12]},2={nodes.head[:12]}"
+    env = {**os.environ, "RAY_ADDRESS": nodes.cluster.address}
+    run = subprocess.run(
+        [sys.executable, "-c", "import sys; from graphshard.cli import main; "
+         "sys.exit(main(sys.argv[1:]))", "serve", cora3.config, "--placement", pins,
+         "--detach"], capture_output=True, text=True, env=env, timeout=240)
+    try:
+        assert run.returncode == 0, run.stderr[-3000:]
+        rows = [line.split("│") for line in run.stdout.splitlines() if "cora-" in line]
+        cells = [[c.strip() for c in row if c.strip()] for row in rows]
+        assert [(c[0], c[2], c[3]) for c in cells] == [
+            ("0", nodes.workers[0][:12], LOOPBACK), ("1", nodes.workers[1][:12], LOOPBACK),
+            ("2", nodes.head[:12], LOOPBACK)]
+        assert f"address: {nodes.cluster.address}" in run.stdout
+        assert "from any machine of the cluster" in run.stdout
+        actors = gs.dist.find_servers(cora3.config)  # detached: still running
+        assert actors is not None
+        infos = nodes.ray.get([a.info.remote() for a in actors], timeout=60)
+        assert [i["node_id"] for i in infos] == [nodes.workers[0], nodes.workers[1],
+                                                 nodes.head]
+    finally:
+        gs.dist.shutdown(cora3.config)
+    assert gs.dist.find_servers(cora3.config) is None
+
+
+def test_cli_refuses_a_bad_placement_before_starting_ray(tmp_path):
+    result = CliRunner().invoke(cli, ["serve", str(tmp_path / "g.json"), "--placement",
+                                      "0=a,x=b"])
+    assert result.exit_code == 2
+    assert "'0=a,x=b' is not spread, pack or P=NODE,... pairs" in result.output
+
+
+def test_pipeline_on_three_nodes_writes_what_one_process_writes(nodes, cora, tmp_path,
+                                                                 caplog):
+    """assign + dispatch with their Ray tasks on the cluster's three 1-CPU nodes (each
+    task takes a CPU, so they spread, and the log says where): the same partition files as
+    the in-process run."""
+    import json
+    import logging
+    import re
+
+    from graphshard._util.tensorfile import load_tensors
+    from graphshard.pipeline import run_pipeline
+
+    gs.io.write_chunked(cora, tmp_path / "chunked", 3, fmt="parquet")
+    caplog.set_level(logging.INFO, logger="graphshard.pipeline.executor")
+    runs = {engine: run_pipeline(tmp_path / "chunked", 3, tmp_path / engine, method="random",
+                                 use_ray=engine == "ray", assign_options={"seed": 4})
+            for engine in ("local", "ray")}
+    assert nodes.ray.is_initialized()  # the cluster's Ray, not one the pipeline started
+    ran = [r.getMessage() for r in caplog.records if "tasks ran on" in r.getMessage()]
+    assert ran  # one line per Ray step of dispatch
+    used = {m for line in ran for m in re.findall(r"node (\w{12}) \(127\.0\.0\.1\)", line)}
+    assert used <= {n[:12] for n in [nodes.head, *nodes.workers]} and len(used) >= 2, ran
+    a, b = (r.partitions.config_path for r in runs.values())
+    ja, jb = json.loads(a.read_text()), json.loads(b.read_text())
+    for key in ("num_parts", "node_map", "edge_map", "num_nodes", "num_edges"):
+        assert ja[key] == jb[key], key
+    for p in range(3):
+        for rel in ja[f"part-{p}"].values():
+            ta, _ = load_tensors(a.parent / rel)
+            tb, _ = load_tensors(b.parent / rel)
+            assert sorted(ta) == sorted(tb), rel
+            for k in ta:
+                np.testing.assert_array_equal(ta[k], tb[k], err_msg=f"{rel}: {k}")
+    # the command joins the cluster through RAY_ADDRESS and, with -v, says where tasks ran
+    env = {**os.environ, "RAY_ADDRESS": nodes.cluster.address}
+    run = subprocess.run(
+        [sys.executable, "-c", "import sys; from graphshard.cli import main; "
+         "sys.exit(main(sys.argv[1:]))", "-v", "pipeline", str(tmp_path / "chunked"),
+         "--parts", "3", "--method", "random", "--seed", "4", "--out", str(tmp_path / "cli")],
+        capture_output=True, text=True, env=env, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    used = set(re.findall(r"node (\w{12}) \(127\.0\.0\.1\)", run.stderr))
+    assert used and used <= {n[:12] for n in [nodes.head, *nodes.workers]}, run.stderr[-3000:]
+    assert json.loads((tmp_path / "cli" / a.name).read_text())["node_map"] == ja["node_map"]
+
+
+def test_losing_a_node_moves_its_servers_or_fails_clearly(nodes, cora3, cora,
+                                                          tmp_path_factory):
+    lost = next(i for i, n in enumerate(nodes.workers) if n != nodes.driver)
+    gone, other = nodes.workers[lost], nodes.workers[1 - lost]
+    pins = {0: nodes.head, 1: gone, 2: other}
+    # the same graph served twice: restarted servers, and servers Ray will not restart
+    fragile = _cora3(cora, tmp_path_factory.mktemp("cora3-fragile"))
+    kept = gs.dist.serve(cora3.config, placement=pins, timeout=120)
+    once = gs.dist.serve(fragile.config, placement=pins, max_restarts=0, timeout=120)
+    try:
+        dg = gs.dist.DistGraph(cora3.config, colocate=(), timeout=60)
+        dg_once = gs.dist.DistGraph(fragile.config, colocate=(), timeout=30)
+        ids = np.arange(0, 2708, 11)
+        _check_answers(dg, cora3, cora, ids)
+        _check_answers(dg_once, fragile, cora, ids)
+        nodes.cluster.remove_node(nodes.worker_nodes[lost])
+        # partition 1's server comes back on a surviving node: the same answers
+        _check_answers(dg, cora3, cora, ids)
+        moved = kept.locate()
+        assert moved[1].node_id in (nodes.head, other) and moved[1].pid != kept.pids[1]
+        assert [pl.node_id for pl in moved[::2]] == [nodes.head, other]  # others stay
+        # without restarts: a clear error naming the partition, not a timeout
+        on1 = ids[dg_once.get_partition_book().nid2partid(ids, "_N") == 1]
+        with pytest.raises(gs.dist.ServerError,
+                           match=r"graph server of partition 1 \(cora-\w+:part1\) is gone "
+                                 r"for good") as err:
+            dg_once.nodes["_N"].data["feat"][on1]
+        assert not isinstance(err.value, gs.dist.ServerTimeoutError)
+        off1 = ids[dg_once.get_partition_book().nid2partid(ids, "_N") != 1]
+        np.testing.assert_array_equal(dg_once.nodes["_N"].data["feat"][off1],
+                                      cora.ndata["feat"][fragile.nids[off1]])
+    finally:
+        kept.shutdown()
+        once.shutdown()
