@@ -4,6 +4,9 @@ One command:
 
     python benchmarks/bench_lp.py                       # R-MAT/SBM/RGG 1M + Walshaw, k=4,8,64
     python benchmarks/bench_lp.py --graphs 4elt add20 --k 4 8 --coarse dist
+    python benchmarks/bench_lp.py --graphs blogcatalog musae-facebook rmat-2m --k 16 \
+        --coarse-entries 262144 --max-task-entries 524288      # balanced nodes and edges
+    python benchmarks/bench_lp.py --graphs rmat-2m --k 16 --no-balance-edges
 
 Each graph is written to DGL's chunked format (16 chunks); ``lp_assign`` runs in a fresh
 child process (numba compiled on a toy graph first, outside the timing) so that the peak
@@ -16,6 +19,13 @@ function (``adjacency_cut``).
 ``2000 * k`` nodes (KaMinPar's contraction limit), so most of the work is label
 propagation.  The geometric means of lp's cut / METIS's and / KaMinPar's are printed at
 the end.
+
+Both lp and the in-memory methods balance nodes and in-edges (``balance_edges``, lp's
+default); ``--no-balance-edges`` balances nodes only.  ``nbal`` / ``ebal`` are lp's
+heaviest part over the average in nodes and in in-edges (an edge counts with its
+destination), ``m ebal`` METIS's in-edges, ``lp/rnd`` lp's cut over random's.
+``--coarse-entries`` / ``--max-task-entries`` shrink lp's in-memory coarsest graph and
+shards so that a small graph takes the multilevel, several-shard path of a big one.
 """
 
 from __future__ import annotations
@@ -34,16 +44,29 @@ import numpy as np
 
 import graphshard as gs
 
-WALSHAW = Path(__file__).resolve().parents[2] / "shared" / "data" / "walshaw" / "graphs"
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+WALSHAW = DATA / "walshaw" / "graphs"
+#: social graphs: an edge list CSV with a header line
+SOCIAL = {"blogcatalog": DATA / "blogcatalog-pgl" / "edges.csv",
+          "musae-facebook": DATA / "musae-karateclub" / "facebook" / "edges.csv",
+          "musae-deezer": DATA / "musae-karateclub" / "deezer" / "edges.csv"}
 GEN = Path(__file__).resolve().parents[2] / "shared" / "bench" / "gen_graph.py"
 DEFAULT_GRAPHS = ["rmat-1m", "sbm-1m", "rgg-1m", "4elt", "add20", "memplus", "fe_body",
                   "t60k", "wing_nodal"]
 
 
 def load_graph(name: str, cache: Path) -> gs.Graph:
-    """A benchmark graph by name: ``rmat-1m``, ``sbm-1m``, ``rgg-1m`` or a Walshaw graph."""
+    """A benchmark graph by name: ``rmat-1m``, ``rmat-2m`` (2M edges), ``sbm-1m``,
+    ``rgg-1m``, a social graph of :data:`SOCIAL` or a Walshaw graph."""
     if name == "rmat-1m":
         return gs.datasets.rmat(1_000_000, 8_000_000, seed=1)
+    if name == "rmat-2m":
+        return gs.datasets.rmat(250_000, 2_000_000, seed=1)
+    if name in SOCIAL:
+        e = np.loadtxt(SOCIAL[name], delimiter=",", skiprows=1, dtype=np.int64)
+        ids, inv = np.unique(e, return_inverse=True)
+        inv = inv.reshape(-1, 2)
+        return gs.graph((inv[:, 0], inv[:, 1]), num_nodes=len(ids))
     if name == "sbm-1m":
         return gs.datasets.sbm(1_000_000, 8_000_000, num_blocks=64, p_in=0.9, seed=1,
                                num_features=0)
@@ -84,8 +107,10 @@ def child(args: argparse.Namespace) -> None:
     lp_assign(load_chunked_meta(warm), 4, coarse_nodes=20, num_workers=args.workers)
     meta = load_chunked_meta(args.child)
     t = time.perf_counter()
+    sizes = {key: v for key, v in (("coarse_entries", args.coarse_entries),
+                                   ("max_task_entries", args.max_task_entries)) if v}
     parts = lp_assign(meta, args.k[0], coarse_nodes=args.coarse_nodes, num_workers=args.workers,
-                      seed=args.seed)
+                      seed=args.seed, balance_edges=args.balance_edges, **sizes)
     sec = time.perf_counter() - t
     np.save(Path(args.child) / "parts.npy", np.concatenate(list(parts.values())))
     print(json.dumps({"seconds": sec, "rss_mb": peak_rss_mb()}))
@@ -107,6 +132,10 @@ def main() -> None:
     ap.add_argument("--coarse", choices=["fit", "dist"], default="fit")
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--no-balance-edges", dest="balance_edges", action="store_false",
+                    help="balance nodes only (lp and the in-memory methods)")
+    ap.add_argument("--coarse-entries", type=int, default=None)
+    ap.add_argument("--max-task-entries", type=int, default=None)
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--coarse-nodes", type=int, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -115,45 +144,58 @@ def main() -> None:
 
     from graphshard.partition.adjacency import symmetric_adjacency
     from graphshard.partition.backends import adjacency_cut
+    from graphshard.partition.constraints import balance_weights
     from graphshard.partition.methods import MethodOptions, run_method
 
     cache = Path(tempfile.gettempdir()) / "graphshard-bench-lp"
     cache.mkdir(exist_ok=True)
     threads = os.environ.get("NUMBA_NUM_THREADS", "all")
     print(f"graphshard lp_assign vs METIS and KaMinPar; numba threads={threads}, "
-          f"workers={args.workers}, coarse={args.coarse}, loadavg={os.getloadavg()[0]:.2f}")
+          f"workers={args.workers}, coarse={args.coarse}, balance_edges={args.balance_edges}, "
+          f"loadavg={os.getloadavg()[0]:.2f}")
     head = (f"{'graph':<11}{'nodes':>9}{'edges':>10}{'k':>4}{'lp cut':>10}{'metis':>10}"
-            f"{'kaminpar':>10}{'random':>10}{'lp/metis':>9}{'lp/kmp':>7}{'imb':>7}{'lp s':>7}"
+            f"{'kaminpar':>10}{'random':>10}{'lp/metis':>9}{'lp/kmp':>7}{'lp/rnd':>7}{'nbal':>6}"
+            f"{'ebal':>6}{'m ebal':>7}{'lp s':>7}"
             f"{'metis s':>8}{'lp MB':>7}")
     print(head)
     ratios, kmp_ratios = [], []
     for name in args.graphs:
         g = load_graph(name, cache)
         src, dst = g.edges()
-        adj = symmetric_adjacency(src, dst, g.num_nodes())
+        indeg = np.bincount(dst, minlength=g.num_nodes())
+        adj = symmetric_adjacency(src, dst, g.num_nodes()).with_vertex_weights(
+            balance_weights(g.num_nodes(), indeg, balance_edges=args.balance_edges))
+        tag = "e" if args.balance_edges else "n"
         with tempfile.TemporaryDirectory(dir=cache) as d:
             gs.io.write_chunked(g, d, 16, fmt="numpy")
             for k in args.k:
                 cn = 2000 * k if args.coarse == "dist" else None
                 cmd = [sys.executable, __file__, "--child", d, "--k", str(k), "--workers",
                        str(args.workers), "--seed", str(args.seed)]
+                cmd += [] if args.balance_edges else ["--no-balance-edges"]
+                for flag, v in (("--coarse-entries", args.coarse_entries),
+                                ("--max-task-entries", args.max_task_entries)):
+                    cmd += [flag, str(v)] if v else []
                 if cn is not None:
                     cmd += ["--coarse-nodes", str(cn)]
                 out = json.loads(subprocess.run(cmd, check=True, capture_output=True,
                                                 text=True).stdout.splitlines()[-1])
                 parts = np.load(Path(d) / "parts.npy")
                 pm, tm = _in_memory(adj, k, "metis", args.seed,
-                                    cache / f"metis-{name}-{k}-{args.seed}.npz")
+                                    cache / f"metis-{name}-{k}-{args.seed}-{tag}.npz")
                 pk, _ = _in_memory(adj, k, "kaminpar", args.seed,
-                                   cache / f"kaminpar-{name}-{k}-{args.seed}.npz")
+                                   cache / f"kaminpar-{name}-{k}-{args.seed}-{tag}.npz")
                 pr = run_method(adj, k, "random", MethodOptions(seed=args.seed))
                 cl, cm, ck, cr = (adjacency_cut(adj, p) for p in (parts, pm, pk, pr))
-                imb = np.bincount(parts, minlength=k).max() * k / g.num_nodes() - 1
+                nbal = np.bincount(parts, minlength=k).max() * k / g.num_nodes()
+                ebal, mebal = (np.bincount(p, weights=indeg, minlength=k).max() * k
+                               / max(1, indeg.sum()) for p in (parts, pm))
                 ratios.append(cl / max(cm, 1))
                 kmp_ratios.append(cl / max(ck, 1))
                 print(f"{name:<11}{g.num_nodes():>9}{g.num_edges():>10}{k:>4}{cl:>10}{cm:>10}"
                       f"{ck:>10}{cr:>10}{cl / max(cm, 1):>9.3f}{cl / max(ck, 1):>7.3f}"
-                      f"{imb:>7.3f}{out['seconds']:>7.1f}{tm:>8.1f}{out['rss_mb']:>7.0f}",
+                      f"{cl / max(cr, 1):>7.3f}{nbal:>6.3f}{ebal:>6.3f}{mebal:>7.3f}"
+                      f"{out['seconds']:>7.1f}{tm:>8.1f}{out['rss_mb']:>7.0f}",
                       flush=True)
     gmean, kmp_gmean = (math.exp(np.mean(np.log(r))) for r in (ratios, kmp_ratios))
     print(f"geometric mean over {len(ratios)} runs: lp/metis {gmean:.3f}, lp/kaminpar "

@@ -413,10 +413,10 @@ def _assign_options(fn: Any) -> Any:
                      help="lp: parent folder of the temporary shard files, created when "
                           "missing (default: the system's temp folder; with Ray on several "
                           "machines, a shared folder)."),
-        click.option("--balance-edges", is_flag=True,
+        click.option("--balance-edges/--no-balance-edges", default=None,
                      help="lp: balance the in-edges per part as well as the nodes (a second "
-                          "constraint): parts of a skewed graph then store about the same "
-                          "number of edges.")]
+                          "constraint; the default): parts of a skewed graph then store "
+                          "about the same number of edges.  --no-balance-edges: nodes only.")]
     for option in reversed(options):
         fn = option(fn)
     return fn

@@ -135,7 +135,8 @@ def test_walshaw_close_to_metis(shared_file, tmp_path, name, factor):
     meta = _chunked(g, tmp_path, 5)
     adj = _homogeneous(g)
     for k in (4, 16):
-        parts = lp_assign(meta, k, coarse_nodes=100 * k, max_task_entries=20000)["_N"]
+        parts = lp_assign(meta, k, coarse_nodes=100 * k, max_task_entries=20000,
+                          balance_edges=False)["_N"]  # METIS's constraint: nodes
         _check_valid(parts, k, 0.03)
         metis = adjacency_cut(adj, run_method(adj, k, "metis", MethodOptions()))
         rnd = adjacency_cut(adj, run_method(adj, k, "random", MethodOptions()))
@@ -378,8 +379,8 @@ def test_balance_edges_bounds_nodes_and_in_edges(tmp_path):
     src, dst, _ = g.homogeneous_edges()
     indeg = np.bincount(dst, minlength=g.num_nodes())
     meta = _chunked(g, tmp_path, 3)
-    by_nodes = lp_assign(meta, 4, coarse_nodes=300)["_N"]
-    by_edges = lp_assign(meta, 4, coarse_nodes=300, balance_edges=True)["_N"]
+    by_nodes = lp_assign(meta, 4, coarse_nodes=300, balance_edges=False)["_N"]
+    by_edges = lp_assign(meta, 4, coarse_nodes=300)["_N"]  # the default
     limit = lp_mod.part_limit(np.stack([np.ones_like(indeg), indeg], axis=1), 4, 0.03)
     _check_valid(by_edges, 4, 0.03)
     assert np.bincount(by_edges, weights=indeg, minlength=4).max() <= limit[1]
@@ -404,9 +405,9 @@ def test_cli_assign_balance_edges_reaches_lp(tmp_path):
     gs.io.write_chunked(g, d, 2)
     result = CliRunner().invoke(cli, ["assign", str(d), "-k", "3", "-m", "lp", "--out",
                                       str(tmp_path / "a"), "--engine", "local", "--workers",
-                                      "1", "--balance-edges"])
+                                      "1", "--no-balance-edges"])
     assert result.exit_code == 0, result.output
-    want = lp_assign(load_chunked_meta(d), 3, num_workers=1, balance_edges=True)["_N"]
+    want = lp_assign(load_chunked_meta(d), 3, num_workers=1, balance_edges=False)["_N"]
     np.testing.assert_array_equal(np.load(tmp_path / "a" / "_N.npy"), want)
     assert not np.array_equal(want, lp_assign(load_chunked_meta(d), 3, num_workers=1)["_N"])
 

@@ -45,9 +45,9 @@ def run_method(adj: Adjacency, num_parts: int, method: str, options: MethodOptio
     if num_parts == 1:
         return np.zeros(adj.num_nodes, dtype=np.int64)
     parts = _check_parts(entry.fn(adj, num_parts, options), method, adj.num_nodes, num_parts)
-    if entry.uses_structure and (adj.vertex_weights is None
-                                           or adj.vertex_weights.shape[1] == 1):
-        # METIS k-way can end above its bound at large k (benchmarks/TUNING.md)
+    if entry.uses_structure:
+        # METIS k-way can end above its bound at large k, and multi-constraint METIS
+        # 6-9% over on one constraint at 3% (benchmarks/TUNING.md): repair every column
         parts = enforce_balance(adj, parts, num_parts, options.imbalance, seed=options.seed)
     return parts
 

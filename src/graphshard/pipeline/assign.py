@@ -139,7 +139,7 @@ def assign(chunked_dir: str | os.PathLike[str], num_parts: int,
            imbalance: float = 0.03, use_ray: bool = False, num_workers: int | None = None,
            max_task_entries: int | None = None, coarse_entries: int | None = None,
            work_dir: str | os.PathLike[str] | None = None,
-           address: str | None = None, balance_edges: bool = False,
+           address: str | None = None, balance_edges: bool | None = None,
            scratch_pool: str | os.PathLike[str] | None = None) -> AssignResult:
     """Assign every node of a chunked graph to a part and write DGL's assignment layout.
 
@@ -157,7 +157,8 @@ def assign(chunked_dir: str | os.PathLike[str], num_parts: int,
         coarse_entries: ``lp``: largest coarsest graph (entries) partitioned on one worker.
         work_dir: ``lp``: parent folder of its temporary shard files.
         address: ``lp``: Ray cluster to join (implies ``use_ray``).
-        balance_edges: ``lp``: balance the in-edges per part as well as the nodes.
+        balance_edges: ``lp``: balance the in-edges per part as well as the nodes
+            (None: lp's default, on); False: the node counts only.
         scratch_pool: ``lp``: a scratch pool folder that keeps its scratch files for
             the next step (see :func:`~graphshard.pipeline.lp.lp_assign`).
 
@@ -181,7 +182,7 @@ def assign(chunked_dir: str | os.PathLike[str], num_parts: int,
     fn = ASSIGN_METHODS[method].fn
     given = {"num_workers": num_workers, "max_task_entries": max_task_entries,
              "coarse_entries": coarse_entries, "work_dir": work_dir, "address": address,
-             "balance_edges": balance_edges or None, "scratch_pool": scratch_pool}
+             "balance_edges": balance_edges, "scratch_pool": scratch_pool}
     lp_options = {k: v for k, v in given.items() if v is not None}
     parts = fn(meta, num_parts, seed=seed, imbalance=imbalance, use_ray=use_ray,
                lp_options=lp_options)

@@ -40,7 +40,9 @@ class LpParams:
             bytes an entry: 64 MiB of edges per task by default).  The result depends on
             it (the shard layout).
         coarse_entries: Largest coarsest graph (entries) partitioned on one worker.
-        balance_edges: Balance in-edges per part as well as nodes.
+        balance_edges: Balance in-edges per part as well as nodes (default): without,
+            a skewed graph's node-balanced parts can hold 8-10x the average in-edges
+            (R-MAT), which no trainer's memory budget fits (benchmarks/TUNING.md).
         initial_threads: Threads of a single initial ``method`` (METIS's threads); None:
             as many as the run's workers.
         cluster_norm: Clustering scores a cluster by connection / weight ** this.
@@ -90,7 +92,7 @@ class LpParams:
     method: str | tuple[str, ...] = ("metis", "kaminpar")
     max_task_entries: int = 1 << 22
     coarse_entries: int = 1 << 22
-    balance_edges: bool = False
+    balance_edges: bool = True
     initial_threads: int | None = None
     cluster_norm: float = 0.0
     cluster_min_moved: float = 0.01
