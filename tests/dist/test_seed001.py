@@ -18,6 +18,7 @@ import pytest
 
 import graphshard as gs
 
+
 # ----- block 1: the seed's IDConverter, transcribed as the reference ------------------------
 class SeedIDConverter:
     """The seed's class as written (scalar methods over metadata.json)."""

@@ -44,15 +44,15 @@ from ..errors import ValidationError
 from ..graph import Graph, graph, heterograph
 from ..sampling import Block, SampledBlocks
 from ..sampling import sample_neighbors as sample_by_type
-from ..sampling.validate import etype_salt, layer_fanouts, resolve_seed, seeds_by_type
 from ..sampling.backend import get_backend
 from ..sampling.blocks import reindex_sources
 from ..sampling.neighbors import exclude_by_type
+from ..sampling.validate import etype_salt, layer_fanouts, resolve_seed, seeds_by_type
 from ..store import Hop
 from ..typing import EdgeType, IdArray
 from ._index import scatter_ragged, scatter_sparse
-from .kernels import put_rows
 from ._rpc import Call, group_by_owner, merge_calls, split_results
+from .kernels import put_rows
 
 if TYPE_CHECKING:
     from .graph import DistGraph
