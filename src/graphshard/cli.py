@@ -568,7 +568,7 @@ def pipeline(chunked: str, parts: int, method: str, out: str, assign_out: Path |
 
 
 @cli.command()
-@click.argument("config", type=click.Path(path_type=Path))
+@click.argument("config")
 @click.option("--address", metavar="ADDR", envvar="RAY_ADDRESS", show_envvar=True,
               help="Ray cluster to run on (e.g. auto, HEAD_IP:6379 or ray://head:10001; "
                    "default: a local Ray started here, listening on 127.0.0.1 only).")
@@ -585,10 +585,12 @@ def pipeline(chunked: str, parts: int, method: str, out: str, assign_out: Path |
               help="Serve for this long, then stop (default: until Ctrl-C).")
 @click.option("--max-restarts", type=click.IntRange(min=0), default=3, show_default=True,
               help="Times Ray restarts a dead server.")
-def serve(config: Path, address: str | None, placement: str, detach: bool, stop: bool,
+def serve(config: str, address: str | None, placement: str, detach: bool, stop: bool,
           duration: float | None, max_restarts: int) -> None:
     """Start one graph server per partition on Ray and print where they run.
 
+    CONFIG is the partition config JSON, a path or an s3://, gs://, hdfs:// URI (each
+    server then copies its part to its node's scratch folder once and checks it).
     The table shows each partition's Ray node (ID and IP) and process. It also prints the
     line that connects a trainer from another process, e.g.
     dg = graphshard.dist.DistGraph('/abs/parts/rmat.json', address='127.0.0.1:PORT').
@@ -605,6 +607,7 @@ def serve(config: Path, address: str | None, placement: str, detach: bool, stop:
     import time
 
     from . import dist
+    from ._util import fsys
     from .dist.placement import parse_placement
 
     if stop:
@@ -619,7 +622,7 @@ def serve(config: Path, address: str | None, placement: str, detach: bool, stop:
         raise click.BadParameter(str(exc), param_hint="--placement") from exc
     handle = dist.serve(config, address=address, placement=rule, detached=detach,
                         max_restarts=max_restarts)
-    table = Table("part", "actor", "node", "ip", "pid", title=f"serving {handle.config}",
+    table = Table("part", "actor", "node", "ip", "pid", title=f"serving {fsys.shown(handle.config)}",
                   title_justify="left")
     for pl, name in zip(handle.places, handle.names, strict=True):
         table.add_row(str(pl.part_id), name, pl.node_id[:12], pl.node_ip, str(pl.pid))

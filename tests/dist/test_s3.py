@@ -188,6 +188,21 @@ def test_dist_graph_served_from_s3(ray_cluster, cora, s3_endpoint, s3_dir, tmp_p
         dg.close()
 
 
+def test_cli_serves_from_s3(ray_cluster, cora, s3_endpoint, s3_dir):
+    """`graphshard serve s3://.../g.json` takes the URI as it is (not a local path) and
+    prints the table (titled by the URI without its keys) and the line to connect (the URI
+    as given: it is what connects)."""
+    uri = (f"s3://testing:testing@{s3_dir[5:]}/cli?endpoint_override={s3_endpoint}"
+           "&scheme=http&region=us-east-1")
+    res = gs.partition.build_partitions(cora, "cora", 2, uri, part_method="hash")
+    out = CliRunner().invoke(cli, ["serve", str(res.config_path), "--for", "0.1"])
+    assert out.exit_code == 0, out.output
+    assert "address: " in out.output and "DistGraph(" in out.output
+    title, _, rest = out.output.partition("\n")
+    assert title.strip() == f"serving {s3_dir}/cli/cora.json"  # no keys
+    assert f"DistGraph('{res.config_path}'" in rest.replace("\n", "")
+
+
 def _upload(folder, uri: str) -> None:
     for file in sorted(folder.rglob("*")):
         if file.is_file():
