@@ -622,7 +622,8 @@ def serve(config: str, address: str | None, placement: str, detach: bool, stop: 
         raise click.BadParameter(str(exc), param_hint="--placement") from exc
     handle = dist.serve(config, address=address, placement=rule, detached=detach,
                         max_restarts=max_restarts)
-    table = Table("part", "actor", "node", "ip", "pid", title=f"serving {fsys.shown(handle.config)}",
+    table = Table("part", "actor", "node", "ip", "pid",
+                  title=f"serving {fsys.shown(handle.config)}",
                   title_justify="left")
     for pl, name in zip(handle.places, handle.names, strict=True):
         table.add_row(str(pl.part_id), name, pl.node_id[:12], pl.node_ip, str(pl.pid))
