@@ -85,3 +85,15 @@ def test_small_share_still_takes_every_step(sbm_graph):
     assert sorted(set(np.concatenate(batches).tolist())) == [3, 5, 7]
     total, count = trainer.train_epoch(0, 5)
     assert count == 5 and np.isfinite(total)
+
+
+def test_more_trainer_cpus_than_the_cluster_has_is_an_error(balanced):
+    """Ray would queue the missing trainers for ever (DDP's rendezvous waiting on them):
+    refused up front, naming the CPUs needed and those the cluster has."""
+    import ray
+
+    have = ray.cluster_resources()["CPU"]
+    with pytest.raises(gs.ValidationError, match=f"need {have + 1:g} CPUs; the Ray cluster "
+                                                 f"has {have:g}"):
+        RayTeam(balanced, 1, KW, trainer_cpus=have + 1)
+    assert gs.dist.find_servers(balanced) is not None  # the module's servers are untouched

@@ -199,8 +199,9 @@ def serve(config: ConfigLike, *, address: str | None = None, placement: Placemen
             are spread).  "pack" and pinned servers move to a surviving node when theirs
             is lost (:mod:`graphshard.dist.placement`).
         max_restarts: Times Ray restarts a dead server (-1: forever).
-        num_cpus: CPUs each server reserves (at least :data:`~graphshard.dist.placement.
-            MIN_CPUS`, 0.001, without which Ray ignores the placement).
+        num_cpus: CPUs each server reserves (on a Ray of several nodes at least
+            :data:`~graphshard.dist.placement.MIN_CPUS`, 0.001, without which Ray ignores
+            the placement).
         tensor_dir: Folder of distributed tensors (default: a folder under the temp dir,
             one per graph); must be visible to a server after a restart.
         detached: Keep the servers alive after this driver exits (stop them with
@@ -227,7 +228,12 @@ def serve(config: ConfigLike, *, address: str | None = None, placement: Placemen
     tdir = tensor_dir or os.path.join(tempfile.gettempdir(), f"graphshard-tensors-{base}")
     strategies = scheduling_strategies(ray, placement, num_parts)
     remote = _remote_class(ray)
-    options: dict[str, Any] = {"namespace": NAMESPACE, "num_cpus": max(num_cpus, MIN_CPUS),
+    # a pinned server must reserve some CPU for Ray to honour its node (MIN_CPUS); on a
+    # one-node Ray there is nothing to pin, and a server that reserves nothing leaves whole
+    # CPUs to trainers (2 trainers of 1 CPU on a 2-CPU Ray would otherwise never start)
+    alive = sum(1 for n in ray.nodes() if n.get("Alive"))
+    cpus = max(num_cpus, MIN_CPUS) if alive > 1 else num_cpus
+    options: dict[str, Any] = {"namespace": NAMESPACE, "num_cpus": cpus,
                                "max_restarts": max_restarts, "max_task_retries": 0}
     if detached:
         options["lifetime"] = "detached"

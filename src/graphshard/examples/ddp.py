@@ -140,6 +140,16 @@ class RayTeam:
         self.kind = trainer
         trainer_class(trainer)  # an unknown kind fails before anything starts
         self.handle = None if find_servers(config) is not None else serve(config)
+        total = float(ray.cluster_resources().get("CPU", 0.0))
+        if num_trainers * trainer_cpus > total + 1e-9:
+            # Ray would queue the actors for ever: DDP's rendezvous waits on the missing ones
+            if self.handle is not None:
+                self.handle.shutdown()
+            raise ValidationError(
+                f"{num_trainers} trainers of {trainer_cpus:g} CPU need "
+                f"{num_trainers * trainer_cpus:g} CPUs; the Ray cluster has {total:g}: use "
+                "fewer trainers or a smaller trainer_cpus", field="num_trainers",
+                value=num_trainers)
         remote = ray.remote(_TrainerActor)
         self.actors = [remote.options(num_cpus=trainer_cpus).remote()
                        for _ in range(num_trainers)]
