@@ -455,28 +455,31 @@ def test_save_orig_ids_spellings(tmp_path, capsys):
         assert set(option.opts) == {"--save-orig-ids", "--save-orig-nids", "--save-orig-eids"}
 
 
-def test_quiet_starts_ray_logging_errors_only(tmp_path):
+def test_quiet_starts_ray_logging_errors_only():
     """-q reaches ray.init (its token-authentication warning is a WARNING of the 'ray'
-    logger, which ray.init's logging_level sets)."""
-    from graphshard._util.ray import init_ray, quiet_ray
+    logger, which ray.init's logging_level sets), for that invocation only."""
+    import click
+
+    from graphshard._util.ray import init_ray
 
     class FakeRay:
         def init(self, **kwargs):
             self.kwargs = kwargs
 
-    try:
-        result = CliRunner().invoke(cli, ["-q", "partition", "--generate",
-                                          "sbm:nodes=100,edges=400", "-k", "1", "--out",
-                                          str(tmp_path / "p")])
-        assert result.exit_code == 0, result.output
+    @cli.command("probe-ray")
+    def probe() -> None:  # a command that starts Ray, as serve/pipeline/train do
         ray = FakeRay()
         init_ray(ray, "ray://head:10001")
-        assert ray.kwargs["logging_level"] == 40  # logging.ERROR
-        quiet_ray(False)
+        click.echo(f"logging_level={ray.kwargs.get('logging_level')}")
+
+    try:
+        assert "logging_level=40" in CliRunner().invoke(cli, ["-q", "probe-ray"]).output
+        assert "logging_level=None" in CliRunner().invoke(cli, ["probe-ray"]).output
+        ray = FakeRay()  # nothing left behind by the -q invocation
         init_ray(ray, "ray://head:10001")
         assert "logging_level" not in ray.kwargs
     finally:
-        quiet_ray(False)
+        cli.commands.pop("probe-ray")
 
 
 def test_outputs_follow_the_umask(tmp_path):

@@ -197,6 +197,8 @@ def cli(quiet: bool, verbose: bool) -> None:
                         format="%(asctime)s %(name)s: %(message)s", stream=sys.stderr)
     disable_progress(quiet)
     quiet_ray(quiet)  # -q: Ray's driver logs errors only (no token-authentication warning)
+    # for this invocation only (a CliRunner call does not go through main's reset)
+    click.get_current_context().call_on_close(lambda: quiet_ray(False))
 
 
 @cli.command()
