@@ -132,6 +132,19 @@ class FuzzResult:
     failures: list[tuple[int, str, str]] = field(default_factory=list)
 
 
+def dataset_graph_problem(ds: Any) -> str | None:
+    """A ``check`` for :func:`run_fuzz` of a dataset loader: what is wrong with the
+    accepted dataset's graph (an edge out of range, a node column of the wrong length),
+    or None."""
+    g = ds.graph
+    s, d = g.edges()
+    if s.size and (min(s.min(), d.min()) < 0 or max(s.max(), d.max()) >= g.num_nodes()):
+        return "an edge out of range"
+    if any(len(v) != g.num_nodes() for v in g.ndata.values()):
+        return "a node column of the wrong length"
+    return None
+
+
 def run_fuzz(reader: str, make_case: Callable[[random.Random, Path], Path | None],
              load: Callable[[Path], Any], tmp_path: Path, *,
              check: Callable[[Any], str | None] | None = None, seed: int = 0,

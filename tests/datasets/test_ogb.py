@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fuzzing import mutate_text, run_fuzz
+from fuzzing import dataset_graph_problem, mutate_text, run_fuzz
 from graphshard.cli import main
 from graphshard.datasets import load_ogb
 from graphshard.errors import FormatError
@@ -90,16 +90,7 @@ def test_fuzz_ogb(tmp_path):
         name = rng.choice(sorted(FILES))
         return write(folder, **{name: mutate_text(rng, FILES[name]).decode("latin-1")})
 
-    def check(ds) -> str | None:
-        g = ds.graph
-        s, d = g.edges()
-        if s.size and (min(s.min(), d.min()) < 0 or max(s.max(), d.max()) >= g.num_nodes()):
-            return "an edge out of range"
-        if any(len(v) != g.num_nodes() for v in g.ndata.values()):
-            return "a node column of the wrong length"
-        return None
-
-    run_fuzz("ogb", case, load_ogb, tmp_path, check=check, seed=3)
+    run_fuzz("ogb", case, load_ogb, tmp_path, check=dataset_graph_problem, seed=3)
 
 
 def test_convert_from_ogb(tmp_path, capsys):

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fuzzing import mutate_bytes, mutate_text, run_fuzz
+from fuzzing import dataset_graph_problem, mutate_bytes, mutate_text, run_fuzz
 from graphshard.datasets import load_planetoid
 from graphshard.errors import FormatError, ValidationError
 from graphshard.io import apply_edge_policy
@@ -114,13 +114,4 @@ def test_fuzz_planetoid(tmp_path):
                          else mutate_bytes(rng, data))
         return folder
 
-    def check(ds) -> str | None:
-        g = ds.graph
-        s, d = g.edges()
-        if s.size and (min(s.min(), d.min()) < 0 or max(s.max(), d.max()) >= g.num_nodes()):
-            return "an edge out of range"
-        if any(len(v) != g.num_nodes() for v in g.ndata.values()):
-            return "a node column of the wrong length"
-        return None
-
-    run_fuzz("planetoid", case, load_planetoid, tmp_path, check=check, seed=5)
+    run_fuzz("planetoid", case, load_planetoid, tmp_path, check=dataset_graph_problem, seed=5)
