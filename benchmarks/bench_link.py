@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> None:
                 best = r.test_at_best_val
                 scores[key].append((best["auc"], best["mrr"], time.perf_counter() - t))
                 print(f"  seed {seed} {key}: test AUC {best['auc']:.4f}, MRR {best['mrr']:.4f}"
-                      f" at epoch {r.best_epoch + 1}, {scores[key][-1][2]:.0f} s", flush=True)
+                      f" at epoch {r.best_epoch} (from 0), {scores[key][-1][2]:.0f} s", flush=True)
     finally:
         handle.shutdown()
         ray.shutdown()
