@@ -276,9 +276,11 @@ def rebalance_candidates(indptr, indices, weights, lo, labels, node_w, part_w, m
     Weights have one column per constraint (``node_w`` ``(n, C)``, ``part_w`` ``(k, C)``,
     ``max_w`` ``(C,)``); a part is overloaded when any column is over its limit.  The
     target is the connected part with the highest connection that has room for the row
-    in every column, else the least loaded part if the row fits there, else the row is
-    no candidate (its move could only be reverted); the gain is ``connection(target) -
-    connection(own)``.
+    in every column, else the least loaded part (by its fullest column) among those the
+    row fits in, else the row is no candidate (its move could only be reverted); the gain
+    is ``connection(target) - connection(own)``.  The fallback looks past a least loaded
+    part that is full in a column the row does not weigh on: a part holding the one hub
+    of the in-edge column is "full" there, yet takes any node of in-degree 0.
 
     Returns:
         ``(rows, targets, gains, ties)``: int64 global node IDs, target parts, gains and a
@@ -288,14 +290,12 @@ def rebalance_candidates(indptr, indices, weights, lo, labels, node_w, part_w, m
     k = part_w.shape[0]
     ncon = max_w.shape[0]
     over = np.zeros(k, dtype=np.bool_)
-    lightest, least = 0, np.inf
+    loads = np.zeros(k, dtype=np.float64)
     for p in range(k):
-        load = 0.0
         for c in range(ncon):
             over[p] |= part_w[p, c] > max_w[c]
-            load = max(load, part_w[p, c] / max(1, max_w[c]))
-        if load < least:
-            lightest, least = p, load
+            loads[p] = max(loads[p], part_w[p, c] / max(1, max_w[c]))
+    by_load = np.argsort(loads, kind="mergesort")  # least loaded first, ties by part
     rating = np.zeros(k, dtype=np.int64)
     rows = np.empty(num_rows, dtype=np.int64)
     targets = np.empty(num_rows, dtype=np.int64)
@@ -309,11 +309,15 @@ def rebalance_candidates(indptr, indices, weights, lo, labels, node_w, part_w, m
             continue
         for j in range(indptr[r], indptr[r + 1]):
             rating[labels[indices[j]]] += weights[j]
-        best, best_r = lightest, rating[lightest]
+        best, best_r = -1, np.int64(-1)
+        for p in by_load:
+            if p != cur and _fits(part_w, p, node_w, u, max_w):
+                best, best_r = p, rating[p]
+                break
         for p in range(k):
             if p != cur and rating[p] > best_r and _fits(part_w, p, node_w, u, max_w):
                 best, best_r = p, rating[p]
-        if best == cur or not _fits(part_w, best, node_w, u, max_w):
+        if best < 0:
             for j in range(indptr[r], indptr[r + 1]):  # no part has room for it: a move
                 rating[labels[indices[j]]] = 0  # would be reverted, and would take the
             continue  # place of moves that fit in needed_moves
