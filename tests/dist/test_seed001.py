@@ -213,8 +213,12 @@ def test_block3_and_4_features_and_dist_tensor(acm_dist, acm_parts):
         part_policy=g.get_node_partition_policy('paper'))
     t = g.nodes['paper'].data['feat1']
     assert (t.shape, t.dtype, t.part_policy) == ((3025, 1), np.float32, "node:paper")
-    t[[3000, 1]] = th.tensor([[2.5], [-1.0]])
-    assert t[[1, 3000, 2]].tolist() == [[-1.0], [2.5], [0.0]]
+    t[[3000, 1]] = th.tensor([[2.5], [-1.0]], requires_grad=True)
+    # created with a torch dtype: reads are torch tensors, as DGL's (ids may be torch too)
+    rows = t[th.tensor([1, 3000, 2])]
+    assert isinstance(rows, th.Tensor) and rows.dtype == th.float32
+    assert rows.tolist() == [[-1.0], [2.5], [0.0]]
+    assert t.read([3000]).tolist() == [[2.5]] and isinstance(t.read([3000]), np.ndarray)
     # an edge type's policy; init_func gets the torch dtype it was given, as in DGL
     pol = acm_dist.get_edge_partition_policy("paper2author")
     assert (str(pol), pol.get_size()) == ("edge:paper:paper2author:author", 9949)
@@ -222,7 +226,12 @@ def test_block3_and_4_features_and_dist_tensor(acm_dist, acm_parts):
         [0, 9948], "paper2author").tolist()
     e = gs.dist.DistTensor((9949, 2), th.int64, part_policy=pol,
                            init_func=lambda shape, dtype: th.full(shape, 7, dtype=dtype))
-    assert e.dtype == np.int64 and e[[0, 9948]].tolist() == [[7, 7], [7, 7]]
+    assert e.dtype == np.int64 and e[[0, 9948]].dtype == th.int64
+    assert e[[0, 9948]].tolist() == [[7, 7], [7, 7]]
+    # a NumPy dtype keeps NumPy rows
+    n = gs.dist.DistTensor((9949,), np.int32, part_policy=pol)
+    assert isinstance(n[[5]], np.ndarray) and n[[5]].dtype == np.int32
+    n.delete()
     with pytest.raises(gs.ValidationError, match="no NumPy equivalent"):
         gs.dist.DistTensor((9949, 2), th.bfloat16, part_policy=pol)
     e.delete()

@@ -8,7 +8,14 @@ tests/partition/test_dgl_interop.py`` (../shared/bench/README.md builds that ven
 
 from __future__ import annotations
 
+import json
 import os
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -123,6 +130,148 @@ def test_dist_graph_loads_an_export(tmp_path, acm, monkeypatch):
         assert got_in == int(np.count_nonzero((dst_types == k) & np.isin(gdst, first)))
     finally:
         dgl.distributed.exit_client()
+
+
+#: A command prefix giving the command a /dev/shm of its own, i.e. a machine of its own as
+#: far as DGL can tell.  DGL's servers put each feature into POSIX shared memory named by
+#: the feature alone (``node~paper~feat-kvdata-``), with no part or machine in the name: two
+#: DGL servers of one graph on one host open the same segment, the later one truncates and
+#: overwrites the earlier one's rows, the client on machine 0 reads part 1's rows as its
+#: own, and a server whose segment shrank dies of SIGBUS on its next read while the client
+#: waits for its answer forever (the 2-server run that hung).
+_OWN_SHM = ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c",
+            'mount -t tmpfs tmpfs /dev/shm && exec "$0" "$@"']
+_ROLES = str(Path(__file__).with_name("dgl_dist_roles.py"))
+
+
+def _own_shm_works() -> bool:
+    try:
+        return subprocess.run([*_OWN_SHM, "true"], capture_output=True,
+                              timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def _free_ports(n: int) -> list[int]:
+    socks = [socket.socket() for _ in range(n)]
+    try:
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+def _run_dgl_machines(tmp_path: Path, part_config: Path, num_parts: int, request: dict,
+                      *, timeout: float = 300) -> dict[str, np.ndarray]:
+    """DGL's distributed stack on loopback: machine ``m`` (its own /dev/shm) runs the
+    DistGraphServer of part ``m``; machine 0 also runs the one client, which answers
+    ``request``.  Every process group is killed at the end, whatever happened."""
+    ip_config = tmp_path / "ip_config.txt"
+    ip_config.write_text("".join(f"127.0.0.1 {p}\n" for p in _free_ports(num_parts)))
+    (tmp_path / "request.json").write_text(json.dumps(request))
+    out = tmp_path / "answers.npz"
+    role = [sys.executable, _ROLES]
+    env = {**os.environ, "DGLBACKEND": "pytorch", "OMP_NUM_THREADS": "1"}
+    procs = []
+    try:
+        for m in range(num_parts):
+            server = [*role, "server", str(ip_config), str(part_config), str(m), "1"]
+            if m == 0:  # the client shares machine 0 (and its shared memory) with server 0
+                client = [*role, "client", str(ip_config), str(tmp_path / "request.json"),
+                          str(out)]
+                script = f"{shlex.join(server)} & exec {shlex.join(client)}"
+                cmd = [*_OWN_SHM[:-1], _OWN_SHM[-1].replace('exec "$0" "$@"', script)]
+            else:
+                cmd = [*_OWN_SHM, *server]
+            log = open(tmp_path / f"machine{m}.log", "wb")  # noqa: SIM115 (closed below)
+            procs.append((subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
+                                           env=env, start_new_session=True), log))
+        try:
+            rc = procs[0][0].wait(timeout=timeout)  # the client's shell: ends with the client
+            for p, _ in procs[1:]:
+                p.wait(timeout=60)  # servers exit when their only client does
+        except subprocess.TimeoutExpired:
+            rc = None
+    finally:
+        for p, log in procs:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+            log.close()
+    logs = {m: (tmp_path / f"machine{m}.log").read_text(errors="replace")[-3000:]
+            for m in range(num_parts)}
+    assert rc == 0 and out.exists(), f"DGL run failed (client rc {rc}): {logs}"
+    with np.load(out, allow_pickle=False) as z:
+        return dict(z)
+
+
+@pytest.mark.parametrize("num_parts", [2, 4])
+def test_dgl_dist_graph_machines(tmp_path, acm, num_parts):
+    """DGL's own distributed stack on our ACM export: a DistGraphServer per part (each
+    on a machine of its own), a DistGraph client reading features by original IDs (through
+    our ID maps), degrees, edges, and sampling neighbours; every answer checked against
+    the original graph."""
+    if not _own_shm_works():
+        pytest.skip("needs `unshare --user --mount` to give each DGL server its own "
+                    "/dev/shm (DGL's servers of one graph on one host share its segments)")
+    orig_nids, orig_eids = gs.partition_graph(acm, "acm", num_parts, tmp_path / "ours",
+                                              part_method="metis", return_mapping=True)
+    cfg = read_config(tmp_path / "ours" / "acm.json")
+    path = export_dgl(cfg, tmp_path / "dgl")
+
+    def new_of(orig_of_new, orig):
+        inv = np.empty_like(orig_of_new)
+        inv[orig_of_new] = np.arange(len(orig_of_new))
+        return inv[orig]
+
+    book = cfg.book()
+    paper_orig = np.arange(0, acm.num_nodes("paper"), 23)
+    paper_new = new_of(orig_nids["paper"], paper_orig)
+    assert set(book.nid2partid(book.map_to_homo_nid(paper_new, "paper"))) == set(range(num_parts))
+    etype = next(e for e in acm.canonical_etypes if e[0] == e[2] == "paper")
+    eid_orig = np.arange(0, acm.num_edges(etype), 17)
+    eid_new = new_of(orig_eids[etype], eid_orig)
+    seeds_orig = paper_orig[:40]
+    got = _run_dgl_machines(tmp_path, path, num_parts, {
+        "graph_name": "acm", "ntype": "paper", "feat": "feat", "nids": paper_new.tolist(),
+        "etype": ":".join(etype), "eids": eid_new.tolist(),
+        "seeds": new_of(orig_nids["paper"], seeds_orig).tolist(), "fanout": 3,
+        "ntypes": acm.ntypes, "etypes": [":".join(e) for e in acm.canonical_etypes]})
+
+    assert got["num_nodes"].tolist() == [acm.num_nodes(t) for t in acm.ntypes]
+    assert got["num_edges"].tolist() == [acm.num_edges(e) for e in acm.canonical_etypes]
+    # features by original ID, read half through machine 0's shared memory, half by RPC
+    np.testing.assert_array_equal(got["feat"], np.asarray(acm.nodes["paper"].data["feat"])[
+        paper_orig])
+    np.testing.assert_array_equal(got["homo"], book.map_to_homo_nid(paper_new, "paper"))
+    in_deg = sum(acm.in_degrees(e) for e in acm.canonical_etypes if e[2] == "paper")
+    np.testing.assert_array_equal(got["in_degrees"], np.asarray(in_deg)[paper_orig])
+    # find_edges answers in new per-type IDs: back to original, the original endpoints
+    src, dst = acm.find_edges(eid_orig, etype)
+    np.testing.assert_array_equal(orig_nids[etype[0]][got["find_src"]], src)
+    np.testing.assert_array_equal(orig_nids[etype[2]][got["find_dst"]], dst)
+    # every sampled edge exists with these endpoints, none twice; DGL samples a
+    # heterogeneous graph's fanout over all in-edge types together: min(3, in-degree)
+    seeds_new = new_of(orig_nids["paper"], seeds_orig)
+    order = np.argsort(seeds_new)
+    per_seed = np.zeros(len(seeds_new), np.int64)
+    none = np.zeros(0, np.int64)
+    for et in acm.canonical_etypes:  # DGL's frontier leaves out the types with no edges
+        key = ":".join(et)
+        s_new, d_new, e_new = (got.get(f"sample_{k}/{key}", none) for k in ("src", "dst", "eid"))
+        if et[2] != "paper":  # no seeds of this destination type
+            assert len(e_new) == 0, key
+            continue
+        e = orig_eids[et][e_new]
+        es, ed = acm.find_edges(e, et)
+        np.testing.assert_array_equal(orig_nids[et[0]][s_new], es, err_msg=key)
+        np.testing.assert_array_equal(orig_nids[et[2]][d_new], ed, err_msg=key)
+        assert len(np.unique(e)) == len(e), key
+        per_seed += np.bincount(np.searchsorted(seeds_new[order], d_new),
+                                minlength=len(seeds_new))
+    np.testing.assert_array_equal(per_seed, np.minimum(np.asarray(in_deg)[seeds_orig], 3)[order])
 
 
 def _dgl_partitions(g, out, num_parts, hops):

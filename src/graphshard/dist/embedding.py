@@ -89,8 +89,8 @@ def _record_fn(torch: Any) -> Any:
 
 
 def _gather(t: DistTensor) -> np.ndarray:
-    return np.concatenate([t[np.arange(i, min(i + _CHUNK, len(t)))]
-                           for i in range(0, len(t), _CHUNK)] or [t[np.zeros(0, np.int64)]])
+    return np.concatenate([t.read(np.arange(i, min(i + _CHUNK, len(t))))
+                           for i in range(0, len(t), _CHUNK)] or [t.read(np.zeros(0, np.int64))])
 
 
 def _scatter(t: DistTensor, values: np.ndarray, what: str) -> None:
@@ -144,10 +144,10 @@ class DistEmbedding:
             >>> opt.step()  # doctest: +SKIP
         """
         if type(ids).__module__.split(".")[0] != "torch":
-            return self.weight[ids]
+            return self.weight.read(ids)
         torch = import_optional("torch", "DistEmbedding autograd")
         idx = np.asarray(ids.detach().cpu().numpy(), dtype=np.int64).reshape(-1)
-        rows = self.weight[idx]
+        rows = self.weight.read(idx)
         if not torch.is_grad_enabled():
             return torch.from_numpy(rows).reshape(*ids.shape, self.embedding_dim)
         out = _record_fn(torch).apply(self._anchor(torch), rows, idx, self._trace)
@@ -340,6 +340,6 @@ class SparseAdam(_SparseOptimizer):
         m = b1 * m_t[uniq] + (1 - b1) * summed
         v = b2 * v_t[uniq] + (1 - b2) * summed * summed
         rate = self.lr * np.sqrt(1 - b2 ** self.steps) / (1 - b1 ** self.steps)
-        w = e.weight[uniq] - rate * m / (np.sqrt(v) + self.eps)
+        w = e.weight.read(uniq) - rate * m / (np.sqrt(v) + self.eps)
         m_t[uniq], v_t[uniq] = m.astype(np.float32), v.astype(np.float32)
         e.weight[uniq] = w.astype(np.float32)

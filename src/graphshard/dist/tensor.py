@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from .._util.arrays import as_ids, check_id_range
+from .._util.arrays import as_array, as_ids, check_id_range
+from .._util.optional import import_optional
 from ..errors import ValidationError
 from ..typing import EdgeType
 from ._rpc import Router, group_by_owner
@@ -93,8 +94,10 @@ class DistTensor:
 
     Args:
         shape: Global shape; ``shape[0]`` is the number of nodes (edges) of the type.
-        dtype: NumPy dtype (or its name) or torch dtype (``torch.float32``); rows read
-            back are NumPy arrays of the matching NumPy dtype.
+        dtype: NumPy dtype (or its name) or torch dtype (``torch.float32``).  Rows read
+            with ``t[ids]`` come back as torch tensors for a torch dtype (as DGL's do), as
+            NumPy arrays otherwise; :meth:`read` always gives NumPy.  The attribute
+            ``dtype`` is the matching NumPy dtype either way.
         name: Tensor name; an existing tensor of that name and layout is attached to.
         init_func: ``init_func(local_shape, dtype) -> array`` called once per partition
             for a new tensor (zeros when None), with ``dtype`` as given here (a torch
@@ -110,6 +113,17 @@ class DistTensor:
     Raises:
         ValidationError: a bad name, dtype or policy, no graph, or a same-named tensor of
             another layout.
+
+    Example:
+        >>> import torch  # doctest: +SKIP
+        >>> n = dg.num_nodes("item")  # doctest: +SKIP
+        >>> t = DistTensor((n, 2), torch.float32, "h", graph=dg)  # doctest: +SKIP
+        >>> t[[0, 1]] = torch.ones(2, 2)  # doctest: +SKIP
+        >>> t[[1, 2]]  # doctest: +SKIP
+        tensor([[1., 1.],
+                [0., 0.]])
+        >>> t.read([1, 2]).dtype  # doctest: +SKIP
+        dtype('float32')
     """
 
     def __init__(self, shape: Sequence[int], dtype: Any, name: str | None = None,
@@ -118,6 +132,8 @@ class DistTensor:
                  *, graph: DistGraph | None = None) -> None:
         self.shape = tuple(int(s) for s in shape)
         self.dtype = as_dtype(dtype)
+        # reads give torch tensors when the caller spoke torch (DGL code does)
+        self._as_torch = str(dtype).startswith("torch.")
         if graph is None:
             if not isinstance(part_policy, PartitionPolicy):
                 raise ValidationError("DistTensor needs graph=DistGraph, or a part_policy "
@@ -166,8 +182,27 @@ class DistTensor:
         owner = np.searchsorted(self._bounds[1:], arr, side="right")
         return arr, group_by_owner(owner, len(self._bounds) - 1)
 
-    def __getitem__(self, ids: Any) -> np.ndarray:
-        """Rows ``ids`` (a new array)."""
+    def __getitem__(self, ids: Any) -> Any:
+        """Rows ``ids``: a new torch tensor if the tensor was created with a torch dtype (it
+        shares the memory of the NumPy rows :meth:`read` gives: no copy), else a new NumPy
+        array.
+
+        Raises:
+            ValidationError: IDs that are not 1-D integers in ``[0, len(self))``.
+        """
+        rows = self.read(ids)
+        if not self._as_torch:
+            return rows
+        return import_optional("torch", "DistTensor with a torch dtype").from_numpy(rows)
+
+    def read(self, ids: Any) -> np.ndarray:
+        """Rows ``ids`` as a new, writable NumPy array of :attr:`dtype`, whatever dtype the
+        tensor was created with (``ids``: a slice, or integer IDs as a list, NumPy array or
+        torch tensor).
+
+        Raises:
+            ValidationError: IDs that are not 1-D integers in ``[0, len(self))``.
+        """
         arr, groups = self._groups(ids)
         todo = [(p, idx) for p, idx in enumerate(groups) if len(idx)]
         res = self.graph.router.call([(p, "tensor_read", (self.name, arr[idx] - self._bounds[p]))
@@ -180,7 +215,7 @@ class DistTensor:
     def __setitem__(self, ids: Any, values: Any) -> None:
         """Write rows ``ids`` (``values`` broadcast to ``(len(ids), *shape[1:])``)."""
         arr, groups = self._groups(ids)
-        vals = np.broadcast_to(np.asarray(values, dtype=self.dtype),
+        vals = np.broadcast_to(as_array(values).astype(self.dtype, copy=False),
                                (len(arr), *self.shape[1:]))
         self.graph.router.call([(p, "tensor_write", (self.name, arr[idx] - self._bounds[p],
                                                      np.ascontiguousarray(vals[idx])))
