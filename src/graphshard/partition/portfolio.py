@@ -74,10 +74,7 @@ def quality_partition(adj: Adjacency, num_parts: int, options: MethodOptions) ->
                 best = (*score, parts)
     if best is None:
         _log.warning("quality: neither kaminpar nor mtkahypar is installed; using METIS")
-        # run_alone: METIS draws from libc's rand(), which Ray's threads share (methods._metis)
-    return run_alone(metis_kway, adj, num_parts, imbalance=options.imbalance,
-                     objtype=options.objtype, seed=options.seed,
-                     recursive=preset == "recursive")
+        return METHODS["metis"].fn(adj, num_parts, options)
     return best[2]
 
 
