@@ -117,8 +117,8 @@ def child(args: argparse.Namespace) -> None:
 
     from graphshard.partition import backends, portfolio
     from graphshard.partition.adjacency import Adjacency
-    from graphshard.partition.metis_lib import metis_kway
     from graphshard.partition.methods import MethodOptions, run_method
+    from graphshard.partition.metis_lib import metis_kway
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     with np.load(args.adj) as z:
