@@ -139,7 +139,8 @@ def child(args: argparse.Namespace) -> None:
         parts = run_method(adj, args.k, method, opts)
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
-    print(json.dumps({"seconds": seconds, "cpu_s": cpu, "choice": extra, "rss_mb": peak, "base_mb": base,
+    print(json.dumps({"seconds": seconds, "cpu_s": cpu, "choice": extra, "rss_mb": peak,
+                      "base_mb": base,
                       "cut": backends.adjacency_cut(adj, parts),
                       "imbalance": backends.part_imbalance(adj, parts, args.k),
                       "valid": bool(parts.min() >= 0 and parts.max() < args.k)}))
