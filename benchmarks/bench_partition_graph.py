@@ -7,7 +7,9 @@ same graph in the same pass, each in its own process, timed and measured alike::
 
 Called by the harness as::
 
-    python benchmarks/bench_partition_graph.py {npz} {k} {parts} {workdir} [method]
+    python benchmarks/bench_partition_graph.py {npz} {k} {parts} {workdir} [method [budget]]
+
+(``budget``: ``auto``'s ``time_budget``, a multiple of METIS k-way's CPU time.)
 
 It builds the same graph DGL's peer builds (both directions of every undirected edge),
 runs ``graphshard.partition_graph`` end to end (assignment, reshuffle, halo, features,
@@ -31,6 +33,7 @@ import graphshard as gs
 def main(argv: list[str]) -> None:
     npz, k, parts_path, workdir = argv[:4]
     method = argv[4] if len(argv) > 4 else gs.partition.DEFAULT_METHOD
+    budget = float(argv[5]) if len(argv) > 5 else None
     z = np.load(npz)
     src, dst, n = z["src"].astype(np.int64), z["dst"].astype(np.int64), int(z["num_nodes"])
     t0 = time.perf_counter()
@@ -38,14 +41,16 @@ def main(argv: list[str]) -> None:
     del src, dst
     t1 = time.perf_counter()
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    out = Path(workdir) / f"graphshard-{method}"
-    result = gs.partition.build_partitions(g, "bench", int(k), out, part_method=method)
+    out = Path(workdir) / f"graphshard-{method}{'' if budget is None else f'-{budget:g}'}"
+    result = gs.partition.build_partitions(g, "bench", int(k), out, part_method=method,
+                                           time_budget=budget)
     t2 = time.perf_counter()
     np.save(parts_path, result.parts)
     size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
     print("@@RESULT@@ " + json.dumps({
         "prep_s": round(t1 - t0, 3), "part_s": round(t2 - t1, 3), "rss_base_mb": base,
-        "out_mb": round(size / 2**20, 1), "method": method, "phases": result.report.seconds,
+        "out_mb": round(size / 2**20, 1), "method": result.report.method,
+        "time_budget": budget, "phases": result.report.seconds,
         "version": gs.__version__}), flush=True)
 
 

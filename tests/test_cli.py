@@ -57,6 +57,23 @@ def test_partition_metis_file_input(shared_file, tmp_path):
     assert json.loads(result.output)["num_nodes"] == 2395
 
 
+def test_partition_time_budget_picks_auto_backend(shared_file, tmp_path):
+    """add20 is skewed (degree CV 2.1): a budget below KaMinPar's estimate gives METIS
+    k-way, one above recursive bisection's gives it; 0 is refused before any file."""
+    path = shared_file("walshaw", "graphs", "add20.graph")
+    runner = CliRunner()
+    for budget, method in (("0.3", "auto:metis:kway"), ("3.5", "auto:metis:recursive")):
+        out = tmp_path / budget
+        result = runner.invoke(cli, ["partition", str(path), "-k", "4", "--time-budget", budget,
+                                     "--out", str(out), "--json"])
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.output)["method"] == method
+    result = runner.invoke(cli, ["partition", str(path), "-k", "4", "--time-budget", "0",
+                                 "--out", str(tmp_path / "zero")])
+    assert result.exit_code == 2 and "--time-budget" in result.output
+    assert not (tmp_path / "zero").exists()
+
+
 def test_partition_npy_edge_list(tmp_path):
     edges = np.array([[0, 1, 2, 3, 4, 5], [1, 2, 0, 4, 5, 3]]).T
     np.save(tmp_path / "e.npy", edges)

@@ -226,6 +226,10 @@ def cli(quiet: bool, verbose: bool) -> None:
 @click.option("--trainers", type=click.IntRange(min=1), default=1, show_default=True,
               help="Trainers per machine.")
 @click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--time-budget", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="For --method auto: CPU time its backend may take on a skewed graph, as a "
+                   "multiple of METIS k-way's (default 1.0: KaMinPar; 4.4: Mt-KaHyPar's "
+                   "lower cut in about 4x the time).")
 @click.option("--save-orig-ids", "--save-orig-nids", "--save-orig-eids", "save_orig_ids",
               is_flag=True, help="Write the original node and edge IDs per part "
                                  "(orig_nids/orig_eids; the three names are one flag).")
@@ -235,8 +239,8 @@ def cli(quiet: bool, verbose: bool) -> None:
 def partition(input: Path | None, generate: str | None, fmt: str | None, parts: int,
               method: str, halo: int, out: str, name: str | None, imbalance: float,
               objtype: str, balance_edges: bool, trainers: int, seed: int,
-              save_orig_ids: bool, options: tuple[str, ...], as_json: bool,
-              **read: Any) -> None:
+              time_budget: float | None, save_orig_ids: bool, options: tuple[str, ...],
+              as_json: bool, **read: Any) -> None:
     """Partition a graph file (or a generated graph) and print the report.
 
     INPUT is an edge list (CSV/TSV/TXT/SNAP .edgelist, Parquet, NPY, NPZ), a METIS
@@ -267,7 +271,7 @@ def partition(input: Path | None, generate: str | None, fmt: str | None, parts: 
     result = build_partitions(g, name, parts, out, num_hops=halo, part_method=method,
                               balance_edges=balance_edges, num_trainers_per_machine=trainers,
                               objtype=objtype, imbalance=imbalance, seed=seed,
-                              save_orig_ids=save_orig_ids)
+                              save_orig_ids=save_orig_ids, time_budget=time_budget)
     _render(result.report, result.config_path, as_json)
 
 

@@ -48,6 +48,25 @@ def test_part_index_answers_like_the_whole_graph(shop_parts, tmp_path):
         np.testing.assert_array_equal(total, ref.degrees(src_ids, et, edge_dir="out"))
 
 
+def test_feature_rows_are_the_whole_graphs_in_request_order(shop_parts):
+    """Dense node and edge feature rows (2-D and 1-D) come back as new arrays, in the order
+    asked, repeats included, equal to the whole graph's."""
+    p = shop_parts[4]
+    book = gs.load_partition_book(p.config)
+    for part in range(4):
+        idx = PartIndex(gs.partition.load_partition_data(p.config, part))
+        for t, name in (("u", "feat"), ("i", "feat"), ("i", "label")):
+            mine = book.partid2nids(part, t)
+            ids = np.concatenate([mine[::-1], mine[:1]])  # reversed, first one twice
+            got = idx.node_features(t, name, ids)
+            assert type(got) is np.ndarray and got.flags.writeable
+            np.testing.assert_array_equal(got, p.whole.nodes[t].data[name][ids])
+        for et in (("u", "buys", "i"), ("u", "follows", "u")):
+            eids = book.partid2eids(part, et)[::-1]
+            np.testing.assert_array_equal(idx.edge_features(et, "w", eids),
+                                          p.whole.edges[et].data["w"][eids])
+
+
 def test_part_index_rejects_nodes_owned_elsewhere(shop_parts):
     p = shop_parts[2]
     idx = PartIndex(gs.partition.load_partition_data(p.config, 0))

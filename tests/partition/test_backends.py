@@ -184,13 +184,48 @@ def test_unknown_preset_lists_the_choices(add20):
 def test_auto_choice_rule(add20, elt4):
     opts = MethodOptions()
     multi = add20.with_vertex_weights(np.ones((add20.num_nodes, 2), dtype=np.int64))
-    assert portfolio.auto_choice(multi, 4, opts)[0] == "metis"
+    assert portfolio.auto_choice(multi, 4, opts) == ("metis", "recursive")
+    assert portfolio.auto_choice(multi, 16, opts) == ("metis", "kway")
     assert portfolio.auto_choice(elt4, 4, opts)[0] == "metis"  # a mesh: degree skew 0.1
-    skewed = "kaminpar" if HAS["kaminpar"] else "metis"  # add20: degree skew 2.1
-    assert portfolio.auto_choice(add20, 8, opts)[0] == skewed
-    assert portfolio.auto_choice(add20, 4, opts) == ("metis", "recursive")  # small k
+    assert portfolio.auto_choice(elt4, 4, MethodOptions(time_budget=100.0))[0] == "metis"
+    # add20 (degree skew 2.1) at the default budget 1.0: KaMinPar default (0.41x k-way)
+    fast = ("kaminpar", "default") if HAS["kaminpar"] else ("metis", "kway")
+    assert portfolio.auto_choice(add20, 8, opts) == fast
+    assert portfolio.auto_choice(add20, 4, opts) == fast
     isolated = symmetric_adjacency(np.arange(9), np.arange(1, 10), 100)  # 90% isolated
-    assert portfolio.auto_choice(isolated, 8, opts)[0] == skewed
+    assert portfolio.auto_choice(isolated, 8, opts) == fast
+
+
+@needs("kaminpar", "mtkahypar")
+@pytest.mark.parametrize(("budget", "k", "choice"), [
+    (0.3, 8, ("metis", "kway")),           # below every estimate but k-way's own 1.0
+    (1.0, 8, ("kaminpar", "default")),
+    (3.5, 8, ("metis", "recursive")),      # recursive bisection: k <= 8 only
+    (3.5, 16, ("kaminpar", "default")),
+    (4.4, 8, ("mtkahypar", "deterministic")),
+    (100.0, 64, ("mtkahypar", "deterministic")),
+])
+def test_auto_choice_honours_the_time_budget(add20, budget, k, choice):
+    opts = MethodOptions(time_budget=budget)
+    assert portfolio.auto_choice(add20, k, opts) == choice
+    if choice == ("metis", "recursive"):  # objtype "vol" has no recursive bisection
+        vol = portfolio.auto_choice(add20, k, replace(opts, objtype="vol"))
+        assert vol == ("kaminpar", "default")
+
+
+def test_auto_choice_skips_missing_backends(add20, monkeypatch):
+    monkeypatch.setattr(portfolio, "is_installed", lambda name: False)
+    assert portfolio.auto_choice(add20, 8, MethodOptions()) == ("metis", "kway")
+    assert portfolio.auto_choice(add20, 8, MethodOptions(time_budget=10.0)) == \
+        ("metis", "recursive")
+    assert portfolio.auto_choice(add20, 16, MethodOptions(time_budget=10.0)) == \
+        ("metis", "kway")
+
+
+def test_auto_time_budget_is_checked(add20):
+    for bad in (0, -1.0, "1"):
+        with pytest.raises(ValidationError, match="time_budget must be a number > 0"):
+            run_method(add20, 2, "auto", MethodOptions(time_budget=bad))  # type: ignore[arg-type]
 
 
 def test_methods_are_registered():

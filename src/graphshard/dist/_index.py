@@ -273,7 +273,14 @@ class PartIndex:
 
 
 def _take(col: Any, rows: IdArray) -> Rows:
-    return col.take(rows) if isinstance(col, (Ragged, SparseRows)) else np.asarray(col[rows])
+    """Rows ``rows`` of a column, as a new array (or Ragged / SparseRows).
+
+    ``np.take`` on a plain view of the (memory-mapped) column: half the CPU of fancy
+    indexing the ``np.memmap`` itself, the servers' largest cost (benchmarks/TUNING.md).
+    """
+    if isinstance(col, (Ragged, SparseRows)):
+        return col.take(rows)
+    return np.take(np.asarray(col), rows, axis=0)
 
 
 def _range(ids: IdArray) -> tuple[int, int]:

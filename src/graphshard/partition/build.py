@@ -74,8 +74,8 @@ def partition_graph(g: Graph, graph_name: str, num_parts: int, out_path: str | o
                     balance_ntypes: Any = None, balance_edges: bool = False,
                     return_mapping: bool = False, num_trainers_per_machine: int = 1,
                     objtype: str = "cut", imbalance: float = 0.03, assignment: Any = None,
-                    *, reshuffle: bool = True, seed: int = 0, save_orig_ids: bool = False
-                    ) -> tuple[Any, Any] | None:
+                    *, reshuffle: bool = True, seed: int = 0, save_orig_ids: bool = False,
+                    time_budget: float | None = None) -> tuple[Any, Any] | None:
     """Partition ``g`` into ``num_parts`` parts and write them to ``out_path`` (DGL's API).
 
     Args:
@@ -104,6 +104,9 @@ def partition_graph(g: Graph, graph_name: str, num_parts: int, out_path: str | o
         reshuffle: Must be True: non-reshuffled output is deprecated in DGL and refused.
         seed: Random seed of the partition method.
         save_orig_ids: Also write ``part<i>/orig_ids.safetensors`` (original per-type IDs).
+        time_budget: For ``part_method="auto"``: the CPU time the backend may take on a
+            skewed graph, as a multiple of METIS k-way's (None: 1.0; see
+            :func:`~graphshard.partition.portfolio.auto_choice`).
 
     Returns:
         ``(orig_nids, orig_eids)`` when ``return_mapping`` is set, else None.
@@ -125,7 +128,7 @@ def partition_graph(g: Graph, graph_name: str, num_parts: int, out_path: str | o
         balance_ntypes=balance_ntypes, balance_edges=balance_edges,
         num_trainers_per_machine=num_trainers_per_machine, objtype=objtype,
         imbalance=imbalance, assignment=assignment, reshuffle=reshuffle, seed=seed,
-        save_orig_ids=save_orig_ids)
+        save_orig_ids=save_orig_ids, time_budget=time_budget)
     return (result.orig_nids, result.orig_eids) if return_mapping else None
 
 
@@ -134,8 +137,8 @@ def build_partitions(g: Graph, graph_name: str, num_parts: int, out_path: str | 
                      balance_ntypes: Any = None, balance_edges: bool = False,
                      num_trainers_per_machine: int = 1, objtype: str = "cut",
                      imbalance: float = 0.03, assignment: Any = None, reshuffle: bool = True,
-                     seed: int = 0, threads: int | None = None, save_orig_ids: bool = False
-                     ) -> PartitionResult:
+                     seed: int = 0, threads: int | None = None, save_orig_ids: bool = False,
+                     time_budget: float | None = None) -> PartitionResult:
     """:func:`partition_graph` returning a :class:`PartitionResult` (report and ID maps).
 
     Example:
@@ -156,7 +159,7 @@ def build_partitions(g: Graph, graph_name: str, num_parts: int, out_path: str | 
                 balance_ntypes=balance_ntypes, balance_edges=balance_edges,
                 num_trainers_per_machine=num_trainers_per_machine, objtype=objtype,
                 imbalance=imbalance, assignment=assignment, reshuffle=reshuffle, seed=seed,
-                threads=threads, save_orig_ids=save_orig_ids)
+                threads=threads, save_orig_ids=save_orig_ids, time_budget=time_budget)
             name = Path(res.config_path).name
             fsys.publish_folder(staging, dest, [name])
         finally:
@@ -185,7 +188,8 @@ def build_partitions(g: Graph, graph_name: str, num_parts: int, out_path: str | 
                                   balance_edges=balance_edges)
         total = num_parts * num_trainers_per_machine
         options = MethodOptions(imbalance=imbalance, objtype=objtype, seed=seed,
-                                threads=threads, node_ids=original_node_ids(g))
+                                threads=threads, node_ids=original_node_ids(g),
+                                time_budget=time_budget)
         adj = adj.with_vertex_weights(weights)
         parts = run_method(adj, min(total, max(n, 1)), method, options)
         if method == "auto":  # record what ran

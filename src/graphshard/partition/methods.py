@@ -42,6 +42,10 @@ def run_method(adj: Adjacency, num_parts: int, method: str, options: MethodOptio
     if not 0 <= options.imbalance < 1:
         raise ValidationError(f"imbalance must be in [0, 1), got {options.imbalance}",
                               field="imbalance", value=options.imbalance)
+    budget = options.time_budget
+    if budget is not None and not (isinstance(budget, (int, float)) and budget > 0):
+        raise ValidationError(f"time_budget must be a number > 0 (a multiple of METIS k-way's "
+                              f"CPU time), got {budget!r}", field="time_budget", value=budget)
     if num_parts == 1:
         return np.zeros(adj.num_nodes, dtype=np.int64)
     parts = _check_parts(entry.fn(adj, num_parts, options), method, adj.num_nodes, num_parts)

@@ -11,6 +11,7 @@ import numpy as np
 from .._util.optional import is_installed
 from ..typing import IdArray
 from .adjacency import Adjacency
+from .alone import run_alone
 from .backends import (
     _metis_fallback,
     adjacency_cut,
@@ -18,10 +19,11 @@ from .backends import (
     mtkahypar_partition,
     part_imbalance,
 )
+from .metis_lib import metis_kway
 from .registry import METHODS, MethodOptions, register_method
 
-__all__ = ["QUALITY_PORTFOLIO", "auto_choice", "auto_partition", "degree_skew",
-           "quality_partition"]
+__all__ = ["AUTO_TIME_BUDGET", "QUALITY_PORTFOLIO", "SKEWED_CANDIDATES", "auto_choice",
+           "auto_partition", "degree_skew", "quality_partition"]
 
 _log = logging.getLogger(__name__)
 
@@ -101,59 +103,85 @@ def degree_skew(adj: Adjacency) -> float:
 
 #: degree coefficient of variation from which a graph counts as skewed (power-law)
 SKEW_THRESHOLD = 1.0
-#: share of isolated nodes from which KaMinPar's isolated-node packing pays off
+#: share of isolated nodes from which a graph counts as skewed (R-MAT has 34-43%)
 ISOLATED_THRESHOLD = 0.05
-#: adjacency entries (2 x undirected edges) from which a skewed graph goes to Mt-KaHyPar
-LARGE_ENTRIES = 10_000_000
 
+#: ``auto``'s default time budget: the backend it picks for a skewed graph is expected to
+#: use at most this many times the CPU seconds of METIS k-way (what DGL's
+#: ``partition_graph`` runs) on the same graph.  Override per call with
+#: ``MethodOptions(time_budget=...)``, ``partition_graph(..., time_budget=...)`` or
+#: ``graphshard partition --time-budget``.
+AUTO_TIME_BUDGET = 1.0
 
-#: Up to this many parts METIS's recursive bisection beats KaMinPar on skewed graphs.
-SMALL_K = 4
+#: Candidates for skewed graphs, lowest cut first: ``(backend, preset, CPU seconds / METIS
+#: k-way's, cut / METIS k-way's)``, measured on R-MAT 1M nodes / 10M edges, k=8
+#: (benchmarks/TUNING.md, "auto's time budget").  ``("metis", "recursive")`` applies to
+#: k <= 8 only (METIS's recursive bisection, what pymetis runs there).
+#: Mt-KaHyPar ``default`` (5.2x, 0.24x) and KaMinPar ``eco`` (5.0x, 0.35x) were measured too:
+#: no lower cut than Mt-KaHyPar ``deterministic`` for their time, so they are not candidates.
+SKEWED_CANDIDATES: tuple[tuple[str, str, float, float], ...] = (
+    ("mtkahypar", "deterministic", 4.4, 0.25),
+    ("metis", "recursive", 3.5, 0.60),
+    ("kaminpar", "default", 0.41, 0.95),
+    ("metis", "kway", 1.0, 1.0),
+)
 
 
 def auto_choice(adj: Adjacency, num_parts: int, options: MethodOptions) -> tuple[str, str]:
     """The ``(backend, preset)`` that :func:`auto_partition` runs for this graph.
 
     Rule, from measured properties (the figures behind each branch:
-    benchmarks/TUNING.md, "In-memory portfolio"):
+    benchmarks/TUNING.md, "In-memory portfolio" and "auto's time budget"):
 
     1. Several balance constraints (``ncon > 1``) -> METIS, the only backend balancing
        them all.
-    2. Skewed degrees (:func:`degree_skew` >= 1.0) or >= 5% isolated nodes (the values of
-       the benchmark graphs: benchmarks/TUNING.md):
+    2. Skewed degrees (:func:`degree_skew` >= 1.0) or >= 5% isolated nodes: the
+       lowest-cut entry of :data:`SKEWED_CANDIDATES` whose installed backend is expected
+       to take at most ``time_budget`` x METIS k-way's CPU seconds (``options.time_budget``,
+       default :data:`AUTO_TIME_BUDGET`).  From the figures of R-MAT 1M nodes / 10M edges,
+       k=8: budget >= 4.4 -> Mt-KaHyPar ``deterministic`` (cut 0.25x k-way's);
+       >= 3.5 -> METIS recursive bisection (0.60x; k <= 8 and the cut objective);
+       else KaMinPar ``default`` (0.95x in 0.41x the time: the default budget's pick),
+       or METIS k-way when KaMinPar is missing or the budget is below 0.41.
+    3. Otherwise (near-uniform degrees) -> METIS (recursive bisection for k <= 8):
+       KaMinPar's cut is about the same but it takes longer.
 
-       a. with >= 10M adjacency entries and k <= 8 -> Mt-KaHyPar ``default``: METIS
-          scales badly on big power-law graphs; at larger k Mt-KaHyPar's time grows past
-          METIS's, so larger k goes to (b), and on smaller graphs it is slower too.
-       b. smaller, k > 4 -> KaMinPar ``default`` with isolated-node packing: a lower cut
-          than METIS's in no more time.
-       c. smaller, k <= 4 -> METIS (recursive bisection): KaMinPar's cut is higher there.
-    3. Otherwise (near-uniform degrees) -> METIS: KaMinPar's cut is about the same but
-       it takes longer than the time budget (1.0x METIS's).
-
-    A rule whose backend is not installed falls through to the next one (finally METIS).
+    The budget counts CPU seconds: Mt-KaHyPar and KaMinPar run on ``options.threads``
+    threads, METIS on one, so with many idle cores their wall time is shorter than the
+    ratio says.
 
     Example:
         >>> from graphshard.partition.adjacency import symmetric_adjacency
         >>> path = symmetric_adjacency(np.arange(7), np.arange(1, 8), 8)
         >>> auto_choice(path, 2, MethodOptions())
         ('metis', 'recursive')
+        >>> star = symmetric_adjacency(np.zeros(30, dtype=np.int64), np.arange(1, 31), 31)
+        >>> auto_choice(star, 4, MethodOptions(time_budget=4.0))  # degree CV 2.6
+        ('metis', 'recursive')
+        >>> auto_choice(star, 16, MethodOptions(time_budget=0.1))  # below every estimate
+        ('metis', 'kway')
     """
+    # what part_method="metis" runs: recursive bisection up to 8 parts for the cut
+    bisect = num_parts <= 8 and options.objtype == "cut"
     if adj.vertex_weights is not None and np.ndim(adj.vertex_weights) == 2 \
             and np.shape(adj.vertex_weights)[1] > 1:
-        return "metis", "kway"
+        return "metis", "recursive" if bisect else "kway"
     isolated = float(np.mean(np.diff(adj.indptr) == 0)) if adj.num_nodes else 0.0
     skewed = degree_skew(adj) >= SKEW_THRESHOLD or isolated >= ISOLATED_THRESHOLD
-    if skewed and adj.num_entries >= LARGE_ENTRIES and num_parts <= 8 \
-            and is_installed("mtkahypar"):
-        return "mtkahypar", "default"
-    if skewed and num_parts > SMALL_K and is_installed("kaminpar"):
-        return "kaminpar", "default"
-    return "metis", "recursive" if num_parts <= 8 else "kway"
+    if not skewed:
+        return "metis", "recursive" if bisect else "kway"
+    budget = AUTO_TIME_BUDGET if options.time_budget is None else options.time_budget
+    for backend, preset, cost, _ in SKEWED_CANDIDATES:
+        if cost > budget or (preset == "recursive" and not bisect):
+            continue
+        if backend == "metis" or is_installed(backend):
+            return backend, preset
+    return "metis", "kway"
 
 
-@register_method("auto", "picks METIS, KaMinPar or Mt-KaHyPar from the graph's size and "
-                 "degree skew (default)", multi_constraint=True)
+@register_method("auto", "the lowest-cut backend expected within a time budget (default "
+                 "1.0x METIS k-way's CPU time) on skewed graphs, else METIS (default)",
+                 multi_constraint=True)
 def auto_partition(adj: Adjacency, num_parts: int, options: MethodOptions) -> IdArray:
     """Run the backend :func:`auto_choice` picks for this graph.
 
@@ -170,4 +198,7 @@ def auto_partition(adj: Adjacency, num_parts: int, options: MethodOptions) -> Id
         return kaminpar_partition(adj, num_parts, options, preset=preset)
     if backend == "mtkahypar":
         return mtkahypar_partition(adj, num_parts, options, preset=preset)
-    return METHODS["metis"].fn(adj, num_parts, options)
+    # run_alone: METIS draws from libc's rand(), which Ray's threads share (methods._metis)
+    return run_alone(metis_kway, adj, num_parts, imbalance=options.imbalance,
+                     objtype=options.objtype, seed=options.seed,
+                     recursive=preset == "recursive")

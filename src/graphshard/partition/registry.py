@@ -36,6 +36,8 @@ class MethodOptions:
         threads: Threads a method may use (None: all cores).
         node_ids: The nodes' original IDs (homogeneous order; the graph's integer
             ``"node_id"`` feature, e.g. Euler's), or None; ``hash`` splits by them.
+        time_budget: ``auto`` only: the CPU time its backend may take on a skewed graph, as
+            a multiple of METIS k-way's (None: ``portfolio.AUTO_TIME_BUDGET``, 1.0).
     """
 
     imbalance: float = 0.03
@@ -43,6 +45,7 @@ class MethodOptions:
     seed: int = 0
     threads: int | None = None
     node_ids: npt.NDArray[np.integer] | None = field(default=None, compare=False, repr=False)
+    time_budget: float | None = None
 
 
 PartitionFn = Callable[[Adjacency, int, MethodOptions], IdArray]
