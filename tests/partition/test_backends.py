@@ -213,6 +213,22 @@ def test_auto_choice_honours_the_time_budget(add20, budget, k, choice):
         assert vol == ("kaminpar", "default")
 
 
+@pytest.mark.skipif(not HAS["kaminpar"], reason="KaMinPar not installed")
+def test_auto_runs_kaminpar_on_one_thread_unless_told(add20, monkeypatch):
+    """auto is the default method: the same seed must give the same parts, and KaMinPar's
+    parallel refinement is racy, so its pick runs on one thread unless threads is set."""
+    seen = []
+    real = portfolio.kaminpar_partition
+    monkeypatch.setattr(portfolio, "kaminpar_partition",
+                        lambda adj, k, opts, **kw: seen.append(opts.threads) or real(
+                            adj, k, opts, **kw))
+    first = run_method(add20, 8, "auto", MethodOptions(seed=3))
+    again = run_method(add20, 8, "auto", MethodOptions(seed=3))
+    run_method(add20, 8, "auto", MethodOptions(seed=3, threads=2))
+    assert seen == [1, 1, 2]
+    np.testing.assert_array_equal(first, again)
+
+
 def test_auto_choice_skips_missing_backends(add20, monkeypatch):
     monkeypatch.setattr(portfolio, "is_installed", lambda name: False)
     assert portfolio.auto_choice(add20, 8, MethodOptions()) == ("metis", "kway")

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 
 import numpy as np
 
@@ -183,7 +184,9 @@ def auto_choice(adj: Adjacency, num_parts: int, options: MethodOptions) -> tuple
                  "1.0x METIS k-way's CPU time) on skewed graphs, else METIS (default)",
                  multi_constraint=True)
 def auto_partition(adj: Adjacency, num_parts: int, options: MethodOptions) -> IdArray:
-    """Run the backend :func:`auto_choice` picks for this graph.
+    """Run the backend :func:`auto_choice` picks for this graph.  Reproducible for a seed:
+    KaMinPar runs on one thread unless ``options.threads`` is set (its parallel refinement
+    is racy), Mt-KaHyPar's ``deterministic`` preset and METIS are deterministic.
 
     Example:
         >>> from graphshard.partition.adjacency import symmetric_adjacency
@@ -195,7 +198,10 @@ def auto_partition(adj: Adjacency, num_parts: int, options: MethodOptions) -> Id
     _log.info("auto: n=%d, entries=%d, k=%d -> %s (%s)", adj.num_nodes, adj.num_entries,
               num_parts, backend, preset)
     if backend == "kaminpar":
-        return kaminpar_partition(adj, num_parts, options, preset=preset)
+        # one thread unless the caller set threads: KaMinPar's parallel refinement is racy,
+        # and auto (the default method) must give the same parts for the same seed
+        single = options if options.threads is not None else replace(options, threads=1)
+        return kaminpar_partition(adj, num_parts, single, preset=preset)
     if backend == "mtkahypar":
         return mtkahypar_partition(adj, num_parts, options, preset=preset)
     # run_alone: METIS draws from libc's rand(), which Ray's threads share (methods._metis)
