@@ -304,6 +304,64 @@ def _stall_on(target: str, flags: str, fail_retry: bool) -> Any:
     return build_part
 
 
+def _lose_a_node_during(nodes, flags, patch, run) -> BaseException | None:
+    """Add a node, ``patch(its ID)`` the task function, ``run()`` in a thread until a task
+    on the node writes ``flags/claim``, remove the node, and return what ``run`` raised
+    (None: it finished).  Fails the test if no task reached the node, or if ``run`` is
+    still going 240 s after the loss."""
+    import threading
+
+    from graphshard._util.ray import _local_node_address
+
+    with _local_node_address():
+        node = nodes.cluster.add_node(num_cpus=1, node_ip_address=LOOPBACK,
+                                      object_store_memory=80 << 20)
+    nodes.cluster.wait_for_nodes(timeout=120)
+    flags.mkdir()
+    patch(node.node_id)
+    error: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            run()
+        except BaseException as exc:  # handed to the test's thread
+            error.append(exc)
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    try:
+        for _ in range(2400):  # a task on the new node has started
+            if (flags / "claim").exists() or not thread.is_alive():
+                break
+            thread.join(0.1)
+        assert (flags / "claim").exists(), ("no task ran on the added node", error)
+    finally:
+        nodes.cluster.remove_node(node)
+    thread.join(240)
+    assert not thread.is_alive(), "the pipeline hangs after losing a node"
+    return error[0] if error else None
+
+
+def _stall_task(real: Any, target: str, flags: str) -> Any:
+    """``real`` for the Ray workers (pickled by value), but its first call on node
+    ``target`` writes ``flags/claim`` and stalls until the node is removed."""
+
+    def task(*args, **kwargs):
+        import os
+        import time
+
+        import ray
+
+        if ray.get_runtime_context().get_node_id() == target:
+            with open(os.path.join(flags, "claim"), "x"):
+                pass
+            time.sleep(600)
+        return real(*args, **kwargs)
+
+    task.__name__ = real.__name__
+    return task
+
+
 def _same_output(config, b) -> None:
     """The folder of ``config`` and folder ``b`` hold the same files with the same bytes,
     but for the config's dispatch seconds and assignment path."""
@@ -331,12 +389,9 @@ def test_pipeline_survives_a_node_lost_mid_dispatch_and_resumes(nodes, cora, tmp
     the task fails after the loss, the run stops with that error (in bounded time), and
     the same call again reuses the assignment and the finished parts: the same bytes.
     (A node of its own is added for each loss, so the module's nodes stay.)"""
-    import logging
-    import threading
-
     import importlib
+    import logging
 
-    from graphshard._util.ray import _local_node_address
     from graphshard.pipeline import run_pipeline
 
     dispatch_module = importlib.import_module("graphshard.pipeline.dispatch")
@@ -347,36 +402,16 @@ def test_pipeline_survives_a_node_lost_mid_dispatch_and_resumes(nodes, cora, tmp
     caplog.set_level(logging.INFO, logger="graphshard.pipeline")
 
     def lossy(out, fail_retry: bool) -> tuple[list[str], BaseException | None]:
-        with _local_node_address():
-            node = nodes.cluster.add_node(num_cpus=1, node_ip_address=LOOPBACK,
-                                          object_store_memory=80 << 20)
-        nodes.cluster.wait_for_nodes(timeout=120)
         flags = tmp_path / f"flags-{out}"
-        flags.mkdir()
-        monkeypatch.setattr(dispatch_module, "build_part",
-                            _stall_on(node.node_id, str(flags), fail_retry))
-        error: list[BaseException] = []
 
-        def pipeline() -> None:
-            try:
-                run_pipeline(tmp_path / "chunked", 4, tmp_path / out, use_ray=True, **run)
-            except BaseException as exc:  # handed to the test's thread
-                error.append(exc)
+        def patch(node_id: str) -> None:
+            monkeypatch.setattr(dispatch_module, "build_part",
+                                _stall_on(node_id, str(flags), fail_retry))
 
-        thread = threading.Thread(target=pipeline, daemon=True)
-        thread.start()
-        try:
-            for _ in range(1200):  # the part task on the new node has started
-                if (flags / "claim").exists() or not thread.is_alive():
-                    break
-                thread.join(0.1)
-            assert (flags / "claim").exists(), ("no part task ran on the added node", error)
-        finally:
-            nodes.cluster.remove_node(node)
-        thread.join(240)
-        assert not thread.is_alive(), "the pipeline hangs after losing a node"
+        error = _lose_a_node_during(nodes, flags, patch, lambda: run_pipeline(
+            tmp_path / "chunked", 4, tmp_path / out, use_ray=True, **run))
         monkeypatch.undo()
-        return sorted(f.name for f in flags.iterdir()), (error[0] if error else None)
+        return sorted(f.name for f in flags.iterdir()), error
 
     # lost mid-run: Ray reruns the part task elsewhere
     calls, err = lossy("retried", fail_retry=False)
@@ -403,3 +438,29 @@ def test_pipeline_survives_a_node_lost_mid_dispatch_and_resumes(nodes, cora, tmp
     assert again == sorted([f"{claimed}-built"] + [f"{p}-reused" for p in "0123"
                                                    if p != claimed])
     _same_output(clean.partitions.config_path, tmp_path / "resumed")
+
+
+def test_lp_pipeline_survives_losing_the_node_of_a_shard_actor(nodes, cora, tmp_path,
+                                                               monkeypatch):
+    """lp's shard actors hold a CPU each, one per node here: the node of one is removed
+    while it runs a cut task.  Ray cannot restart the actor (no CPU is free), so the pool
+    runs the call on another actor and goes on with the others: the run ends (no hang) and
+    writes what the same call in this process writes."""
+    import importlib
+
+    from graphshard.pipeline import run_pipeline
+
+    refinement = importlib.import_module("graphshard.pipeline.lp.refinement")
+    gs.io.write_chunked(cora, tmp_path / "chunked", 3)
+    run = {"method": "lp", "assign_options": {"seed": 1, "max_task_entries": 2000}}
+    clean = run_pipeline(tmp_path / "chunked", 3, tmp_path / "clean", **run)
+    flags = tmp_path / "flags"
+    real = refinement.cut_task
+
+    def patch(node_id: str) -> None:
+        monkeypatch.setattr(refinement, "cut_task", _stall_task(real, node_id, str(flags)))
+
+    err = _lose_a_node_during(nodes, flags, patch, lambda: run_pipeline(
+        tmp_path / "chunked", 3, tmp_path / "lossy", use_ray=True, **run))
+    assert err is None, err
+    _same_output(clean.partitions.config_path, tmp_path / "lossy")
