@@ -4,10 +4,11 @@ it moves, and DistGraph sampling with the servers on other nodes than the client
 One command::
 
     python benchmarks/bench_multinode.py [--nodes 200000 --edges 2000000 --chunks 6]
-                                         [--parts 3 --method lp --batches 30 --no-s3]
+                                         [--parts 3 --method lp --batches 30 --reps 2 --no-s3]
 
-Each layout runs in its own child process, one after the other (3 nodes first, then 1),
-on a ``ray.cluster_utils.Cluster`` of this machine (what Ray's own tests use):
+Each layout runs in its own child process, one after the other (3 nodes first, then 1;
+with ``--reps N``, N runs each, interleaved 3, 1, 1, 3, 3, 1 ..., medians printed), on a
+``ray.cluster_utils.Cluster`` of this machine (what Ray's own tests use):
 
 - ``3 nodes``: a head and two workers, ``--cpus`` logical CPUs each (default 1), each
   with its own Ray temp folder (so each raylet writes its own stats), all on 127.0.0.1;
@@ -18,7 +19,9 @@ In each child:
 1. ``run_pipeline`` (assign + dispatch, ``use_ray=True``) on a small R-MAT first (Ray
    workers started, numba caches loaded: not timed), then on the chunked R-MAT
    (``--edges``, ``--nodes``), timed, while the RSS of every process of the cluster is
-   sampled every 0.2 s;
+   sampled every 0.2 s, with the bytes the Ray workers passed to read and write calls
+   (Linux rchar/wchar: the work and output folders' traffic, which a cluster without a
+   shared file system would have to carry, plus sockets; memory-mapped reads escape it);
 2. bytes moved between the nodes' object stores: each raylet's "num chunks received
    total" and its count of pulls ("ObjectManager.SendPull"), from the ``debug_state.txt``
    every raylet writes (dumped every 0.5 s here), times the transfer chunk size (512 KiB
@@ -83,15 +86,23 @@ def _rmat_writer() -> Any:
 
 # ----- in the child: one layout ------------------------------------------------------------
 class Sampler:
-    """Peak RSS of every process under this one (raylets, GCS, workers), by kind."""
+    """Peak RSS of every process under this one (raylets, GCS, workers), by kind, their
+    CPU seconds, and the
+    bytes the Ray workers passed to read and write calls (Linux rchar/wchar: files, pipes
+    and sockets; memory-mapped reads are not counted) while the sampler ran."""
 
     def __init__(self) -> None:
         self.peaks: dict[str, tuple[float, str]] = {}
+        self._start: dict[int, tuple[int, int]] = {}  # worker pid: (rchar, wchar)
+        self._last: dict[int, tuple[int, int]] = {}
+        self._cpu0: dict[int, float] = {}  # every process: CPU seconds at start, last seen
+        self._cpu: dict[int, float] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
         me = psutil.Process()
+        first = True
         while not self._stop.is_set():
             with contextlib.suppress(psutil.Error):
                 for p in [me, *me.children(recursive=True)]:
@@ -101,7 +112,28 @@ class Sampler:
                                 "worker" if name.startswith("ray::") else "ray")
                         if rss > self.peaks.get(kind, (0.0, ""))[0]:
                             self.peaks[kind] = (rss, name)
+                        t = p.cpu_times()
+                        cpu = t.user + t.system
+                        self._cpu0.setdefault(p.pid, cpu if first else 0.0)
+                        self._cpu[p.pid] = cpu
+                        if kind == "worker":
+                            io = p.io_counters()
+                            now = (io.read_chars, io.write_chars)
+                            # a worker started since the sampler did: counted from 0
+                            self._start.setdefault(p.pid, now if first else (0, 0))
+                            self._last[p.pid] = now
+            first = False
             time.sleep(0.2)
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU seconds of every process while sampled (the driver's include
+        this sampler's)."""
+        return sum(v - self._cpu0[pid] for pid, v in self._cpu.items())
+
+    def worker_io(self) -> list[int]:
+        """[bytes read, bytes written] by the Ray workers while sampled."""
+        return [sum(v[k] - self._start[pid][k] for pid, v in self._last.items())
+                for k in (0, 1)]
 
     def __enter__(self) -> Sampler:
         self._thread.start()
@@ -117,8 +149,15 @@ def _transfers(temp_dirs: list[Path]) -> tuple[int, int]:
     time.sleep(1.2)  # two dump periods: the counts of everything finished by now
     chunks = pulls = 0
     for d in temp_dirs:
-        text = (d / "session_latest" / "logs" / "debug_state.txt").read_text()
-        chunks += int(re.search(r"num chunks received total: (\d+)", text).group(1))
+        for _ in range(50):  # the raylet rewrites the file in place: a read may be partial
+            text = (d / "session_latest" / "logs" / "debug_state.txt").read_text()
+            got = re.search(r"num chunks received total: (\d+)", text)
+            if got is not None:
+                break
+            time.sleep(0.1)
+        else:
+            raise SystemExit(f"{d}: no chunk count in the raylet's debug_state.txt")
+        chunks += int(got.group(1))
         m = re.search(r"ObjectManager\.SendPull - (\d+) total", text)
         pulls += int(m.group(1)) if m else 0
     return chunks, pulls
@@ -273,6 +312,8 @@ def child(a: argparse.Namespace) -> None:
         with Sampler() as mem:
             r = run_pipeline(a.dir / "big", a.parts, root / "out", **opts)
         out["ray_bytes_pipeline"] = _moved(before, _transfers(dirs))
+        out["worker_io"] = mem.worker_io()
+        out["cpu_s"] = mem.cpu_seconds()
         out["pipeline_s"] = r.seconds
         out["assign_s"] = r.assignment.seconds
         out["peaks_mb"] = {k: [round(v[0], 1), v[1]] for k, v in mem.peaks.items()}
@@ -321,8 +362,9 @@ def report(rows: list[dict], a: argparse.Namespace) -> None:
     three, one = rows
     same = three["digest"] == one["digest"]
     print(f"R-MAT {a.nodes:,} nodes, {a.edges:,} edges in {a.chunks} chunks, {a.parts} parts, "
-          f"method {a.method}; {one['versions']}; one run per layout (3 nodes first, then 1); "
-          f"loadavg after each {three['loadavg']} / {one['loadavg']}")
+          f"method {a.method}; {one['versions']}; {a.reps} run(s) per layout, interleaved "
+          f"(3 nodes first), medians; 1-min loadavg after each run: 3 nodes "
+          f"{three['loadavg']}, 1 node {one['loadavg']}")
     print(f"CPUs: 3 nodes x {a.cpus} vs 1 node x {one['cpus']}; partition files identical: "
           f"{'yes' if same else 'NO'}")
     if not same:
@@ -338,12 +380,15 @@ def report(rows: list[dict], a: argparse.Namespace) -> None:
     print(f"{'':46} {'3 nodes':>14} {'1 node':>14} {'3n / 1n':>8}")
     row("pipeline s (assign + dispatch)", three["pipeline_s"], one["pipeline_s"])
     row("  of which assign s", three["assign_s"], one["assign_s"])
+    row("  CPU s, all processes (user + system)", three["cpu_s"], one["cpu_s"])
     for k in ("worker", "driver", "ray"):
         if k in three["peaks_mb"] and k in one["peaks_mb"]:
             row(f"peak RSS MB, largest {k} process", three["peaks_mb"][k][0],
                 one["peaks_mb"][k][0], "{:,.1f}")
     row("  largest worker, warm-up graph (1/20)", three["warm_peaks_mb"]["worker"][0],
         one["warm_peaks_mb"]["worker"][0], "{:,.1f}")
+    row("  driver, warm-up graph (1/20)", three["warm_peaks_mb"]["driver"][0],
+        one["warm_peaks_mb"]["driver"][0], "{:,.1f}")
     for label, key in (("object store bytes moved, pipeline (MB)", "ray_bytes_pipeline"),
                        ("object store bytes moved, S3 pipeline (MB)", "s3_ray_bytes"),
                        ("object store bytes moved, sampling (MB)", "ray_bytes_sampling")):
@@ -351,6 +396,10 @@ def report(rows: list[dict], a: argparse.Namespace) -> None:
             lo, hi = three[key]
             lo1, hi1 = one[key]
             print(f"{label:46} {_mb(lo) + '-' + _mb(hi):>14} {_mb(lo1) + '-' + _mb(hi1):>14}")
+    row("Ray workers' read calls MB (rchar, no mmap)", three["worker_io"][0] / 1e6,
+        one["worker_io"][0] / 1e6)
+    row("Ray workers' write calls MB (wchar)", three["worker_io"][1] / 1e6,
+        one["worker_io"][1] / 1e6)
     if "s3_pipeline_s" in three:
         row("S3 -> S3 pipeline s", three["s3_pipeline_s"], one["s3_pipeline_s"])
         row("  file layer MB read (chunked input)", three["s3_file_bytes"][0] / 1e6,
@@ -372,7 +421,9 @@ def report(rows: list[dict], a: argparse.Namespace) -> None:
             / (a.edges - warm_edges) for k, r in (("3", three), ("1", one))}
     print(f"input {_mb(one['in_bytes'])} MB, output {_mb(one['out_bytes'])} MB; per edge: "
           f"{one['pipeline_s'] * one['cpus'] / a.edges * 1e6:.2f} CPU-us (1 node), "
-          f"{three['pipeline_s'] * three['cpus'] / a.edges * 1e6:.2f} CPU-us (3 nodes); "
+          f"{three['pipeline_s'] * three['cpus'] / a.edges * 1e6:.2f} CPU-us (3 nodes) "
+          f"as wall x logical CPUs; used: {one['cpu_s'] / a.edges * 1e6:.2f} / "
+          f"{three['cpu_s'] / a.edges * 1e6:.2f} CPU-us; "
           f"largest worker's growth from the warm-up graph: {grow['3']:.1f} (3 nodes), "
           f"{grow['1']:.1f} (1 node) B per edge of the graph")
 
@@ -388,6 +439,8 @@ def main() -> None:
     ap.add_argument("--store-mb", type=int, default=150, help="object store per node of 3")
     ap.add_argument("--batches", type=int, default=30)
     ap.add_argument("--batch-size", type=int, default=512)
+    ap.add_argument("--reps", type=int, default=1,
+                    help="runs per layout, interleaved (3, 1, then 1, 3, ...); medians shown")
     ap.add_argument("--no-s3", dest="s3", action="store_false",
                     help="skip the S3 runs (moto's server)")
     ap.add_argument("--dir", type=Path, default=None,
@@ -402,15 +455,36 @@ def main() -> None:
     write(a.dir / "big", a.nodes, a.edges, a.chunks, 0)
     write(a.dir / "warm", max(1000, a.nodes // 20), max(10000, a.edges // 20), 2, 1)
     print("", file=sys.stderr)
-    rows = []
-    for layout in ("3", "1"):
-        cmd = [sys.executable, __file__, *sys.argv[1:], "--dir", str(a.dir), "--child", layout]
-        run = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
-        if run.returncode:
-            raise SystemExit(f"the {layout}-node run failed ({run.returncode})")
-        line = next(x for x in run.stdout.splitlines() if x.startswith("RESULT "))
-        rows.append(json.loads(line[len("RESULT "):]))
-    report(rows, a)
+    runs: dict[str, list[dict]] = {"3": [], "1": []}
+    for rep in range(a.reps):  # interleaved: 3 then 1, then 1 then 3, ...
+        for layout in ("3", "1") if rep % 2 == 0 else ("1", "3"):
+            cmd = [sys.executable, __file__, *sys.argv[1:], "--dir", str(a.dir), "--child",
+                   layout]
+            run = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
+            if run.returncode:
+                raise SystemExit(f"the {layout}-node run failed ({run.returncode})")
+            line = next(x for x in run.stdout.splitlines() if x.startswith("RESULT "))
+            runs[layout].append(json.loads(line[len("RESULT "):]))
+    report([_merge(runs["3"]), _merge(runs["1"])], a)
+
+
+def _merge(runs: list[dict]) -> dict:
+    """One layout's runs as one row: medians of the figures, the largest peaks."""
+    out = dict(runs[0])
+    for k, v in runs[0].items():
+        if isinstance(v, (int, float)):
+            out[k] = float(np.median([r[k] for r in runs]))
+        elif isinstance(v, list) and v and all(isinstance(x, (int, float)) for x in v):
+            out[k] = [float(np.median([r[k][i] for r in runs])) for i in range(len(v))]
+        elif k == "sampling":
+            out[k] = {m: float(np.median([r[k][m] for r in runs])) for m in v}
+        elif k in ("peaks_mb", "warm_peaks_mb"):
+            out[k] = {kind: max((r[k][kind] for r in runs if kind in r[k]),
+                                key=lambda x: x[0]) for kind in v}
+    if len({r["digest"] for r in runs}) > 1:
+        out["digest"] = "differs between runs of one layout"
+    out["loadavg"] = [r["loadavg"][0] for r in runs]
+    return out
 
 
 if __name__ == "__main__":
