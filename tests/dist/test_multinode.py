@@ -267,3 +267,200 @@ def test_losing_a_node_moves_its_servers_or_fails_clearly(nodes, cora3, cora,
     finally:
         kept.shutdown()
         once.shutdown()
+
+
+def _stall_on(target: str, flags: str, fail_retry: bool) -> Any:
+    """A ``build_part`` for the Ray workers (pickled by value): the first call on node
+    ``target`` claims its part in ``flags/claim`` and stalls until the node is removed;
+    calls elsewhere wait for the claim, holding their CPU (so one part must go to
+    ``target``), then build.  The claimed part's retry (on a surviving node) builds it too,
+    or with ``fail_retry`` raises.  Each call leaves ``flags/<part>-built|reused-<pid>``."""
+    from graphshard.pipeline.parts import build_part as real
+
+    def build_part(plan, p, *args):
+        import os
+        import time
+
+        import ray
+
+        claim = os.path.join(flags, "claim")
+        if ray.get_runtime_context().get_node_id() == target:
+            with open(claim, "x") as f:  # one call only: the node is gone after it
+                f.write(str(p))
+            time.sleep(600)
+        for _ in range(1200):
+            if os.path.exists(claim):
+                break
+            time.sleep(0.1)
+        with open(claim) as f:
+            lost = f.read()
+        if fail_retry and lost == str(p):
+            raise RuntimeError(f"part {p} failed after its node was lost")
+        done = os.path.join(plan.out, f"part{p}", "graph.safetensors.done.json")
+        kind = "reused" if os.path.exists(done) else "built"
+        open(os.path.join(flags, f"{p}-{kind}-{os.getpid()}"), "w").close()
+        return real(plan, p, *args)
+
+    return build_part
+
+
+def _lose_a_node_during(nodes, flags, patch, run) -> BaseException | None:
+    """Add a node, ``patch(its ID)`` the task function, ``run()`` in a thread until a task
+    on the node writes ``flags/claim``, remove the node, and return what ``run`` raised
+    (None: it finished).  Fails the test if no task reached the node, or if ``run`` is
+    still going 240 s after the loss."""
+    import threading
+
+    from graphshard._util.ray import _local_node_address
+
+    with _local_node_address():
+        node = nodes.cluster.add_node(num_cpus=1, node_ip_address=LOOPBACK,
+                                      object_store_memory=80 << 20)
+    nodes.cluster.wait_for_nodes(timeout=120)
+    flags.mkdir()
+    patch(node.node_id)
+    error: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            run()
+        except BaseException as exc:  # handed to the test's thread
+            error.append(exc)
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    try:
+        for _ in range(2400):  # a task on the new node has started
+            if (flags / "claim").exists() or not thread.is_alive():
+                break
+            thread.join(0.1)
+        assert (flags / "claim").exists(), ("no task ran on the added node", error)
+    finally:
+        nodes.cluster.remove_node(node)
+    thread.join(240)
+    assert not thread.is_alive(), "the pipeline hangs after losing a node"
+    return error[0] if error else None
+
+
+def _stall_task(real: Any, target: str, flags: str) -> Any:
+    """``real`` for the Ray workers (pickled by value), but its first call on node
+    ``target`` writes ``flags/claim`` and stalls until the node is removed."""
+
+    def task(*args, **kwargs):
+        import os
+        import time
+
+        import ray
+
+        if ray.get_runtime_context().get_node_id() == target:
+            with open(os.path.join(flags, "claim"), "x"):
+                pass
+            time.sleep(600)
+        return real(*args, **kwargs)
+
+    task.__name__ = real.__name__
+    return task
+
+
+def _same_output(config, b) -> None:
+    """The folder of ``config`` and folder ``b`` hold the same files with the same bytes,
+    but for the config's dispatch seconds and assignment path."""
+    import json
+
+    a = config.parent
+    names = sorted(p.relative_to(a).as_posix() for p in a.rglob("*") if p.is_file())
+    assert names == sorted(p.relative_to(b).as_posix() for p in b.rglob("*") if p.is_file())
+    for rel in names:
+        x, y = (a / rel).read_bytes(), (b / rel).read_bytes()
+        if rel != config.name:
+            assert x == y, rel
+            continue
+        jx, jy = json.loads(x), json.loads(y)
+        for doc in (jx, jy):
+            doc["graphshard"]["report"].pop("seconds")
+            doc["graphshard"]["params"].pop("assignment")
+        assert jx == jy
+
+
+def test_pipeline_survives_a_node_lost_mid_dispatch_and_resumes(nodes, cora, tmp_path,
+                                                                 monkeypatch, caplog):
+    """A worker node is removed while a dispatch part task runs on it: Ray runs the task
+    again on a surviving node and the output equals a clean run's byte for byte.  When
+    the task fails after the loss, the run stops with that error (in bounded time), and
+    the same call again reuses the assignment and the finished parts: the same bytes.
+    (A node of its own is added for each loss, so the module's nodes stay.)"""
+    import importlib
+    import logging
+
+    from graphshard.pipeline import run_pipeline
+
+    dispatch_module = importlib.import_module("graphshard.pipeline.dispatch")
+
+    gs.io.write_chunked(cora, tmp_path / "chunked", 3)
+    run = {"method": "random", "assign_options": {"seed": 4}}
+    clean = run_pipeline(tmp_path / "chunked", 4, tmp_path / "clean", **run)
+    caplog.set_level(logging.INFO, logger="graphshard.pipeline")
+
+    def lossy(out, fail_retry: bool) -> tuple[list[str], BaseException | None]:
+        flags = tmp_path / f"flags-{out}"
+
+        def patch(node_id: str) -> None:
+            monkeypatch.setattr(dispatch_module, "build_part",
+                                _stall_on(node_id, str(flags), fail_retry))
+
+        error = _lose_a_node_during(nodes, flags, patch, lambda: run_pipeline(
+            tmp_path / "chunked", 4, tmp_path / out, use_ray=True, **run))
+        monkeypatch.undo()
+        return sorted(f.name for f in flags.iterdir()), error
+
+    # lost mid-run: Ray reruns the part task elsewhere
+    calls, err = lossy("retried", fail_retry=False)
+    assert err is None, err
+    claimed = (tmp_path / "flags-retried" / "claim").read_text()
+    assert sum(c.startswith(f"{claimed}-built") for c in calls) == 1, calls  # the retry
+    _same_output(clean.partitions.config_path, tmp_path / "retried")
+    # the task fails after the loss: a clear error, then the same call resumes
+    calls, err = lossy("resumed", fail_retry=True)
+    claimed = (tmp_path / "flags-resumed" / "claim").read_text()
+    assert isinstance(err, RuntimeError), err
+    assert f"part {claimed} failed after its node was lost" in str(err)
+    assert not (tmp_path / "resumed" / clean.partitions.config_path.name).exists()
+    assert sorted(c.split("-")[0] for c in calls if c != "claim") == sorted(
+        {"0", "1", "2", "3"} - {claimed})  # the others finished
+    caplog.clear()
+    flags = tmp_path / "flags-rerun"
+    flags.mkdir()
+    (flags / "claim").write_text("none")  # nothing stalls, nothing fails
+    monkeypatch.setattr(dispatch_module, "build_part", _stall_on("none", str(flags), False))
+    run_pipeline(tmp_path / "chunked", 4, tmp_path / "resumed", use_ray=True, **run)
+    assert any("reusing the assignment" in r.getMessage() for r in caplog.records)
+    again = sorted(f.name.rsplit("-", 1)[0] for f in flags.iterdir() if f.name != "claim")
+    assert again == sorted([f"{claimed}-built"] + [f"{p}-reused" for p in "0123"
+                                                   if p != claimed])
+    _same_output(clean.partitions.config_path, tmp_path / "resumed")
+
+
+def test_lp_pipeline_survives_losing_the_node_of_a_shard_actor(nodes, cora, tmp_path,
+                                                               monkeypatch):
+    """lp's shard actors hold a CPU each, one per node here: the node of one is removed
+    while it runs a cut task.  Ray cannot restart the actor (no CPU is free), so the pool
+    runs the call on another actor and goes on with the others: the run ends (no hang) and
+    writes what the same call in this process writes."""
+    import importlib
+
+    from graphshard.pipeline import run_pipeline
+
+    refinement = importlib.import_module("graphshard.pipeline.lp.refinement")
+    gs.io.write_chunked(cora, tmp_path / "chunked", 3)
+    run = {"method": "lp", "assign_options": {"seed": 1, "max_task_entries": 2000}}
+    clean = run_pipeline(tmp_path / "chunked", 3, tmp_path / "clean", **run)
+    flags = tmp_path / "flags"
+    real = refinement.cut_task
+
+    def patch(node_id: str) -> None:
+        monkeypatch.setattr(refinement, "cut_task", _stall_task(real, node_id, str(flags)))
+
+    err = _lose_a_node_during(nodes, flags, patch, lambda: run_pipeline(
+        tmp_path / "chunked", 3, tmp_path / "lossy", use_ray=True, **run))
+    assert err is None, err
+    _same_output(clean.partitions.config_path, tmp_path / "lossy")

@@ -46,14 +46,55 @@ from urllib.parse import unquote, urlsplit
 from ..errors import FormatError, GraphshardError, PartitionNotFoundError, ValidationError
 from .files import INCOMPLETE_MARKER, atomic_path
 
-__all__ = ["REMOTE_SCHEMES", "Location", "cache_folder", "download_folder",
+__all__ = ["REMOTE_SCHEMES", "Location", "Traffic", "cache_folder", "download_folder",
            "download_verified", "is_remote",
-           "local_path", "open_location", "publish_folder", "shown"]
+           "local_path", "open_location", "publish_folder", "shown", "traffic"]
 
 #: URI schemes reached through pyarrow's file systems (``file://`` is local).
 REMOTE_SCHEMES = frozenset({"s3", "gs", "gcs", "hdfs", "viewfs"})
 
 _BLOCK = 8 << 20  # bytes per read/write call of a copy
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """Bytes this process moved through :class:`Location` objects since it started: on
+    the remote file systems (``s3://`` ...), what a cluster without a shared file system
+    sends over the network for graphshard's files.  Plain paths and ``file://`` URIs are
+    used in place, not copied, and not counted (unless opened as a :class:`Location`).
+
+    Attributes:
+        read: Bytes read from remote files (downloads, small reads).
+        written: Bytes written to remote files (uploads, small writes).
+    """
+
+    read: int
+    written: int
+
+
+_traffic_lock = threading.Lock()
+_traffic = [0, 0]  # bytes read, bytes written
+
+
+def _count(read: int = 0, written: int = 0) -> None:
+    with _traffic_lock:
+        _traffic[0] += read
+        _traffic[1] += written
+
+
+def traffic() -> Traffic:
+    """The bytes this process has read and written through remote URIs so far (a
+    counter: subtract two readings for a span).
+
+    Example:
+        >>> import tempfile
+        >>> before = traffic()
+        >>> open_location(f"file://{tempfile.mkdtemp()}").child("a").write_bytes(b"abc")
+        >>> traffic().written - before.written  # a file:// Location counts too
+        3
+    """
+    with _traffic_lock:
+        return Traffic(*_traffic)
 
 
 def _scheme(path: Any) -> str | None:
@@ -158,7 +199,9 @@ class Location:
         if self.size() is None:
             raise PartitionNotFoundError(f"{self}: not found", path=str(self))
         with self._call("read", self.fs.open_input_stream, self.path) as stream:
-            return bytes(stream.read())
+            data = bytes(stream.read())
+        _count(read=len(data))
+        return data
 
     def write_bytes(self, data: bytes) -> None:
         """Write a small file so that readers see the old file or the whole new one: one
@@ -168,6 +211,7 @@ class Location:
         target = self.path if atomic_put else f"{self.path}.tmp-{uuid.uuid4().hex}"
         with self._call("write", self.fs.open_output_stream, target) as out:
             out.write(data)
+        _count(written=len(data))
         if not atomic_put:
             self._call("write", self.fs.move, target, self.path)
 
@@ -178,6 +222,7 @@ class Location:
                 self._call("write", self.fs.open_output_stream, self.path) as out:
             for block in iter(lambda: handle.read(_BLOCK), b""):
                 out.write(block)
+                _count(written=len(block))
         want, have = source.stat().st_size, self.size()
         if have != want:
             raise GraphshardError(f"{self}: {have} bytes after upload, {want} expected",
@@ -245,6 +290,7 @@ def download_verified(source: Location, target: Path, size: int, sha256: str) ->
         while block := stream.read(_BLOCK):
             digest.update(block)
             out.write(block)
+            _count(read=len(block))
         out.truncate()
         if digest.hexdigest() != sha256:
             raise FormatError(f"{source}: SHA-256 differs from the one in the config",
@@ -291,6 +337,7 @@ def download_folder(source: Location, target: Path) -> Path:
                 loc._call("read", loc.fs.open_input_stream, loc.path) as stream:
             while block := stream.read(_BLOCK):
                 out.write(block)
+                _count(read=len(block))
             out.truncate()
     return target
 

@@ -23,6 +23,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from .._util import fsys
 from .._util.arrays import as_ids
 from ..errors import ValidationError
 from ..partition.config import ConfigLike, as_config, location
@@ -68,7 +69,9 @@ class GraphServer:
 
     # ----- liveness ---------------------------------------------------------------------------
     def info(self) -> dict[str, Any]:
-        """Part ID, process ID, Ray node ID and IP (if in Ray) and the feature schema."""
+        """Part ID, process ID, Ray node ID and IP (if in Ray), the feature schema, and the
+        bytes this process read and wrote through remote URIs (``file_bytes``: its copy of
+        a part given as a URI; :func:`graphshard._util.fsys.traffic`)."""
         node_id = node_ip = None
         try:
             import ray
@@ -80,7 +83,8 @@ class GraphServer:
             pass
         return {"part_id": self.part_id, "pid": os.getpid(), "node_id": node_id,
                 "node_ip": node_ip, "schema": self.index.schema(),
-                "tensor_dir": str(self.tensors.dir.parent)}
+                "tensor_dir": str(self.tensors.dir.parent),
+                "file_bytes": [(t := fsys.traffic()).read, t.written]}
 
     # ----- structure and features ---------------------------------------------------------
     def neighbors(self, ids: IdArray, et: EdgeType, edge_dir: str

@@ -38,14 +38,17 @@ from typing import Any
 import numpy as np
 
 from .._util.files import atomic_path
+from ..errors import GraphshardError
 from .malloc import keep_heap, trim_heap
 
 __all__ = ["ActorPool", "FileRef", "ShardWorker"]
 
 logger = logging.getLogger(__name__)
 
-#: Ray's own retries of a call whose actor died (the actor restarts as often); the shard
-#: tasks are pure functions of files and arrays, so running one again is safe
+#: Times the pool runs a call again on another actor when its actor died (its process
+#: or its node); the shard tasks are pure functions of files and arrays, so running one
+#: again is safe.  Ray does not restart the actors: a restarted actor waits for a free CPU,
+#: which a cluster that lost a node may never have, and the call waited with it (a hang).
 MAX_RETRIES = 2
 
 
@@ -192,8 +195,8 @@ class ActorPool:
                  warm: Callable[[], float] | None = None, depth: int = 2) -> None:
         self._ray = ray
         self.depth = max(1, int(depth))
-        cls = ray.remote(ShardWorker).options(num_cpus=num_cpus, max_restarts=MAX_RETRIES,
-                                             max_task_retries=MAX_RETRIES)
+        cls = ray.remote(ShardWorker).options(num_cpus=num_cpus, max_restarts=0,
+                                             max_task_retries=0)
         self._t0 = time.perf_counter()
         self.actors = [cls.remote(warm=warm, keep_freed=True)
                        for _ in range(max(1, int(size)))]
@@ -236,8 +239,9 @@ class ActorPool:
         todo = iter(enumerate(calls))
         ready: deque[tuple[int, Sequence[Any]]] = deque()
         load = dict.fromkeys(range(len(self.actors)), 0)  # calls in flight per actor
-        running: dict[Any, tuple[int, int]] = {}
+        running: dict[Any, tuple[int, int, Sequence[Any]]] = {}
         results: dict[int, Any] = {}
+        tries: dict[int, int] = {}
         exhausted = False
         while True:
             while not exhausted and len(ready) < len(self.actors):  # prepare the next calls
@@ -254,19 +258,44 @@ class ActorPool:
             if ready and load[a] < limit:
                 i, call = ready.popleft()
                 ref = self.actors[a].run.remote(fn, tuple(call), key, values, names, refs)
-                running[ref] = (i, a)
+                running[ref] = (i, a, call)
                 load[a] += 1
                 continue
             if not running:
                 break
             done, _ = ray.wait(list(running), num_returns=1)
             for ref in done:
-                i, a = running.pop(ref)
-                results[i] = ray.get(ref)
+                i, a, call = running.pop(ref)
+                try:
+                    results[i] = ray.get(ref)
+                except ray.exceptions.RayActorError as exc:  # the actor or its node is gone
+                    self._lost(a, load, fn, tries.get(i, 0), exc)
+                    tries[i] = tries.get(i, 0) + 1
+                    ready.appendleft((i, call))  # to a surviving actor, before new calls
+                    continue
                 load[a] -= 1
                 if on_result is not None:
                     on_result()
         return [results[i] for i in range(len(results))]
+
+    def _lost(self, a: int, load: dict[int, int], fn: Callable[..., Any], tries: int,
+              exc: BaseException) -> None:
+        """Actor ``a`` died: the pool goes on without it, unless none is left or the call
+        has been run :data:`MAX_RETRIES` times again already.
+
+        Raises:
+            GraphshardError: no actor left, or the call failed too often.
+        """
+        if a in load:
+            del load[a]
+            logger.warning("lp: shard actor %d of %d is gone (%s: its process or node was "
+                           "lost); its calls run on the %d others", a, len(self.actors),
+                           type(exc).__name__, len(load))
+        if not load or tries >= MAX_RETRIES:
+            why = "no shard actor is left" if not load else \
+                f"its actors died {tries + 1} times"
+            raise GraphshardError(f"lp: {getattr(fn, '__name__', fn)} cannot finish: {why} "
+                                  f"(the last: {type(exc).__name__}: {exc})") from exc
 
     def share_files(self, folder: str | Path | None) -> None:
         """Share arrays as ``.npy`` files in ``folder`` from now on (``None``: through the
