@@ -11,8 +11,9 @@ keeps ``workers`` batches in flight instead, two ways:
   server calls (:meth:`NeighborSampler.node_steps`: the hops, with the features of the nodes
   found so far fetched in the same calls), and the calls of several batches ready for their
   next round go to each server as one.  PyG's own ``filter_fn`` then builds each batch
-  (``Data`` / ``HeteroData``, transforms), its feature reads answered from the rows already
-  fetched (:meth:`FeatureStore.serving`).  The batches equal the loader's own.
+  (``Data`` / ``HeteroData``, transforms) on one helper thread while the next rounds are
+  sent, its feature reads answered from the rows already fetched
+  (:meth:`FeatureStore.serving`).  The batches equal the loader's own.
 - Anything else (a local Graph, a ``LinkLoader``, another sampler) hands the loader's own
   ``collate_fn`` (PyG's sampling and feature filtering, unchanged) to a thread pool:
   graphshard's kernels release the GIL and a DistGraph's requests wait on the network.
@@ -112,11 +113,25 @@ class PrefetchLoader:
                 index = loader.input_data[[loader.dataset[i] for i in indices]]
                 yield sampler.node_steps(index, names)
 
-        for out, rows in pipeline(sampler.store, batches(), prefetch=self.workers,
-                                  group=max(1, self.workers // 2)):
+        def build(out: Any, rows: Any) -> Any:
             with fs.serving(out.node, rows):
-                batch = loader.filter_fn(out)
-            yield batch
+                return loader.filter_fn(out)
+
+        # PyG's filter_fn (Data building, torch ops) runs on one thread beside this loop,
+        # so the next rounds are sent while it works (benchmarks/TUNING.md, PrefetchLoader)
+        pending: deque[Future[Any]] = deque()
+        with ThreadPoolExecutor(1, thread_name_prefix="graphshard-pyg") as pool:
+            try:
+                for out, rows in pipeline(sampler.store, batches(), prefetch=self.workers,
+                                          group=max(1, self.workers // 2)):
+                    pending.append(pool.submit(build, out, rows))
+                    while pending and (pending[0].done() or len(pending) > self.workers):
+                        yield pending.popleft().result()
+                while pending:
+                    yield pending.popleft().result()
+            finally:
+                for fut in pending:  # a consumer that stops early: drop what is queued
+                    fut.cancel()
 
     def _threads(self) -> Iterator[Any]:
         batches = iter(self.loader.batch_sampler)
