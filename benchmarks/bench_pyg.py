@@ -11,6 +11,8 @@ batch of 1024 seeds: 2-hop sampling and the features of every sampled node.
   pyg        torch_geometric.loader.NodeLoader over graphshard.pyg (FeatureStore,
              GraphStore, NeighborSampler), num_neighbors [10, 25] (PyG order and
              semantics), one batch at a time as PyG runs it with num_workers=0
+  pyg+thr    the same loader's collate_fn on --workers threads (PrefetchLoader's path for
+             other loaders, and its only one before the pipelined path below)
   pyg+pf     the same loader through graphshard.pyg.PrefetchLoader(workers=--workers): on
              this DistGraph its batches run as BlockLoader's do (server calls of several
              batches merged, features fetched with the hops), PyG's filter_fn on a thread
@@ -31,6 +33,7 @@ import contextlib
 import os
 import platform
 import time
+from typing import Any
 
 import numpy as np
 import psutil
@@ -113,13 +116,17 @@ def main() -> None:
                 rows += len(out.features["_N"])
         else:
             loader = pyg_loader(dg)
-            for batch in (loader if name == "pyg" else
-                          PrefetchLoader(loader, workers=args.workers)):
+            it: Any = loader
+            if name == "pyg+thr":  # the thread path, which PrefetchLoader takes elsewhere
+                it = PrefetchLoader(loader, workers=args.workers)._threads()
+            elif name == "pyg+pf":
+                it = PrefetchLoader(loader, workers=args.workers)
+            for batch in it:
                 edges += batch.edge_index.shape[1]
                 rows += batch.x.shape[0]
         sizes[name] = (edges / n, rows / n)
 
-    engines = ["ours", "pyg", "pyg+pf"]
+    engines = ["ours", "pyg", "pyg+thr", "pyg+pf"]
     times: dict[str, list[float]] = {k: [] for k in engines}
     cpus: dict[str, list[float]] = {k: [] for k in engines}
     for _ in range(args.reps):
@@ -136,6 +143,7 @@ def main() -> None:
           f"loadavg {tuple(round(x, 1) for x in os.getloadavg())}")
     label = {"ours": f"graphshard BlockLoader ({args.prefetch} in flight)",
              "pyg": "PyG NodeLoader over graphshard.pyg",
+             "pyg+thr": f"  + collate_fn on {args.workers} threads",
              "pyg+pf": f"  + PrefetchLoader ({args.workers} in flight)"}
     print(f"{'':44} {'batches/s':>9} {'ms/batch':>9} {'vs ours':>8} {'cpu ms/batch':>12} "
           f"{'vs ours':>8} {'edges/batch':>12} {'rows/batch':>11}")
