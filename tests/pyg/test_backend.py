@@ -267,6 +267,8 @@ def test_prefetch_loader_keeps_order_and_batches(shop_store):
     assert len(threaded) == len(plain) == len(PrefetchLoader(node_loader(shop_store)))
     for a, b in zip(plain, threaded, strict=True):
         same_batch(a, b)
+    same_batch(next(iter(prefetch)), plain[0])  # stopped after one batch, then run again
+    same_batch(next(iter(prefetch)), plain[0])
     with pytest.raises(ValidationError, match="workers"):
         PrefetchLoader(node_loader(shop_store), workers=0)
 

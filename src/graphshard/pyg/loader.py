@@ -7,7 +7,7 @@ keeps ``workers`` batches in flight instead, two ways:
 
 - A ``NodeLoader`` with graphshard's :class:`~graphshard.pyg.NeighborSampler` and
   :class:`~graphshard.pyg.FeatureStore` over one DistGraph runs as
-  :class:`~graphshard.dist.BlockLoader` does, with no thread: each batch is a generator of
+  :class:`~graphshard.dist.BlockLoader` does, one loop for all batches: each is a generator of
   server calls (:meth:`NeighborSampler.node_steps`: the hops, with the features of the nodes
   found so far fetched in the same calls), and the calls of several batches ready for their
   next round go to each server as one.  PyG's own ``filter_fn`` then builds each batch
