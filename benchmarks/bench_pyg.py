@@ -11,10 +11,16 @@ batch of 1024 seeds: 2-hop sampling and the features of every sampled node.
   pyg        torch_geometric.loader.NodeLoader over graphshard.pyg (FeatureStore,
              GraphStore, NeighborSampler), num_neighbors [10, 25] (PyG order and
              semantics), one batch at a time as PyG runs it with num_workers=0
-  pyg+pf     the same loader through graphshard.pyg.PrefetchLoader(workers=--workers)
+  pyg+thr    the same loader's collate_fn on --workers threads (PrefetchLoader's path for
+             other loaders, and its only one before the pipelined path below)
+  pyg+pf     the same loader through graphshard.pyg.PrefetchLoader(workers=--workers): on
+             this DistGraph its batches run as BlockLoader's do (server calls of several
+             batches merged, features fetched with the hops), PyG's filter_fn on a thread
 
-The per-batch figure compared is milliseconds per batch; sampled edges and feature rows per
-batch are printed too, since the two hop semantics sample slightly different amounts.
+The per-batch figure compared is milliseconds per batch (wall); CPU milliseconds per batch
+(this process and its Ray processes, all threads) are printed too, as they vary less when
+other jobs share the cores; sampled edges and feature rows per batch also, since the two
+hop semantics sample slightly different amounts.
 Before any timing, a PyG batch on the DistGraph is checked equal to the same batch on the
 local graph assembled from the parts, and BlockLoader's against sample_blocks.  Engines run
 interleaved, ``--reps`` passes, medians printed.  Goal (issue 26): pyg+pf <= 1.25x ours.
@@ -23,11 +29,14 @@ interleaved, ``--reps`` passes, medians printed.  Goal (issue 26): pyg+pf <= 1.2
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import platform
 import time
+from typing import Any
 
 import numpy as np
+import psutil
 
 
 def main() -> None:
@@ -87,6 +96,16 @@ def main() -> None:
             raise SystemExit("BlockLoader differs from sample_blocks on the local graph")
 
     sizes: dict[str, tuple[float, float]] = {}
+    me = psutil.Process()
+
+    def cpu_seconds() -> float:
+        """CPU time of this process and its children (the local Ray's) so far."""
+        total = 0.0
+        for p in [me, *me.children(recursive=True)]:
+            with contextlib.suppress(psutil.Error):
+                t = p.cpu_times()
+                total += t.user + t.system
+        return total
 
     def run(name: str) -> None:
         edges = rows = 0
@@ -97,35 +116,46 @@ def main() -> None:
                 rows += len(out.features["_N"])
         else:
             loader = pyg_loader(dg)
-            for batch in (loader if name == "pyg" else
-                          PrefetchLoader(loader, workers=args.workers)):
+            it: Any = loader
+            if name == "pyg+thr":  # the thread path, which PrefetchLoader takes elsewhere
+                it = PrefetchLoader(loader, workers=args.workers)._threads()
+            elif name == "pyg+pf":
+                it = PrefetchLoader(loader, workers=args.workers)
+            for batch in it:
                 edges += batch.edge_index.shape[1]
                 rows += batch.x.shape[0]
         sizes[name] = (edges / n, rows / n)
 
-    engines = ["ours", "pyg", "pyg+pf"]
+    engines = ["ours", "pyg", "pyg+thr", "pyg+pf"]
     times: dict[str, list[float]] = {k: [] for k in engines}
+    cpus: dict[str, list[float]] = {k: [] for k in engines}
     for _ in range(args.reps):
         for name in engines:
-            t = time.perf_counter()
+            c, t = cpu_seconds(), time.perf_counter()
             run(name)
             times[name].append(time.perf_counter() - t)
+            cpus[name].append(cpu_seconds() - c)
     med = {k: float(np.median(v)) for k, v in times.items()}
+    cpu = {k: float(np.median(v)) for k, v in cpus.items()}
     print(f"python {platform.python_version()}, torch {torch.__version__}, torch_geometric "
           f"{torch_geometric.__version__}, ray {ray.__version__}, torch threads "
           f"{torch.get_num_threads()}, {args.reps} interleaved passes of {n} batches of {bs}, "
           f"loadavg {tuple(round(x, 1) for x in os.getloadavg())}")
     label = {"ours": f"graphshard BlockLoader ({args.prefetch} in flight)",
              "pyg": "PyG NodeLoader over graphshard.pyg",
-             "pyg+pf": f"  + PrefetchLoader ({args.workers} threads)"}
-    print(f"{'':44} {'batches/s':>9} {'ms/batch':>9} {'vs ours':>8} {'edges/batch':>12} "
-          f"{'rows/batch':>11}")
+             "pyg+thr": f"  + collate_fn on {args.workers} threads",
+             "pyg+pf": f"  + PrefetchLoader ({args.workers} in flight)"}
+    print(f"{'':44} {'batches/s':>9} {'ms/batch':>9} {'vs ours':>8} {'cpu ms/batch':>12} "
+          f"{'vs ours':>8} {'edges/batch':>12} {'rows/batch':>11}")
     for k in engines:
         print(f"{label[k]:44} {n / med[k]:>9.2f} {med[k] / n * 1e3:>9.1f} "
-              f"{med[k] / med['ours']:>7.2f}x {sizes[k][0]:>12,.0f} {sizes[k][1]:>11,.0f}")
+              f"{med[k] / med['ours']:>7.2f}x {cpu[k] / n * 1e3:>12.1f} "
+              f"{cpu[k] / cpu['ours']:>7.2f}x {sizes[k][0]:>12,.0f} {sizes[k][1]:>11,.0f}")
     ratio = med["pyg+pf"] / med["ours"]
     print(f"goal: PyG path <= 1.25x ours per batch: {ratio:.2f}x "
-          f"({'met' if ratio <= 1.25 else 'NOT met'})")
+          f"({'met' if ratio <= 1.25 else 'NOT met'}); per-pass ms/batch ours "
+          f"{[round(t / n * 1e3, 1) for t in times['ours']]}, pyg+pf "
+          f"{[round(t / n * 1e3, 1) for t in times['pyg+pf']]}")
     dg.close()
     ray.shutdown()
 

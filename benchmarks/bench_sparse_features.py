@@ -15,6 +15,12 @@ with the same assignment (METIS on the sparse run, given to the dense run).
 
 The child processes also return the float64 sum of the rows they read and the number of
 rows; the two variants must agree before any ratio is printed.
+
+With ``--train-seeds 0 1 2`` both folders also train ``gs.examples.train_sage`` (one
+trainer over the DistGraph of the parts; GraphSAGE-mean, fanouts [10, 25], hidden 64,
+Adam lr 1e-2, weight decay 5e-4, batch 256, ``--epochs`` epochs evaluated every 5) on the
+Shchur split (20 train / 30 val nodes per class, the rest test; split seed 0, the masks
+stored in the parts), and print the test accuracy at the best validation epoch per seed.
 """
 
 from __future__ import annotations
@@ -80,6 +86,9 @@ def main() -> None:
     ap.add_argument("--zip", default=str(DEFAULT_ZIP), help="Coauthor CS zip or npz")
     ap.add_argument("--parts", type=int, default=4)
     ap.add_argument("--out", default=None, help="work folder (a temporary one by default)")
+    ap.add_argument("--train-seeds", type=int, nargs="*", default=[],
+                    help="also train GraphSAGE on both folders with these seeds")
+    ap.add_argument("--epochs", type=int, default=60, help="training epochs (--train-seeds)")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child == "-":  # the baseline: imports only
@@ -102,6 +111,8 @@ def main() -> None:
           f"{platform.python_version()}, {os.cpu_count()} CPUs; {Path(args.zip).name}: "
           f"{g.num_nodes()} nodes, {feat.num_cols} columns, nnz {feat.nnz} "
           f"(density {feat.nnz / (len(feat) * feat.num_cols):.4f}), {args.parts} parts")
+    if args.train_seeds:
+        _shchur_split(g)
     sparse = build_partitions(g, "cs", args.parts, out / "sparse", part_method="metis")
     g.ndata["feat"] = feat.to_dense()
     del feat
@@ -126,7 +137,32 @@ def main() -> None:
     ds, dd = s["rss_mb"] - base, d["rss_mb"] - base
     print(f"{'  above import MB':24}{ds:12.1f}{dd:12.1f}{dd / max(ds, 1e-9):14.1f}"
           f"   (import graphshard alone: {base:.1f} MB)")
+    for seed in args.train_seeds:
+        acc = {}
+        for name in ("sparse", "dense"):
+            r = gs.examples.train_sage(str(out / name / "cs.json"), epochs=args.epochs,
+                                       eval_every=5, seed=seed, hidden=64, lr=1e-2,
+                                       weight_decay=5e-4, batch_size=256)
+            acc[name] = (r.best_epoch, r.val_at_best_val, r.test_at_best_val)
+        print(f"seed {seed}: test accuracy at the best validation epoch, sparse "
+              f"{acc['sparse'][2]:.4f} (epoch {acc['sparse'][0]}, val {acc['sparse'][1]:.4f}), "
+              f"dense {acc['dense'][2]:.4f} (epoch {acc['dense'][0]}, val "
+              f"{acc['dense'][1]:.4f})", flush=True)
     print(f"work folder: {out}")
+
+
+def _shchur_split(g) -> None:
+    """Shchur et al.'s split as node masks: 20 train and 30 validation nodes per class
+    (split seed 0), the rest test."""
+    labels = g.ndata["label"]
+    rng = np.random.default_rng(0)
+    train = np.zeros(len(labels), bool)
+    val = np.zeros(len(labels), bool)
+    for c in np.unique(labels):
+        idx = rng.permutation(np.flatnonzero(labels == c))
+        train[idx[:20]] = True
+        val[idx[20:50]] = True
+    g.ndata["train_mask"], g.ndata["val_mask"], g.ndata["test_mask"] = train, val, ~(train | val)
 
 
 if __name__ == "__main__":

@@ -20,24 +20,26 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import ValidationError
 from ._rpc import Call, Pending, merge_calls, split_results
-from .sampling import DistBatch, Steps, blocks_steps
+from .sampling import DistBatch, blocks_steps
 
 if TYPE_CHECKING:
     from .graph import DistGraph
 
-__all__ = ["BlockLoader"]
+__all__ = ["BlockLoader", "pipeline"]
+
+_T = TypeVar("_T")
 
 
 @dataclass(eq=False)
 class _Batch:
     index: int
-    steps: Steps
+    steps: Generator[list[Call], list[Any], Any]
     calls: list[Call] | None = None  # next round's calls, not yet sent
 
 
@@ -87,11 +89,35 @@ class BlockLoader:
                       "exclude_edges": exclude_edges, "backend": backend}
 
     def __iter__(self) -> Iterator[DistBatch]:
-        router = self.g.router
-        todo = iter(enumerate(self.seed_batches))
+        steps = (blocks_steps(self.g, seeds, self.fanouts, seed=self.seed + i, **self._opts)
+                 for i, seeds in enumerate(self.seed_batches))
+        yield from pipeline(self.g, steps, prefetch=self.prefetch, group=self.group)
+
+    def __repr__(self) -> str:
+        return f"BlockLoader(prefetch={self.prefetch}, features={self._opts['features']!r})"
+
+
+def pipeline(g: DistGraph, steps: Iterable[Generator[list[Call], list[Any], _T]], *,
+             prefetch: int, group: int) -> Iterator[_T]:
+    """Drive step generators (:func:`~graphshard.dist.sampling.blocks_steps`,
+    :func:`~graphshard.dist.sampling.subgraph_steps`) with ``prefetch`` in flight, the calls
+    of up to ``group`` ready ones sent together as one call per server; their results, in
+    order.  A generator is started only when a slot is free (so its errors come then)."""
+    return _Pipeline(g.router, prefetch, group).run(steps)
+
+
+class _Pipeline:
+    """The loop of :func:`pipeline` (BlockLoader's): batches in flight, rounds sent."""
+
+    def __init__(self, router: Any, prefetch: int, group: int) -> None:
+        self.router, self.prefetch, self.group = router, prefetch, group
+
+    def run(self, steps: Iterable[Generator[list[Call], list[Any], _T]]) -> Iterator[_T]:
+        router = self.router
+        todo = iter(enumerate(steps))
         flying: list[_Batch] = []
         rounds: list[_Round] = []
-        done: dict[int, DistBatch] = {}
+        done: dict[int, Any] = {}
         next_out = 0
         exhausted = False
         while True:
@@ -100,9 +126,7 @@ class BlockLoader:
                 if item is None:
                     exhausted = True
                     break
-                i, seeds = item
-                b = _Batch(i, blocks_steps(self.g, seeds, self.fanouts, seed=self.seed + i,
-                                           **self._opts))
+                b = _Batch(*item)
                 self._advance(b, None, flying, done)
             ready = [b for b in flying if b.calls is not None]
             for j in range(0, len(ready), self.group):
@@ -133,7 +157,7 @@ class BlockLoader:
         return _Round(router.submit(merged), where, members)
 
     def _receive(self, router: Any, rnd: _Round, flying: list[_Batch],
-                 done: dict[int, DistBatch], rounds: list[_Round]) -> None:
+                 done: dict[int, Any], rounds: list[_Round]) -> None:
         """Advance the batches of a finished round; send their next calls in groups of
         ``group`` batches as soon as a group is ready (the servers start on it while the
         rest are merged here)."""
@@ -149,7 +173,7 @@ class BlockLoader:
 
     @staticmethod
     def _advance(b: _Batch, results: list[Any] | None, flying: list[_Batch],
-                 done: dict[int, DistBatch]) -> None:
+                 done: dict[int, Any]) -> None:
         """Hand ``results`` to the batch's generator; keep its next calls or its result."""
         try:
             b.calls = next(b.steps) if results is None else b.steps.send(results)
@@ -160,6 +184,3 @@ class BlockLoader:
             return
         if b not in flying:
             flying.append(b)
-
-    def __repr__(self) -> str:
-        return f"BlockLoader(prefetch={self.prefetch}, features={self._opts['features']!r})"

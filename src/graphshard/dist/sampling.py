@@ -33,9 +33,9 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Generator, Mapping
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -47,6 +47,7 @@ from ..sampling import sample_neighbors as sample_by_type
 from ..sampling.backend import get_backend
 from ..sampling.blocks import reindex_sources
 from ..sampling.neighbors import exclude_by_type
+from ..sampling.subgraph import SampledSubgraph, subgraph_rounds
 from ..sampling.validate import etype_salt, layer_fanouts, resolve_seed, seeds_by_type
 from ..store import Hop
 from ..typing import EdgeType, IdArray
@@ -58,10 +59,11 @@ if TYPE_CHECKING:
     from .graph import DistGraph
 
 __all__ = ["DistBatch", "blocks_steps", "run_steps", "sample_blocks", "sample_hop",
-           "sample_neighbors"]
+           "sample_neighbors", "subgraph_steps"]
 
 #: Per part: the ``(etype, positions)`` of each request sent to it.
 _Where = list[list[tuple[EdgeType, IdArray]]]
+_T = TypeVar("_T")
 #: The rounds of one sample: yields calls, receives their results, returns the sample.
 Steps = Generator[list[Call], list[Any], "DistBatch"]
 
@@ -289,8 +291,66 @@ def _assemble(types: Mapping[str, tuple[tuple[int, ...] | None, str, str]],
     return feats
 
 
-def run_steps(g: DistGraph, steps: Steps) -> DistBatch:
-    """Drive ``steps`` to the end, one merged call per server per round."""
+def subgraph_steps(g: DistGraph, seeds: Any, num_neighbors: Any, *,
+                   features: Sequence[str] = (), replace: bool = False,
+                   prob: str | None = None, exclude_edges: Any = None,
+                   seed: int | None = None, backend: str = "cpu"
+                   ) -> Generator[list[Call], list[Any],
+                                  tuple[SampledSubgraph, dict[str, dict[str, Any]]]]:
+    """The rounds of :func:`~graphshard.sampling.sample_subgraph` (PyG's hop semantics) on
+    the servers, with the node features ``features`` of every sampled node fetched in the
+    same calls, as a generator of calls (driven by :func:`run_steps` or
+    :class:`~graphshard.dist.loader.BlockLoader`'s pipeline).
+
+    As :func:`blocks_steps`: each round asks a server for the next hop around the nodes it
+    owns and for the features of the nodes that the previous round added; ``L`` hops take
+    ``L + 1`` rounds.  The subgraph equals ``sample_subgraph(g, seeds, num_neighbors,
+    seed=seed, ...)``.  Returns it and ``{feature: {ntype: rows of sub.nodes[ntype]}}``
+    (node types that have the feature; arrays, Ragged or SparseRows as
+    :meth:`DistGraph.node_features` gives them).
+    """
+    excl = _exclude_arg(g, exclude_by_type(g, exclude_edges))
+    s = resolve_seed(seed)
+    types = {name: _feature_types(g, name) for name in features}
+    have: dict[str, dict[str, int]] = {name: {} for name in features}
+    got: dict[str, list[tuple[tuple[str, int, IdArray], Any]]] = {n: [] for n in features}
+
+    def feature_calls(nodes: Mapping[str, IdArray]) -> tuple[list[Call], list[Any]]:
+        calls: list[Call] = []
+        where: list[tuple[str, tuple[str, int, IdArray]]] = []
+        for name in features:
+            c, w = _feature_calls(g, name, nodes, have[name], types[name], got[name])
+            calls += c
+            where += [(name, x) for x in w]
+        return calls, where
+
+    rounds = subgraph_rounds(g, seeds, num_neighbors, backend=backend)
+    try:
+        hop, nodes = next(rounds)
+        while True:
+            per_part, where = _split_hop(g, hop)
+            parts = [p for p in range(g.num_partitions()) if per_part[p]]
+            calls: list[Call] = [(p, "sample", (per_part[p], replace, prob, excl, s, backend,
+                                                p not in g.router.local)) for p in parts]
+            fcalls, fwhere = feature_calls(nodes)
+            results = yield calls + fcalls
+            for (name, w), rows in zip(fwhere, results[len(calls):], strict=True):
+                got[name].append((w, rows))
+            hop, nodes = rounds.send(_merge_hop(hop, where, dict(
+                zip(parts, results[:len(calls)], strict=True))))
+    except StopIteration as stop:
+        sub: SampledSubgraph = stop.value
+    fcalls, fwhere = feature_calls(sub.nodes)
+    if fcalls:
+        results = yield fcalls
+        for (name, w), rows in zip(fwhere, results, strict=True):
+            got[name].append((w, rows))
+    return sub, {name: _assemble(types[name], sub.nodes, got[name]) for name in features}
+
+
+def run_steps(g: DistGraph, steps: Generator[list[Call], list[Any], _T]) -> _T:
+    """Drive ``steps`` (:func:`blocks_steps`, :func:`subgraph_steps`) to the end, one
+    merged call per server per round; their result."""
     try:
         calls = next(steps)
         while True:

@@ -18,7 +18,8 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -81,6 +82,8 @@ class FeatureStore(_PygFeatureStore):
             raise ValidationError(f"node_attrs: no node feature {unknown[0]!r}; node features "
                                   f"are {stored}", field="node_attrs", value=unknown[0])
         self._names = names
+        # id(node tensor) -> (that tensor, ntype, {stored name: rows}); see serving()
+        self._ready: dict[int, tuple[Any, str, dict[str, Any]]] = {}
 
     # ----- addressing -----------------------------------------------------------------------
     def _target(self, group: Any) -> tuple[str, str | EdgeType]:
@@ -130,6 +133,9 @@ class FeatureStore(_PygFeatureStore):
         key = feature_key(t, name)
         if key not in self._schema[kind]:
             raise KeyError(f"no {kind} feature {name!r} for {t!r}")
+        ready = self._ready.get(id(attr.index)) if kind == "node" else None
+        if ready is not None and ready[0] is attr.index and ready[1] == t and name in ready[2]:
+            return self._to_torch(ready[2][name])
         ids, scalar = self._ids(attr.index, self._count(kind, t))
         rows = (self.store.node_features(t, name, ids) if kind == "node"
                 else self.store.edge_features(t, name, ids))
@@ -138,6 +144,40 @@ class FeatureStore(_PygFeatureStore):
 
     def _multi_get_tensor(self, attrs: list[TensorAttr]) -> list[Any]:
         return [self._get_tensor(attr) for attr in attrs]
+
+    @contextmanager
+    def serving(self, node: Any, rows: Mapping[str, Mapping[str, Any]]) -> Iterator[None]:
+        """While open, node-feature reads indexed by the very tensor ``node`` (a sampler
+        output's node IDs; ``{ntype: tensor}`` for several types) are answered from ``rows``
+        (``{stored feature name: {ntype: rows of those nodes}}``) instead of the store.
+
+        :class:`~graphshard.pyg.PrefetchLoader` fetches a batch's features in its sampling
+        calls and serves them to PyG's own feature filtering this way: PyG indexes the
+        features by the sampler output's ``node`` tensor itself.  Any other read goes to the
+        store as usual.
+
+        Example:
+            >>> import numpy as np, torch, graphshard as gs
+            >>> g = gs.graph(([0, 1], [1, 2]))
+            >>> g.ndata["feat"] = np.eye(3, dtype=np.float32)
+            >>> fs = FeatureStore(g, node_attrs={"x": "feat"})
+            >>> node = torch.tensor([2])
+            >>> with fs.serving(node, {"feat": {"_N": np.full((1, 3), 7, np.float32)}}):
+            ...     fs["_N", "x", node].tolist(), fs["_N", "x", torch.tensor([2])].tolist()
+            ([[7.0, 7.0, 7.0]], [[0.0, 0.0, 1.0]])
+        """
+        if isinstance(node, torch.Tensor):
+            node = {self._target(None)[1]: node}
+        keys = []
+        for t, tensor in node.items():
+            keys.append(id(tensor))
+            self._ready[id(tensor)] = (tensor, t, {name: by_type[t] for name, by_type in
+                                                   rows.items() if t in by_type})
+        try:
+            yield
+        finally:
+            for k in keys:
+                self._ready.pop(k, None)
 
     def _to_torch(self, rows: Any) -> Any:
         if isinstance(rows, Ragged):

@@ -1,12 +1,22 @@
-"""Run a PyG loader's batches on threads, several in flight, yielding them in order.
+"""Run a PyG loader's batches several at a time, yielding them in order.
 
 PyG's ``NodeLoader`` and ``LinkLoader`` are torch ``DataLoader``s: with ``num_workers=0``
 each batch is sampled and its features fetched before the next one starts, and worker
-processes would each need their own connection to the graph servers.  graphshard's kernels
-release the GIL and a DistGraph's requests wait on the network, so threads overlap batches
-well: :class:`PrefetchLoader` hands the loader's own ``collate_fn`` (PyG's sampling and
-feature filtering, unchanged) to a thread pool, ``workers`` batches at a time, and yields
-the results in the loader's batch order.
+processes would each need their own connection to the graph servers.  :class:`PrefetchLoader`
+keeps ``workers`` batches in flight instead, two ways:
+
+- A ``NodeLoader`` with graphshard's :class:`~graphshard.pyg.NeighborSampler` and
+  :class:`~graphshard.pyg.FeatureStore` over one DistGraph runs as
+  :class:`~graphshard.dist.BlockLoader` does, one loop for all batches: each is a generator of
+  server calls (:meth:`NeighborSampler.node_steps`: the hops, with the features of the nodes
+  found so far fetched in the same calls), and the calls of several batches ready for their
+  next round go to each server as one.  PyG's own ``filter_fn`` then builds each batch
+  (``Data`` / ``HeteroData``, transforms) on one helper thread while the next rounds are
+  sent, its feature reads answered from the rows already fetched
+  (:meth:`FeatureStore.serving`).  The batches equal the loader's own.
+- Anything else (a local Graph, a ``LinkLoader``, another sampler) hands the loader's own
+  ``collate_fn`` (PyG's sampling and feature filtering, unchanged) to a thread pool:
+  graphshard's kernels release the GIL and a DistGraph's requests wait on the network.
 
 Example:
     >>> import torch, graphshard as gs
@@ -38,7 +48,9 @@ class PrefetchLoader:
     Args:
         loader: A PyG loader built with ``num_workers=0`` (its sampler, transforms and
             feature filtering run unchanged, on this object's threads).
-        workers: Batches sampled concurrently (threads).
+        workers: Batches in flight (on a DistGraph with graphshard's sampler and feature
+            store: generators of server calls, the calls of up to ``workers // 2`` ready
+            batches sent together; else threads).
 
     Raises:
         ValidationError: ``workers < 1``, or a loader that starts worker processes itself.
@@ -66,6 +78,62 @@ class PrefetchLoader:
         return out
 
     def __iter__(self) -> Iterator[Any]:
+        parts = self._pipelined()
+        return self._threads() if parts is None else self._steps(*parts)
+
+    def _pipelined(self) -> tuple[Any, Any, list[str]] | None:
+        """``(sampler, feature store, stored feature names)`` when the loader can run as
+        server-call generators (a NodeLoader, our sampler and feature store, one DistGraph)."""
+        from torch_geometric.loader import NodeLoader
+
+        from ..dist.graph import DistGraph
+        from .feature_store import FeatureStore
+        from .sampler import NeighborSampler
+
+        loader = self.loader
+        sampler = getattr(loader, "node_sampler", None)
+        data = getattr(loader, "data", None)
+        if not (isinstance(loader, NodeLoader) and isinstance(sampler, NeighborSampler)
+                and isinstance(sampler.store, DistGraph) and isinstance(data, tuple)
+                and len(data) == 2 and isinstance(data[0], FeatureStore)
+                and data[0].store is sampler.store):
+            return None
+        fs = data[0]
+        names = sorted({fs._stored_name("node", str(a.attr_name))
+                        for a in fs.get_all_tensor_attrs()})
+        return sampler, fs, names
+
+    def _steps(self, sampler: Any, fs: Any, names: list[str]) -> Iterator[Any]:
+        from ..dist.loader import pipeline
+
+        loader = self.loader
+
+        def batches() -> Iterator[Any]:
+            for indices in loader.batch_sampler:  # what NodeLoader.collate_fn samples
+                index = loader.input_data[[loader.dataset[i] for i in indices]]
+                yield sampler.node_steps(index, names)
+
+        def build(out: Any, rows: Any) -> Any:
+            with fs.serving(out.node, rows):
+                return loader.filter_fn(out)
+
+        # PyG's filter_fn (Data building, torch ops) runs on one thread beside this loop,
+        # so the next rounds are sent while it works (benchmarks/TUNING.md, PrefetchLoader)
+        pending: deque[Future[Any]] = deque()
+        with ThreadPoolExecutor(1, thread_name_prefix="graphshard-pyg") as pool:
+            try:
+                for out, rows in pipeline(sampler.store, batches(), prefetch=self.workers,
+                                          group=max(1, self.workers // 2)):
+                    pending.append(pool.submit(build, out, rows))
+                    while pending and (pending[0].done() or len(pending) > self.workers):
+                        yield pending.popleft().result()
+                while pending:
+                    yield pending.popleft().result()
+            finally:
+                for fut in pending:  # a consumer that stops early: drop what is queued
+                    fut.cancel()
+
+    def _threads(self) -> Iterator[Any]:
         batches = iter(self.loader.batch_sampler)
         pending: deque[Future[Any]] = deque()
         with ThreadPoolExecutor(self.workers, thread_name_prefix="graphshard-pyg") as pool:

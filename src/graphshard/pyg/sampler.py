@@ -27,6 +27,7 @@ Example:
 from __future__ import annotations
 
 import math
+from collections.abc import Generator, Sequence
 from typing import Any
 
 import numpy as np
@@ -163,12 +164,37 @@ class NeighborSampler(BaseSampler):
                           ) -> SamplerOutput | HeteroSamplerOutput:
         """Sample around ``index.node`` (distinct IDs of ``index.input_type``); the output
         nodes of that type start with them, in order."""
+        nt, seeds = self._node_seeds(index)
+        sub = self._sample({nt: seeds}, self._batch_seed(seeds))
+        return self._output(sub, (index.input_id, index.time))
+
+    def node_steps(self, index: NodeSamplerInput, features: Sequence[str] = ()
+                   ) -> Generator[list[Any], list[Any], tuple[Any, dict[str, dict[str, Any]]]]:
+        """:meth:`sample_from_nodes` on a DistGraph as a generator of server calls, with the
+        node features ``features`` (stored names) of every sampled node fetched in the same
+        calls (see :func:`graphshard.dist.sampling.subgraph_steps`); returns the same
+        output and ``{feature: {ntype: rows}}``.  :class:`~graphshard.pyg.PrefetchLoader`
+        drives these for several batches at once."""
+        from ..dist.graph import DistGraph
+        from ..dist.sampling import subgraph_steps
+
+        if not isinstance(self.store, DistGraph):
+            raise ValidationError(f"node_steps samples on graph servers: the store is a "
+                                  f"{type(self.store).__name__}, not a DistGraph "
+                                  "(call sample_from_nodes)", field="store")
+        nt, seeds = self._node_seeds(index)
+        sub, feats = yield from subgraph_steps(
+            self.store, {nt: seeds}, self.num_neighbors, features=features,
+            replace=self.replace, prob=self.weight_attr, seed=self._batch_seed(seeds),
+            backend=self.backend)
+        return self._output(sub, (index.input_id, index.time)), feats
+
+    def _node_seeds(self, index: NodeSamplerInput) -> tuple[str, np.ndarray]:
         self._no_time(index.time)
         nt = self._ntype(index.input_type)
         seeds = index.node.numpy().astype(np.int64, copy=False)
         check_unique_seeds(seeds, "seed nodes")
-        sub = self._sample({nt: seeds}, self._batch_seed(seeds))
-        return self._output(sub, (index.input_id, index.time))
+        return nt, seeds
 
     def sample_from_edges(self, index: EdgeSamplerInput,
                           neg_sampling: NegativeSampling | None = None

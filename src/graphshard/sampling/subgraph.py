@@ -25,19 +25,20 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..errors import ValidationError
-from ..store import as_store
+from ..store import Hop, as_store
 from ..typing import EdgeType, IdArray
 from .backend import get_backend
 from .neighbors import exclude_by_type, sample_hop
 from .validate import etype_salt, layer_fanouts, resolve_seed, seeds_by_type
 
-__all__ = ["SampledSubgraph", "sample_subgraph"]
+__all__ = ["SampledSubgraph", "sample_subgraph", "subgraph_rounds"]
 
 
 @dataclass(frozen=True)
@@ -96,10 +97,55 @@ def sample_subgraph(g: Any, seeds: Any, num_neighbors: Any, *, replace: bool = F
         ValidationError: bad IDs, types or fanouts.
     """
     store = as_store(g)
-    hops = layer_fanouts(store, num_neighbors)
-    bk = get_backend(backend)
     excl = exclude_by_type(store, exclude_edges)
     s = resolve_seed(seed)
+    rounds = subgraph_rounds(store, seeds, num_neighbors, backend=backend)
+    try:
+        hop, _ = next(rounds)
+        while True:
+            hop, _ = rounds.send(sample_hop(store, hop, replace=replace, prob=prob,
+                                            exclude=excl, seed=s, backend=backend))
+    except StopIteration as stop:
+        return stop.value
+
+
+#: The hops of one subgraph sample: yields ``(hop, nodes so far)``, receives the hop's
+#: ``{etype: (neighbours, eids, counts)}``, returns the subgraph.
+Rounds = Generator[tuple[Hop, dict[str, IdArray]],
+                   dict[EdgeType, tuple[IdArray, IdArray, IdArray]], SampledSubgraph]
+
+
+def subgraph_rounds(store: Any, seeds: Any, num_neighbors: Any, *, backend: str = "cpu"
+                    ) -> Rounds:
+    """:func:`sample_subgraph` as a generator of hops, so that the caller does the sampling
+    (one hop at a time locally, or as calls to graph servers sent together with other
+    requests; see :func:`graphshard.dist.sampling.subgraph_steps`).
+
+    Each ``yield`` hands out the hop to sample (``{etype: (destination IDs, fanout,
+    salt)}``, fanout 0 and empty fronts left out) and the node IDs per type known so far
+    (seeds first, then each earlier hop's new nodes; later rounds only append), and
+    receives the sampled edges of every edge type of the hop.
+
+    Example:
+        >>> import graphshard as gs
+        >>> from graphshard.sampling.neighbors import sample_hop
+        >>> from graphshard.store import as_store
+        >>> g = as_store(gs.graph(([1, 2, 3, 4], [0, 0, 1, 1])))
+        >>> rounds = subgraph_rounds(g, [0], [-1, -1])
+        >>> hop, nodes = next(rounds)
+        >>> nodes["_N"].tolist()
+        [0]
+        >>> try:
+        ...     while True:
+        ...         hop, nodes = rounds.send(sample_hop(g, hop, replace=False, prob=None,
+        ...                                             exclude={}, seed=0))
+        ... except StopIteration as stop:
+        ...     stop.value.nodes["_N"].tolist()
+        [0, 1, 2, 3, 4]
+    """
+    store = as_store(store)
+    hops = layer_fanouts(store, num_neighbors)
+    bk = get_backend(backend)
     empty = np.zeros(0, dtype=np.int64)
     by_type = seeds_by_type(store, seeds)
     nodes = {t: empty for t in store.ntypes}
@@ -115,8 +161,7 @@ def sample_subgraph(g: Any, seeds: Any, num_neighbors: Any, *, replace: bool = F
                     etype_salt(store, et, "in", h))
                for et in store.canonical_etypes
                if fan[et] != 0 and front[et[2]][1] > front[et[2]][0]}
-        sampled = sample_hop(store, hop, replace=replace, prob=prob, exclude=excl, seed=s,
-                             backend=backend)
+        sampled = yield hop, dict(nodes)
         by_src: dict[str, list[EdgeType]] = {}
         for et in hop:
             by_src.setdefault(et[0], []).append(et)
