@@ -2,10 +2,9 @@
 
     python benchmarks/bench_train.py --only sage --datasets computers cs --seeds 0 1 2
     python benchmarks/bench_train.py --only sage --dgl /tmp/venv-dgl/bin/python
-    python benchmarks/bench_train.py --only walk            # BlogCatalog (DeepWalk)
-    python benchmarks/bench_train.py --only walk --walk-optimizer pair_sgd --walk-lr 0.025 \
-        --lr-decay linear --win-size 10 --random-window --walk-times 80 --walk-batch 8192 \
-        --sample 1e-4                         # word2vec's SGD and subsampling, DeepWalk's 80 walks
+    python benchmarks/bench_train.py --only walk   # BlogCatalog, the library's walk defaults
+    python benchmarks/bench_train.py --only walk --walk-times 10 --walk-lr 0.05 \
+        --sample 0                            # a cheaper setting of the TUNING.md ablation
     python benchmarks/bench_train.py --only walk --score-emb t-s0.npy --splits 10  # score only
     python benchmarks/bench_train.py --only dblp            # HGB DBLP, metapath APVPA
 
@@ -21,7 +20,9 @@ epoch (full-neighbour inference), mean over seeds, beside the published 82.4 +/-
 91.3 +/- 2.8.  Epoch time is the median training time of an epoch (evaluation excluded,
 the first epoch dropped: compilation and start-up); samples/s = training nodes per second.
 
-Walk embeddings: BlogCatalog (DeepWalk setting, skip-gram with negative sampling), scored as
+Walk embeddings: BlogCatalog, skip-gram with negative sampling trained with the library's
+defaults (``WalkOptions``: DeepWalk's setting since issue 27) except where a flag is given
+(each flag left out passes nothing; the table prints the full setting used), scored as
 Perozzi et al. (one-vs-rest logistic regression, C = 1, on 10% of the nodes, each test node
 gets its true number of labels; mean of ``--splits`` random splits, 3 by default, 10 in the
 paper, 2 in DeepWalk's scoring script), mean +/- sd over ``--seeds``, beside DeepWalk's
@@ -285,23 +286,48 @@ def _walk_scores(e: np.ndarray, y: np.ndarray, splits: int) -> list[float]:
     return out
 
 
+#: ``--flag`` -> ``train_walk_embedding`` keyword of the BlogCatalog run; a flag left unset
+#: passes nothing, so the run uses the library's default (``WalkOptions``).
+WALK_ARGS = {"walk_len": "walk_len", "walk_times": "walk_times", "win_size": "win_size",
+             "neg_num": "neg_num", "emb_size": "emb_size", "walk_lr": "lr",
+             "walk_epochs": "epochs", "walk_batch": "batch_size", "negatives": "neg_distribution",
+             "walk_optimizer": "optimizer", "lr_decay": "lr_decay", "end_lr": "end_lr",
+             "random_window": "random_window", "sample": "subsample"}
+
+
+def walk_kwargs(args: argparse.Namespace) -> dict:
+    """The BlogCatalog keywords the command line sets (the rest: the library's defaults)."""
+    kw = {k: getattr(args, a) for a, k in WALK_ARGS.items() if getattr(args, a) is not None}
+    if args.shared_table is not None:
+        kw["context_table"] = not args.shared_table
+    return kw
+
+
+def walk_setting(kw: dict) -> str:
+    """The full setting a local run of ``kw`` uses (defaults resolved), for the table."""
+    from graphshard.examples import WalkOptions
+
+    o = WalkOptions(**kw).resolve()
+    return (f"walk_len {o.walk_len}, walk_times {o.walk_times}, "
+            f"win {o.win_size}{' random' if o.random_window else ''}, "
+            f"neg {o.neg_num} {o.neg_distribution}, d {o.emb_size}, {o.epochs} epoch(s), "
+            f"batch {o.batch_size}, {o.optimizer} lr {o.lr:g}"
+            f"{' linear decay' if o.lr_decay == 'linear' else ''}, "
+            f"{'context table' if o.context_table else 'shared table'}, sample {o.sample:g}")
+
+
 def bench_walk(args: argparse.Namespace) -> list[tuple[str, ...]]:
     from graphshard.examples import train_walk_embedding
 
     g, y = blogcatalog()
     print(f"BlogCatalog: {g.num_nodes()} nodes, {g.num_edges()} directed edges")
+    kw = walk_kwargs(args)
     runs = []  # per seed: (micro, macro) per scoring, then seconds, pairs
     for seed in args.seeds if not args.score_emb else args.score_emb:
         if args.score_emb:  # saved tables: scoring only
             e, secs, pairs = np.load(seed), float("nan"), 0
         else:
-            res = train_walk_embedding(
-                g, walk_len=args.walk_len, walk_times=args.walk_times, win_size=args.win_size,
-                neg_num=args.neg_num, emb_size=128, lr=args.walk_lr, epochs=args.walk_epochs,
-                batch_size=args.walk_batch, neg_distribution=args.negatives,
-                context_table=not args.shared_table, seed=seed, optimizer=args.walk_optimizer,
-                lr_decay=args.lr_decay, end_lr=args.end_lr, random_window=args.random_window,
-                subsample=args.sample)
+            res = train_walk_embedding(g, **kw, seed=seed)
             e, secs, pairs = res.embeddings["_N"], sum(res.seconds), res.num_pairs[0]
             if args.save_emb:
                 np.save(f"{args.save_emb}-s{seed}.npy", e)
@@ -311,13 +337,7 @@ def bench_walk(args: argparse.Namespace) -> list[tuple[str, ...]]:
                           for i, (lab, _, _) in enumerate(WALK_SCORINGS))
               + f"; {secs:.1f} s, {pairs} pairs", flush=True)
     a = np.array(runs)
-    setting = (f"walk_len {args.walk_len}, walk_times {args.walk_times}, "
-               f"win {args.win_size}{' random' if args.random_window else ''}, "
-               f"neg {args.neg_num} {args.negatives}, d 128, "
-               f"{args.walk_epochs} epoch(s), batch {args.walk_batch}, {args.walk_optimizer} "
-               f"lr {args.walk_lr}{' linear decay' if args.lr_decay == 'linear' else ''}, "
-               f"{'shared table' if args.shared_table else 'context table'}, "
-               f"sample {args.sample:g}, {len(runs)} seed(s) x {args.splits} splits"
+    setting = (f"{walk_setting(kw)}, {len(runs)} seed(s) x {args.splits} splits"
                if not args.score_emb else f"saved tables {args.score_emb}")
 
     def pm(col: int) -> str:
@@ -379,11 +399,15 @@ def bench_dblp(args: argparse.Namespace) -> list[tuple[str, ...]]:
           f"{len(tr_id)} train / {len(te_id)} test authors")
     rows = []
     for seed in args.seeds:
+        # DBLP's own fixed setting (the figures so far): Adagrad, whatever the library's
+        # defaults; --walk-lr, --walk-batch, --negatives, --shared-table still apply
         res = train_walk_embedding(g, metapath="a2p-p2v-v2p-p2a", walk_len=args.dblp_walk_len,
                                    walk_times=args.dblp_walk_times, win_size=5, neg_num=5,
-                                   emb_size=128, lr=args.walk_lr, epochs=1,
-                                   batch_size=args.walk_batch, neg_distribution=args.negatives,
-                                   context_table=not args.shared_table, seed=seed)
+                                   emb_size=128, optimizer="adagrad", lr_decay="none",
+                                   lr=args.walk_lr or 0.1, epochs=1,
+                                   batch_size=args.walk_batch or 4096,
+                                   neg_distribution=args.negatives or "degree",
+                                   context_table=not args.shared_table, seed=seed)  # None: True
         e = res.embeddings["author"]
         x = e / np.maximum(np.linalg.norm(e, axis=1, keepdims=True), 1e-12)
         f1s = []
@@ -399,7 +423,8 @@ def bench_dblp(args: argparse.Namespace) -> list[tuple[str, ...]]:
         print(f"  seed {seed}: {rows[-1]}", flush=True)
     a = np.array(rows)
     setting = (f"APVPA, walk_len {args.dblp_walk_len}, walk_times {args.dblp_walk_times}, "
-               f"win 5, neg 5 {args.negatives}, d 128, 1 epoch, {len(args.seeds)} seeds")
+               f"win 5, neg 5 {args.negatives or 'degree'}, d 128, adagrad, 1 epoch, "
+               f"{len(args.seeds)} seeds")
     return [(f"graphshard metapath2vec ({setting})",
              f"{a[:, 1].mean():.2f} +/- {a[:, 1].std():.2f}",
              f"{a[:, 2].mean():.2f} +/- {a[:, 2].std():.2f}", f"{a[:, 3].mean():.1f}",
@@ -429,36 +454,41 @@ def main() -> None:
     p.add_argument("--trainers", type=int, default=2)
     p.add_argument("--dgl", metavar="PYTHON", help="interpreter with dgl 2.1 (peer run)")
     p.add_argument("--dgl-worker", choices=sorted(SHCHUR), help=argparse.SUPPRESS)
-    p.add_argument("--walk-len", type=int, default=40)
-    p.add_argument("--walk-times", type=int, default=10)
+    lib = " (default: the library's, graphshard.examples.WalkOptions)"
+    p.add_argument("--walk-len", type=int, help="nodes per walk" + lib)
+    p.add_argument("--walk-times", type=int, help="walks per node" + lib)
     p.add_argument("--dblp-walk-len", type=int, default=41)
     p.add_argument("--dblp-walk-times", type=int, default=10)
-    p.add_argument("--walk-lr", type=float, default=0.1)
-    p.add_argument("--walk-batch", type=int, default=4096)
-    p.add_argument("--win-size", type=int, default=5, help="skip-gram half window (BlogCatalog)")
-    p.add_argument("--neg-num", type=int, default=5, help="negatives per pair (BlogCatalog)")
-    p.add_argument("--walk-epochs", type=int, default=1, help="epochs (BlogCatalog)")
-    p.add_argument("--walk-optimizer", choices=["adagrad", "sgd", "pair_sgd"],
-                   default="adagrad", help="optimizer (BlogCatalog); sgd's lr applies to the "
-                   "batch mean, pair_sgd's to every pair (word2vec)")
-    p.add_argument("--lr-decay", choices=["none", "linear"], default="none",
-                   help="learning-rate schedule (BlogCatalog)")
+    p.add_argument("--walk-lr", type=float, help="learning rate" + lib + "; DBLP: 0.1")
+    p.add_argument("--walk-batch", type=int, help="pairs per step" + lib + "; DBLP: 4096")
+    p.add_argument("--win-size", type=int, help="skip-gram half window (BlogCatalog)" + lib)
+    p.add_argument("--neg-num", type=int, help="negatives per pair (BlogCatalog)" + lib)
+    p.add_argument("--emb-size", type=int, help="embedding width (BlogCatalog)" + lib)
+    p.add_argument("--walk-epochs", type=int, help="epochs (BlogCatalog)" + lib)
+    p.add_argument("--walk-optimizer", choices=["auto", "adagrad", "sgd", "pair_sgd"],
+                   help="optimizer (BlogCatalog)" + lib + "; sgd's lr applies to the batch "
+                   "mean, pair_sgd's to every pair (word2vec)")
+    p.add_argument("--lr-decay", choices=["auto", "none", "linear"],
+                   help="learning-rate schedule (BlogCatalog)" + lib)
     p.add_argument("--end-lr", type=float, default=None,
                    help="last rate of --lr-decay linear (default lr * 1e-4)")
-    p.add_argument("--random-window", action="store_true",
-                   help="word2vec's reduced window: 1..win-size per centre (BlogCatalog)")
-    p.add_argument("--sample", type=float, default=0.0,
-                   help="word2vec's subsampling of frequent nodes, 0 = off (BlogCatalog)")
+    p.add_argument("--random-window", action=argparse.BooleanOptionalAction,
+                   help="word2vec's reduced window: 1..win-size per centre (BlogCatalog)" + lib)
+    p.add_argument("--sample", type=float,
+                   help="word2vec's subsampling of frequent nodes, 0 = off (BlogCatalog)" + lib)
     p.add_argument("--splits", type=int, default=3,
                    help="random 10%%/90%% splits scored per table (BlogCatalog; DeepWalk: 10)")
     p.add_argument("--score-emb", nargs="+", metavar="NPY",
                    help="score saved BlogCatalog tables (.npy) instead of training")
     p.add_argument("--save-emb", metavar="PREFIX",
                    help="save each seed's BlogCatalog table as PREFIX-s<seed>.npy")
-    p.add_argument("--negatives", choices=["uniform", "degree"], default="degree")
+    p.add_argument("--negatives", choices=["uniform", "degree"],
+                   help="negative distribution" + lib + "; DBLP: degree")
     p.add_argument("--threads", type=int, default=2, help="torch threads of this process")
-    p.add_argument("--shared-table", action="store_true",
-                   help="score contexts against the node table (PGL's default)")
+    p.add_argument("--shared-table", action=argparse.BooleanOptionalAction,
+                   help="score contexts against the node table (PGL's), or with "
+                   "--no-shared-table against a context table (word2vec's)" + lib
+                   + "; DBLP: a context table")
     args = p.parse_args()
     if args.dgl_worker:
         dgl_worker(args)

@@ -678,7 +678,10 @@ def train(ctx: click.Context, config: Path, plot: Path | None, checkpoint_dir: P
     stopped the run early (--json: under "best"), and writes the curve as a PNG.  Epochs
     are counted from 0 everywhere: the table, the stderr lines, --json ("epoch", and
     "best_epoch") and the Python API's best_epoch.  With a checkpoint folder, the same
-    command started again after a stop resumes where it stopped.
+    command started again after a stop resumes where it stopped.  A walk config's unset
+    keys take DeepWalk's setting (80 walks of 40, window 10, 128 dimensions, word2vec's
+    per-pair SGD on a local graph, Adagrad on a partitioned one; docs/graph4rec.md lists
+    them), not the Graph4Rec example's values.
     Needs the train extra: pip install 'graphshard[train]' (and [plot] for the PNG).
 
     \b

@@ -86,7 +86,7 @@ def test_walk_config_sample_key(tmp_path):
     cfg = tmp_path / "sample.yaml"
     cfg.write_text(WALK + "sample: 1.0e-4\n")
     sub = train_from_config(cfg)
-    cfg.write_text(WALK)
+    cfg.write_text(WALK + "sample: 0\n")  # off (the default is 1e-4 since issue 27)
     full = train_from_config(cfg)
     assert sub.num_pairs[0] < 0.8 * full.num_pairs[0]
     cfg.write_text(WALK + "sample: 2\n")

@@ -33,9 +33,12 @@ def test_sage_dist_matches_local(parted):
 
 
 def test_walk_embedding_dist_matches_local(parted):
+    """The same optimizer on both (by default a local graph trains with pair_sgd, a
+    DistGraph with Adagrad)."""
     whole, dg, _ = parted
     kw = dict(walk_len=6, walk_times=1, win_size=2, neg_num=2, emb_size=8, lr=0.1, epochs=2,
-              batch_size=512, seed=1)
+              batch_size=512, seed=1, optimizer="adagrad", context_table=False,
+              random_window=False, neg_distribution="uniform", subsample=0.0)
     local, dist = train_walk_embedding(whole, **kw), train_walk_embedding(dg, **kw)
     np.testing.assert_allclose(dist.step_losses, local.step_losses, rtol=1e-4)
     np.testing.assert_allclose(dist.embeddings["_N"], local.embeddings["_N"], atol=1e-4)
@@ -53,7 +56,8 @@ def test_config_path_opens_a_dist_graph(parted):
 def test_walk_checkpoint_on_servers_resumes(parted, tmp_path):
     whole, dg, _ = parted
     kw = dict(walk_len=6, walk_times=1, win_size=2, neg_num=2, emb_size=8, lr=0.1, epochs=2,
-              batch_size=512, seed=2)
+              batch_size=512, seed=2, optimizer="adagrad", context_table=False,
+              random_window=False, neg_distribution="uniform", subsample=0.0)
     local = train_walk_embedding(whole, **kw)
     first = train_walk_embedding(dg, **{**kw, "epochs": 1}, checkpoint_dir=tmp_path)
     rest = train_walk_embedding(dg, **kw, checkpoint_dir=tmp_path)  # new tables, restored
@@ -68,7 +72,8 @@ def test_graph4rec_model_on_servers_matches_local(parted):
     whole, dg, _ = parted
     kw = dict(walk_len=6, walk_times=1, win_size=2, neg_num=2, emb_size=8, lr=0.05, epochs=2,
               batch_size=512, seed=4, loss_type="hinge", margin=1.0, optimizer="adam",
-              sage_mode=True, samples=[3, 2], infer_samples=[4, 4], use_degree_norm=True)
+              sage_mode=True, samples=[3, 2], infer_samples=[4, 4], use_degree_norm=True,
+              random_window=False, neg_distribution="uniform", subsample=0.0)
     local, dist = train_walk_embedding(whole, **kw), train_walk_embedding(dg, **kw)
     np.testing.assert_allclose(dist.step_losses, local.step_losses, rtol=1e-4)
     np.testing.assert_allclose(dist.embeddings["_N"], local.embeddings["_N"], atol=1e-4)

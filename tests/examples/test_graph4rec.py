@@ -96,6 +96,7 @@ neg_num: 3
 emb_size: 8
 epochs: 2
 batch_size: 1024
+sample: 0
 need_dump_walk: True
 output_path: out
 """

@@ -14,8 +14,12 @@ from graphshard.examples.walk_options import WalkOptions
 
 DATA = Path(__file__).parent / "data" / "walk_checkpoints"
 
+# The defaults of the first checkpoints, pinned (optimizer, lr, lr_decay, neg_distribution
+# context_table, random_window and subsample have other defaults since issue 27)
 BASE = dict(walk_len=6, walk_times=2, win_size=2, neg_num=2, emb_size=4, epochs=2,
-            batch_size=64, seed=3)
+            batch_size=64, seed=3, optimizer="adagrad", lr=0.1, lr_decay="none",
+            neg_distribution="uniform", context_table=False, random_window=False,
+            subsample=0.0)
 WORD2VEC = {**BASE, "optimizer": "pair_sgd", "lr": 0.05, "lr_decay": "linear", "end_lr": 0.0,
             "random_window": True, "subsample": 0.01, "context_table": True,
             "neg_distribution": "degree", "walk_buffer": 16}
@@ -56,7 +60,7 @@ def test_sizes_and_flags_are_normalised():
     o = WalkOptions(win_size=2.0, epochs=np.int64(2), lr=1, random_window=1, seed=np.int32(4))
     assert (o.win_size, o.epochs, o.lr, o.random_window, o.seed) == (2, 2, 1.0, True, 4)
     assert type(o.epochs) is int and type(o.lr) is float
-    assert o.final_lr == pytest.approx(1e-4) and o.sample == 0.0
+    assert o.final_lr == pytest.approx(1e-4) and o.sample == 1e-4  # the default (issue 27)
     assert WalkOptions(end_lr=0.5).final_lr == 0.5
 
 
@@ -127,3 +131,29 @@ def test_checkpoint_of_the_old_code_resumes(tmp_path, name, kw):
     resumed = train_walk_embedding(g, **kw, checkpoint_dir=tmp_path / name)
     assert resumed.step_losses == whole.step_losses and resumed.num_pairs == whole.num_pairs
     np.testing.assert_array_equal(resumed.embeddings["_N"], whole.embeddings["_N"])
+
+
+def test_defaults_resolve_to_pair_sgd_locally_and_adagrad_with_a_model():
+    """The defaults (issue 27): word2vec's pair_sgd with linear decay and a context table
+    on a local graph; Adagrad without decay, one table, once a model option is set."""
+    pytest.importorskip("torch", reason="needs torch (pip install 'graphshard[train]')")
+    from graphshard.examples import train_walk_embedding
+    from graphshard.examples.walk_options import DEFAULT_LR
+
+    g = _ring()
+    kw = dict(walk_len=5, walk_times=1, win_size=2, neg_num=2, emb_size=4, seed=0)
+    default = train_walk_embedding(g, **kw)
+    word2vec = train_walk_embedding(g, **kw, optimizer="pair_sgd", lr=DEFAULT_LR["pair_sgd"],
+                                    lr_decay="linear", context_table=True)
+    assert default.step_losses == word2vec.step_losses
+    np.testing.assert_array_equal(default.embeddings["_N"], word2vec.embeddings["_N"])
+    full = {**kw, "subsample": 0.0, "walk_times": 4}  # enough pairs to move the rows
+    adagrad = train_walk_embedding(g, **full, optimizer="adagrad")
+    assert not np.allclose(adagrad.embeddings["_N"],
+                           train_walk_embedding(g, **full).embeddings["_N"])
+    hinge = WalkOptions(**kw, loss_type="hinge").resolve()
+    assert (hinge.optimizer, hinge.lr, hinge.lr_decay, hinge.context_table) == (
+        "adagrad", 0.1, "none", False)
+    dist = WalkOptions(**kw).resolve(distributed=True)
+    assert (dist.optimizer, dist.lr, dist.lr_decay) == ("adagrad", 0.1, "none")
+    assert WalkOptions(**kw, lr=0.5).resolve().lr == 0.5  # given values stay

@@ -6,12 +6,16 @@ Graph4Rec config block is read, ignored with a reason or refused, as
 ``etype2files`` / ``ntype2files`` / ``symmetry`` name the data files the run reads
 (:func:`~graphshard.io.read_pgl`), and the dump keys its rows by the files' node IDs.  It
 also reads our ``neg_distribution`` (``uniform`` / ``degree``), ``optimizer``
-(``adagrad``, ``adam``, ``sgd``, ``pair_sgd``: word2vec's SGD after every pair, local
-graphs only), ``lr``, ``lr_decay`` (``none``, the default, or ``linear``: word2vec's decay
+(``auto``, ``adagrad``, ``adam``, ``sgd``, ``pair_sgd``: word2vec's SGD after every pair,
+local graphs only), ``lr``, ``lr_decay`` (``auto``, ``none`` or ``linear``: word2vec's decay
 from ``lr`` to ``end_lr`` over the run's walks), ``end_lr`` (default ``lr * 1e-4``),
 ``random_window`` (word2vec's reduced window), ``sample`` (or ``subsample``: word2vec's
 subsampling of frequent nodes, 0 = off, e.g. ``1e-4``), ``seed``, ``checkpoint_dir`` and
 ``resume``; bad values raise a :class:`~graphshard.errors.ValidationError` naming the key.
+A key the config leaves out takes :class:`~graphshard.examples.walk_options.WalkOptions`'s
+default (DeepWalk's setting since issue 27, not Graph4Rec's example values: without
+``sparse_type`` a local graph trains with ``pair_sgd``, a ``graph:`` with Adagrad; see
+``docs/graph4rec.md``).
 A GraphSAGE config (``task: sage``) reads ``fanouts``, ``hidden_size`` (or ``hidden``),
 ``epochs``, ``batch_size``, ``lr``, ``weight_decay``, ``feat``, ``label``, ``train_mask``,
 ``val_mask``, ``test_mask``, ``dropout``, ``seed``, ``eval_every`` (evaluate every this

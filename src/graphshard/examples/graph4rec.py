@@ -69,36 +69,44 @@ G4R_KEYS: dict[str, tuple[str, str]] = {
     # walks
     "meta_path": ("used", "PGL metapaths, ';'-separated; names resolved against the graph "
                   "(exact relation, or src2rel2dst / src2dst by node-type prefix)"),
-    "win_size": ("used", "skip-gram half window"),
-    "neg_num": ("used", "negatives per pair, of the context's node type"),
-    "walk_len": ("used", "nodes per walk"),
-    "walk_times": ("used", "walks per start node and epoch"),
+    "win_size": ("used", "skip-gram half window; default 10, shrunk at random per centre "
+                 "(random_window; the seed: 2)"),
+    "neg_num": ("used", "negatives per pair, of the context's node type; default 5 (as the "
+                "seed), drawn by degree ** 0.75 (neg_distribution)"),
+    "walk_len": ("used", "nodes per walk; default 40 (the seed: 8)"),
+    "walk_times": ("used", "walks per start node and epoch; default 80 (the seed: 10)"),
     # model
     "model_type": ("used", "accepted: WalkBasedModel, SageModel, GNNModel (one trainer; "
                    "sage_mode selects the encoder); other values refused"),
-    "emb_size": ("used", "embedding width (also embed_size)"),
+    "emb_size": ("used", "embedding width (also embed_size); default 128 (the seed: 100)"),
     "embed_size": ("used", "alias of emb_size"),
     "hidden_size": ("used", "must equal emb_size (Graph4Rec's rule); refused otherwise"),
     "sparse_type": ("used", "optimizer of the sparse tables: adagrad / adagrad_v2 -> Adagrad, "
-                    "shared_adam / adam -> lazy Adam with one step count per table, sgd"),
-    "sparse_lr": ("used", "rate of the sparse id tables (alias of lr)"),
+                    "shared_adam / adam -> lazy Adam with one step count per table, sgd; unset "
+                    "(the seed: adagrad_v2): word2vec's pair_sgd on a local graph with the "
+                    "sigmoid loss and no model option, Adagrad otherwise (optimizer: auto)"),
+    "sparse_lr": ("used", "rate of the sparse id tables (alias of lr); unset: 0.025 with "
+                  "pair_sgd, decaying linearly, 0.1 otherwise (the seed: 0.1)"),
     "dense_lr": ("used", "Adam rate of GraphSAGE's dense layers"),
     "slot_feature_lr": ("used", "rate of the slot-feature tables"),
-    "init_range": ("used", "tables start uniform in [-init_range, init_range]"),
+    "init_range": ("used", "tables start uniform in [-init_range, init_range]; unset (the "
+                   "seed: 0.1): in [-0.5, 0.5) / sqrt(emb_size), word2vec's"),
     "loss_type": ("used", "sigmoid, hinge (with margin) or nce"),
     "margin": ("used", "margin of the hinge loss"),
     "softsign": ("used", "softsign on each node's input (id row + pooled slots)"),
     "gcl_loss": ("ignored", "contrastive loss (SimGCL) of PGL's GPU trainer: not built"),
     "hcl": ("ignored", "PGL's hard-negative contrastive option: not built"),
-    "sage_mode": ("used", "encode nodes with GNN layers over sampled neighbours"),
+    "sage_mode": ("used", "encode nodes with GNN layers over sampled neighbours; default "
+                  "false (the seed: True)"),
     "sage_layer_type": ("used", "LightGCN or GraphSAGE"),
     "sage_alpha": ("used", "residual: alpha * input + (1 - alpha) * layer output"),
     "samples": ("used", "neighbours per hop in training"),
     "infer_samples": ("used", "neighbours per hop in inference"),
     "sage_act": ("used", "activation of GraphSAGE layers"),
-    "use_degree_norm": ("used", "LightGCN sums scaled by 1/sqrt(deg(src) deg(dst))"),
+    "use_degree_norm": ("used", "LightGCN sums scaled by 1/sqrt(deg(src) deg(dst)); default "
+                        "false (the seed: True)"),
     "weighted_sample": ("used", "walks and neighbour sampling by the edge weight (the third "
-                        "column of the edge files)"),
+                        "column of the edge files); default false (the seed: True)"),
     "return_weight": ("used", "sage layers scale neighbours by their edge weight"),
     "slots": ("used", "node features used as slot features (default: none); '1' matches "
               "read_pgl's feature 's_1'"),
@@ -108,8 +116,8 @@ G4R_KEYS: dict[str, tuple[str, str]] = {
     "dump_node_name": ("used", "name of the ID tensor in <ntype>.safetensors"),
     "dump_node_emb_name": ("used", "name of the embedding tensor in <ntype>.safetensors"),
     "need_dump_walk": ("used", "write the walks (file node IDs) to output_path/walks.txt"),
-    "epochs": ("used", "passes"),
-    "batch_size": ("used", "pairs per step"),
+    "epochs": ("used", "passes; default 1 (the seed: 3)"),
+    "batch_size": ("used", "pairs per step; default 512 (the seed: 50000)"),
     "infer_batch_size": ("used", "nodes per inference batch (sage_mode, slots)"),
     "save_model_interval": ("used", "checkpoint every N epochs and after the last, in "
                             "checkpoint_dir or output_path/model"),

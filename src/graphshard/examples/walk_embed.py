@@ -4,14 +4,18 @@ Each epoch walks ``walk_times`` times from every start node (in shuffled buffers
 optionally drops frequent nodes from them (word2vec's ``sample``: ``subsample``), cuts
 skip-gram (centre, context) pairs within ``win_size``, draws ``neg_num`` negatives of the
 context's node type per pair, and minimises the sigmoid loss
-``-log s(e_c . e_p) - sum log s(-e_c . e_n)`` over one embedding table per node type (shared
-by centres and contexts, as PGL's walk-based model).  The tables are sparse: a step reads
-and updates only the rows of its batch.  On a DistGraph they are
+``-log s(e_c . e_p) - sum log s(-e_c . e_n)`` over one embedding table per node type for
+the centres and, by default, a second one for contexts and negatives (word2vec's; with
+``context_table=False`` one table shared by both, as PGL's walk-based model).  The tables
+are sparse: a step reads and updates only the rows of its batch.  On a DistGraph they are
 :class:`~graphshard.dist.DistEmbedding` tables updated on the servers by
 :class:`~graphshard.dist.SparseAdagrad` / :class:`~graphshard.dist.SparseSGD`; locally they
-are torch tensors updated in place, row by row, with the same Adagrad / SGD rule.  With the
-same seed, a DistGraph gives the loss curve of a local run on the partitioned graph in its
-reshuffled IDs (``gs.dist.assemble_graph(config)``; equal up to float rounding): walks,
+are torch tensors updated in place, row by row, with the same Adagrad / SGD rule, or (the
+default there: ``optimizer="auto"``) by word2vec's SGD after every pair.  The defaults are
+DeepWalk's setting (see :class:`~graphshard.examples.walk_options.WalkOptions`).  With the
+same seed and optimizer, a DistGraph gives the loss curve of a local run on the partitioned
+graph in its reshuffled IDs (``gs.dist.assemble_graph(config)``; equal up to float
+rounding): walks,
 pairs and negatives are keyed by node ID, so the original graph, in other IDs, gives
 another curve.
 
@@ -151,6 +155,8 @@ def _options(store: Any, options: WalkOptions | None, overrides: dict[str, Any]
         o = WalkOptions(**overrides)
     else:
         o = replace(options, **overrides) if overrides else options
+    # "auto" / None fields: pair_sgd locally, adagrad on the servers (WalkOptions.resolve)
+    o = o.resolve(distributed=isinstance(store, (DistGraph, str, os.PathLike)))
     if o.optimizer == "pair_sgd" and isinstance(store, (DistGraph, str, os.PathLike)):
         raise ValidationError("optimizer 'pair_sgd' updates local tables pair by pair; on a "
                               "DistGraph use 'adagrad' or 'sgd'", field="optimizer",
@@ -179,7 +185,7 @@ def _train_buffer(run: _Run, walks: Any, rng: np.random.Generator, walks_done: i
         sel = order[i:i + o.batch_size]
         neg = _negatives(run.store, p.ntypes, p.dst_type[sel], o.neg_num,
                          o.neg_distribution, run.offsets, subseed(o.seed, 5, *keys, b))
-        lr_a, lr_b = (_lr_at(o.lr, o.final_lr, o.lr_decay,
+        lr_a, lr_b = (_lr_at(float(o.lr or 0.0), o.final_lr, o.lr_decay,  # resolved: set
                              (walks_done + nw * j / n) / run.total_walks)
                       for j in (i, i + len(sel) - 1))
         if run.model is not None:
@@ -240,8 +246,8 @@ def train_walk_embedding(store: Any, options: WalkOptions | None = None, *,
     with open_store(store) as st:
         plans = _starts(st, o.metapath, o.walk_len)
         offsets = np.concatenate([[0], np.cumsum([st.num_nodes(t) for t in st.ntypes])])
-        tables, blocks = init_tables(torch, st, o.emb_size, o.optimizer, o.lr, o.seed, init,
-                                     o.context_table, o.init_range)
+        tables, blocks = init_tables(torch, st, o.emb_size, o.optimizer, float(o.lr or 0.0),
+                                     o.seed, init, bool(o.context_table), o.init_range)
         prob = _walk_prob(st, o)
         shift = int(offsets[-1]) if o.context_table else 0  # context IDs: the second set
         walks_per_epoch = sum(st.num_nodes(t) for _, t in plans) * o.walk_times

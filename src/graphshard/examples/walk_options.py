@@ -17,12 +17,12 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from ..errors import ValidationError
 
-__all__ = ["LOSS_TYPES", "LR_DECAYS", "OPTIMIZERS", "SAGE_LAYERS", "WalkOptions"]
+__all__ = ["DEFAULT_LR", "LOSS_TYPES", "LR_DECAYS", "OPTIMIZERS", "SAGE_LAYERS", "WalkOptions"]
 
 #: Valid ``optimizer`` values: sparse Adagrad, Adam (one step count per table, PGL's
 #: ``shared_adam``) or SGD on the summed gradient of a batch, or ``"pair_sgd"``: plain SGD
@@ -39,6 +39,10 @@ SAGE_LAYERS = ("LightGCN", "GraphSAGE")
 #: Valid ``lr_decay`` values: a constant rate, or word2vec's linear decay from ``lr`` to
 #: ``end_lr`` over all walks of the run.
 LR_DECAYS = ("none", "linear")
+
+#: The default learning rate of each optimizer (``lr=None``): word2vec's 0.025 for
+#: ``"pair_sgd"`` (applied to every pair), PGL's ``sparse_lr`` 0.1 for the others.
+DEFAULT_LR = {"pair_sgd": 0.025, "adagrad": 0.1, "adam": 0.1, "sgd": 0.1}
 
 # Fields that must be >= 1, checked in this order (the order of the messages before).
 _SIZES = ("epochs", "batch_size", "emb_size", "neg_num", "walk_times", "walk_buffer")
@@ -60,6 +64,15 @@ class WalkOptions:
     flags as ``bool`` (``metapath``, ``walk_len``, ``end_lr``, ``subsample``,
     ``exclude_pairs`` and ``neg_distribution`` as given).
 
+    The defaults are DeepWalk's setting (issue 27): 80 walks of 40 nodes per node, a
+    window of 10 shrunk at random, 5 negatives by degree ** 0.75, 128 dimensions,
+    word2vec's subsampling at 1e-4, a context table and, on a local graph, word2vec's
+    per-pair SGD at 0.025 with linear decay (``optimizer``, ``lr``, ``lr_decay`` and
+    ``context_table`` are settled per run by :meth:`resolve`).  They reach DeepWalk's
+    Micro-F1 on BlogCatalog (benchmarks/TUNING.md); Graph4Rec's example config (walks of
+    8, window 2, Adagrad) is other values, set by its keys.  Subsampling is relative to
+    the walk entries: on a small graph it drops most of them (``subsample=0`` there).
+
     Attributes:
         metapath: None (one edge type), a metapath ``"u2click2i-i2click2u"``, several
             separated by ``;`` (PGL's ``meta_path``; walks from each), or a list of them.
@@ -68,19 +81,25 @@ class WalkOptions:
         win_size: Skip-gram half window.
         neg_num: Negatives per pair, of the context's node type.
         emb_size: Embedding width.
-        lr: Learning rate (the first one with ``lr_decay``).  ``"adagrad"`` and ``"sgd"``
-            apply it to the batch's summed gradient of the *mean* loss (so SGD's rate per
-            pair is ``lr / batch_size``); ``"pair_sgd"`` to every pair (word2vec: 0.025).
+        lr: Learning rate (the first one with ``lr_decay``); None (default): the
+            optimizer's :data:`DEFAULT_LR` (0.025 for ``"pair_sgd"``, 0.1 for the others).
+            ``"adagrad"`` and ``"sgd"`` apply it to the batch's summed gradient of the
+            *mean* loss (so SGD's rate per pair is ``lr / batch_size``); ``"pair_sgd"`` to
+            every pair (word2vec: 0.025).
         epochs: Passes.
         batch_size: Pairs per step (per negative draw with ``"pair_sgd"``).
         seed: Seed of initialisation, walks, pair order and negatives.
         optimizer: ``"adagrad"``, ``"adam"`` (lazy Adam, one step count per table: PGL's
             ``shared_adam``) or ``"sgd"`` (sparse, rows of the batch only, on a local graph
             or a DistGraph), or ``"pair_sgd"`` (word2vec's plain SGD after every
-            pair, in order; local graphs only).
+            pair, in order; local graphs only).  ``"auto"`` (default): ``"pair_sgd"`` on
+            a local graph with the plain sigmoid model, ``"adagrad"`` on a DistGraph or
+            with a model option (:meth:`resolve`).  So by default a local run and a
+            DistGraph run train differently; name the optimizer to compare them.
         lr_decay: ``"none"`` (constant) or ``"linear"``: from ``lr`` down to ``end_lr`` in
             proportion to the walks trained over all epochs (word2vec's schedule; PGL's
-            deepwalk decays polynomially to an end rate in the same way).
+            deepwalk decays polynomially to an end rate in the same way).  ``"auto"``
+            (default): ``"linear"`` with ``"pair_sgd"``, ``"none"`` otherwise.
         end_lr: Last learning rate of ``"linear"`` (default ``lr * 1e-4``, word2vec's;
             resolved in :attr:`final_lr`).
         random_window: Shrink each centre's window to ``1..win_size`` at random, keyed by
@@ -95,7 +114,8 @@ class WalkOptions:
         walk_buffer: Walks generated, paired and shuffled together.
         context_table: Score contexts and negatives against a second, zero-initialised
             table per node type (word2vec's output vectors) instead of the shared one
-            (PGL's default); only the first tables are returned.
+            (PGL's); only the first tables are returned.  None (default): True on the
+            sigmoid fast path, False with a model option (which needs one table).
         loss_type: ``"sigmoid"`` (default), ``"hinge"`` (``mean(relu(margin - pos +
             neg))``) or ``"nce"`` (softmax cross-entropy of the positive among itself and
             its negatives).  Anything but the default fast path (sigmoid, no model) trains
@@ -136,9 +156,9 @@ class WalkOptions:
     Example:
         >>> opts = WalkOptions(metapath="u2i-i2u", walk_len=5, subsample=1e-4)
         >>> opts.sample, opts.win_size
-        (0.0001, 3)
+        (0.0001, 10)
         >>> sorted(opts.checkpoint_params())[:4]
-        ['batch_size', 'context_table', 'emb_size', 'lr']
+        ['batch_size', 'context_table', 'emb_size', 'end_lr']
         >>> WalkOptions(epochs=0)
         Traceback (most recent call last):
             ...
@@ -146,24 +166,24 @@ class WalkOptions:
     """
 
     metapath: Any = None
-    walk_len: int = 24
-    walk_times: int = 10
-    win_size: int = 3
+    walk_len: int = 40
+    walk_times: int = 80
+    win_size: int = 10
     neg_num: int = 5
-    emb_size: int = 64
-    lr: float = 0.1
+    emb_size: int = 128
+    lr: float | None = None
     epochs: int = 1
     batch_size: int = 512
     seed: int = 0
-    optimizer: str = "adagrad"
-    lr_decay: str = "none"
+    optimizer: str = "auto"
+    lr_decay: str = "auto"
     end_lr: float | None = None
-    random_window: bool = False
-    subsample: float = 0.0
+    random_window: bool = True
+    subsample: float = 1e-4
     exclude_pairs: Sequence[Any] = ()
-    neg_distribution: str = "uniform"
+    neg_distribution: str = "degree"
     walk_buffer: int = 5000
-    context_table: bool = False
+    context_table: bool | None = None
     loss_type: str = "sigmoid"
     margin: float = 2.0
     init_range: float | None = None
@@ -187,12 +207,12 @@ class WalkOptions:
     sample: float = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if self.optimizer not in OPTIMIZERS:
-            raise ValidationError(f"optimizer must be one of {OPTIMIZERS}, got "
+        if self.optimizer != "auto" and self.optimizer not in OPTIMIZERS:
+            raise ValidationError(f"optimizer must be one of {('auto', *OPTIMIZERS)}, got "
                                   f"{self.optimizer!r}", field="optimizer",
                                   value=self.optimizer)
-        if self.lr_decay not in LR_DECAYS:
-            raise ValidationError(f"lr_decay must be one of {LR_DECAYS}, got "
+        if self.lr_decay != "auto" and self.lr_decay not in LR_DECAYS:
+            raise ValidationError(f"lr_decay must be one of {('auto', *LR_DECAYS)}, got "
                                   f"{self.lr_decay!r}", field="lr_decay", value=self.lr_decay)
         for name in _SIZES:
             v = getattr(self, name)
@@ -200,12 +220,14 @@ class WalkOptions:
                 raise ValidationError(f"train_walk_embedding: {name} must be >= 1, got {v!r}",
                                       field=name, value=v)
         lr, end_lr = self.lr, self.end_lr
-        end = float(lr) * 1e-4 if end_lr is None else float(end_lr)
-        if not (float(lr) > 0 and end >= 0):
-            raise ValidationError(f"train_walk_embedding: lr must be > 0 and end_lr >= 0, got "
-                                  f"lr={lr!r}, end_lr={end_lr!r}",
-                                  field="lr" if not float(lr) > 0 else "end_lr",
-                                  value=lr if not float(lr) > 0 else end_lr)
+        if lr is not None or end_lr is not None:
+            first = DEFAULT_LR["adagrad"] if lr is None else lr
+            end = float(first) * 1e-4 if end_lr is None else float(end_lr)
+            if not (float(first) > 0 and end >= 0):
+                raise ValidationError(f"train_walk_embedding: lr must be > 0 and end_lr >= 0, "
+                                      f"got lr={lr!r}, end_lr={end_lr!r}",
+                                      field="lr" if not float(first) > 0 else "end_lr",
+                                      value=lr if not float(first) > 0 else end_lr)
         try:
             sample = float(self.subsample)
         except (TypeError, ValueError):
@@ -217,11 +239,61 @@ class WalkOptions:
         self._check_model()
         for name in (*_SIZES, "win_size", "seed"):
             object.__setattr__(self, name, int(getattr(self, name)))
-        object.__setattr__(self, "lr", float(lr))
+        if lr is not None:
+            object.__setattr__(self, "lr", float(lr))
         object.__setattr__(self, "random_window", bool(self.random_window))
-        object.__setattr__(self, "context_table", bool(self.context_table))
-        object.__setattr__(self, "final_lr", end)
+        if self.context_table is not None:
+            object.__setattr__(self, "context_table", bool(self.context_table))
         object.__setattr__(self, "sample", sample)
+        if self.is_resolved and lr is not None:
+            object.__setattr__(self, "final_lr", float(lr) * 1e-4 if end_lr is None
+                               else float(end_lr))
+        else:  # what a run on a local graph uses (see resolve)
+            object.__setattr__(self, "final_lr", self.resolve().final_lr)
+
+    @property
+    def is_resolved(self) -> bool:
+        """Whether no field is left to the store (``"auto"`` or None).
+
+        Example:
+            >>> WalkOptions().is_resolved, WalkOptions().resolve().is_resolved
+            (False, True)
+        """
+        return (self.optimizer != "auto" and self.lr is not None and self.lr_decay != "auto"
+                and self.context_table is not None)
+
+    def resolve(self, distributed: bool = False) -> WalkOptions:
+        """These options with the fields left ``"auto"`` / None filled in for a run.
+
+        ``optimizer="auto"`` is ``"pair_sgd"`` (word2vec's SGD after every pair: the
+        fastest and, on BlogCatalog, the best path) on a local graph with the plain sigmoid
+        model, and ``"adagrad"`` on a DistGraph (``distributed``) or with a model option
+        (``loss_type``, ``sage_mode``, ``slots``, ``softsign``); ``lr=None`` is the
+        optimizer's :data:`DEFAULT_LR`; ``lr_decay="auto"`` is ``"linear"`` with
+        ``"pair_sgd"`` (word2vec's schedule), ``"none"`` otherwise;
+        ``context_table=None`` is True on the sigmoid fast path (word2vec's output vectors),
+        False with a model (which scores pairs with one table per node type).
+
+        Example:
+            >>> o = WalkOptions().resolve()
+            >>> o.optimizer, o.lr, o.lr_decay, o.context_table
+            ('pair_sgd', 0.025, 'linear', True)
+            >>> o = WalkOptions().resolve(distributed=True)
+            >>> o.optimizer, o.lr, o.lr_decay, o.context_table
+            ('adagrad', 0.1, 'none', True)
+            >>> WalkOptions(loss_type="hinge").resolve().optimizer
+            'adagrad'
+        """
+        if self.is_resolved:
+            return self
+        opt = self.optimizer if self.optimizer != "auto" else (
+            "adagrad" if distributed or self.uses_model else "pair_sgd")
+        return replace(self, optimizer=opt,
+                       lr=DEFAULT_LR[opt] if self.lr is None else self.lr,
+                       lr_decay=self.lr_decay if self.lr_decay != "auto" else (
+                           "linear" if opt == "pair_sgd" else "none"),
+                       context_table=(not self.uses_model if self.context_table is None
+                                      else self.context_table))
 
     def _check_model(self) -> None:
         """Validate and normalise the model fields (Graph4Rec's keys)."""
@@ -295,14 +367,18 @@ class WalkOptions:
         The keys of the first checkpoints are always there; ``lr_decay``, ``end_lr`` and
         ``epochs`` only with a decay, ``random_window`` only when on and ``subsample``
         only when set, so checkpoints written before those options existed still resume.
+        Fields left to the store are resolved first as for a local graph (:meth:`resolve`;
+        a run records the values it used).
 
         Example:
             >>> WalkOptions(lr_decay="linear", end_lr=0.0, epochs=2).checkpoint_params()[
             ...     "end_lr"]
             0.0
-            >>> "random_window" in WalkOptions().checkpoint_params()
+            >>> "subsample" in WalkOptions(subsample=0).checkpoint_params()
             False
         """
+        if not self.is_resolved:
+            return self.resolve().checkpoint_params()
         m = self.metapath
         params: dict[str, Any] = {
             "metapath": m if m is None or isinstance(m, str) else list(m),
