@@ -407,7 +407,8 @@ def bench_dblp(args: argparse.Namespace) -> list[tuple[str, ...]]:
                                    lr=args.walk_lr or 0.1, epochs=1,
                                    batch_size=args.walk_batch or 4096,
                                    neg_distribution=args.negatives or "degree",
-                                   context_table=not args.shared_table, seed=seed)  # None: True
+                                   context_table=not args.shared_table, seed=seed,  # None: True
+                                   subsample=0.0, random_window=False)  # as before issue 27
         e = res.embeddings["author"]
         x = e / np.maximum(np.linalg.norm(e, axis=1, keepdims=True), 1e-12)
         f1s = []
