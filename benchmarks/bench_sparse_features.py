@@ -152,16 +152,10 @@ def main() -> None:
 
 
 def _shchur_split(g) -> None:
-    """Shchur et al.'s split as node masks: 20 train and 30 validation nodes per class
-    (split seed 0), the rest test."""
-    labels = g.ndata["label"]
-    rng = np.random.default_rng(0)
-    train = np.zeros(len(labels), bool)
-    val = np.zeros(len(labels), bool)
-    for c in np.unique(labels):
-        idx = rng.permutation(np.flatnonzero(labels == c))
-        train[idx[:20]] = True
-        val[idx[20:50]] = True
+    """Shchur et al.'s split (split seed 0) as the graph's train/val/test node masks."""
+    from bench_train import shchur_split  # the split bench_train.py trains on
+
+    train, val = shchur_split(np.asarray(g.ndata["label"]), 0)
     g.ndata["train_mask"], g.ndata["val_mask"], g.ndata["test_mask"] = train, val, ~(train | val)
 
 

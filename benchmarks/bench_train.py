@@ -76,6 +76,15 @@ def shchur_arrays(name: str, split_seed: int) -> dict[str, np.ndarray]:
                          shape=tuple(z["attr_shape"])).toarray().astype(np.float32)
     feat /= np.maximum(feat.sum(1, keepdims=True), 1)
     labels = z["labels"].astype(np.int64)
+    train, val = shchur_split(labels, split_seed)
+    return {"src": adj.row[keep].astype(np.int64), "dst": adj.col[keep].astype(np.int64),
+            "feat": feat, "label": labels, "train_mask": train, "val_mask": val,
+            "test_mask": ~(train | val)}
+
+
+def shchur_split(labels: np.ndarray, split_seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Shchur et al.'s split as (train, val) node masks: 20 train and 30 validation nodes
+    per class, drawn with ``split_seed``; the rest is test."""
     rng = np.random.default_rng(split_seed)
     train = np.zeros(len(labels), bool)
     val = np.zeros(len(labels), bool)
@@ -83,9 +92,7 @@ def shchur_arrays(name: str, split_seed: int) -> dict[str, np.ndarray]:
         idx = rng.permutation(np.flatnonzero(labels == c))
         train[idx[:20]] = True
         val[idx[20:50]] = True
-    return {"src": adj.row[keep].astype(np.int64), "dst": adj.col[keep].astype(np.int64),
-            "feat": feat, "label": labels, "train_mask": train, "val_mask": val,
-            "test_mask": ~(train | val)}
+    return train, val
 
 
 def shchur_graph(name: str, split_seed: int):
