@@ -17,7 +17,7 @@ import numpy.typing as npt
 from ._util.arrays import as_ids, check_id_range
 from .errors import ValidationError
 from .frames import FeatureDict, MultiTypeData
-from .types import GraphTypes
+from .types import GraphTypes, TypedGraph
 from .typing import EdgeType, EdgeTypeLike, IdArray
 
 __all__ = ["CSR", "Graph", "graph", "heterograph"]
@@ -49,7 +49,7 @@ class CSR:
         return np.diff(self.indptr)
 
 
-class Graph:
+class Graph(TypedGraph):
     """A directed (hetero)graph with per-type COO edges and features.
 
     Build one with :func:`graph` or :func:`heterograph`.
@@ -77,27 +77,6 @@ class Graph:
         self._csr_cache: dict[tuple[EdgeType, str], CSR] = {}
 
     # ----- types ---------------------------------------------------------------------------
-    @property
-    def types(self) -> GraphTypes:
-        """The node and edge types with their lookups (shared with the partition book and
-        DistGraph)."""
-        return self._types
-
-    @property
-    def ntypes(self) -> list[str]:
-        """Node type names in declared order."""
-        return self._types.ntypes
-
-    @property
-    def canonical_etypes(self) -> list[EdgeType]:
-        """Canonical edge types ``(src, rel, dst)`` in declared order."""
-        return self._types.canonical_etypes
-
-    @property
-    def etypes(self) -> list[str]:
-        """Relation names, one per canonical edge type."""
-        return self._types.etypes
-
     @property
     def is_homogeneous(self) -> bool:
         """True with one node type and one edge type."""

@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from ._util.arrays import as_ids, check_id_range
 from .errors import FormatError, ValidationError
-from .types import GraphTypes
+from .types import GraphTypes, TypedGraph
 from .typing import EdgeType, IdArray
 
 if TYPE_CHECKING:
@@ -335,7 +335,7 @@ class _RangeMap:
         return self.ranges[t, p, 0] + per_type - self.type_cum[t, p]
 
 
-class RangePartitionBook:
+class RangePartitionBook(TypedGraph):
     """Which partition owns each node/edge, for IDs reshuffled into contiguous ranges.
 
     Args:
@@ -386,26 +386,6 @@ class RangePartitionBook:
     def num_partitions(self) -> int:
         """Number of partitions."""
         return self._num_parts
-
-    @property
-    def types(self) -> GraphTypes:
-        """The node and edge types (config order) with their lookups."""
-        return self._types
-
-    @property
-    def ntypes(self) -> list[str]:
-        """Node types in config order."""
-        return self._types.ntypes
-
-    @property
-    def canonical_etypes(self) -> list[EdgeType]:
-        """Canonical edge types in config order."""
-        return self._types.canonical_etypes
-
-    @property
-    def etypes(self) -> list[str]:
-        """Relation names in config order."""
-        return self._types.etypes
 
     def metadata(self) -> list[dict[str, int]]:
         """Per partition: ``machine_id``, ``num_nodes`` (inner), ``num_edges`` (inner)."""

@@ -18,7 +18,7 @@ from typing import Any
 from .errors import ValidationError
 from .typing import EdgeType
 
-__all__ = ["GraphTypes"]
+__all__ = ["GraphTypes", "TypedGraph"]
 
 
 class GraphTypes:
@@ -155,3 +155,42 @@ def _index(names: tuple, what: str, field: str) -> dict:
                                   f"{ids[name]} and {i})", field=field, value=name)
         ids[name] = i
     return ids
+
+
+class TypedGraph:
+    """The type properties of :class:`~graphshard.Graph`,
+    :class:`~graphshard.ids.RangePartitionBook` and :class:`~graphshard.dist.DistGraph`
+    (one definition for the three): each holds its :class:`GraphTypes` in ``_types``.
+
+    Example:
+        >>> class Two(TypedGraph):
+        ...     def __init__(self) -> None:
+        ...         self._types = GraphTypes(["u", "i"], [("u", "buys", "i")])
+        >>> g = Two()
+        >>> g.ntypes, g.etypes, g.canonical_etypes
+        (['u', 'i'], ['buys'], [('u', 'buys', 'i')])
+    """
+
+    __slots__ = ()
+    _types: GraphTypes
+
+    @property
+    def types(self) -> GraphTypes:
+        """The node and edge types with their lookups (shared by a graph, its partition
+        book and a DistGraph of it)."""
+        return self._types
+
+    @property
+    def ntypes(self) -> list[str]:
+        """Node type names in ID order."""
+        return self._types.ntypes
+
+    @property
+    def canonical_etypes(self) -> list[EdgeType]:
+        """Canonical edge types ``(src, rel, dst)`` in ID order."""
+        return self._types.canonical_etypes
+
+    @property
+    def etypes(self) -> list[str]:
+        """Relation names, one per canonical edge type, in ID order."""
+        return self._types.etypes

@@ -29,7 +29,7 @@ from ..graph import CSR
 from ..ids import RangePartitionBook
 from ..partition.config import ConfigLike, as_config, location
 from ..store import Hop, Rows, check_edge_dir
-from ..types import GraphTypes
+from ..types import GraphTypes, TypedGraph
 from ..typing import EdgeType, EdgeTypeLike, IdArray
 from ._index import scatter_ragged, scatter_sparse
 from ._rpc import Router, group_by_owner
@@ -41,7 +41,7 @@ from .serve import ServeHandle, ensure_ray, find_servers, serve, server_names
 __all__ = ["DistGraph"]
 
 
-class DistGraph:
+class DistGraph(TypedGraph):
     """A partitioned graph served by one graph server per partition (a GraphStore).
 
     Args:
@@ -111,26 +111,6 @@ class DistGraph:
         self._lock = threading.RLock()
 
     # ----- schema ---------------------------------------------------------------------------
-    @property
-    def types(self) -> GraphTypes:
-        """The node and edge types (ID order) with their lookups, as a local Graph has."""
-        return self._types
-
-    @property
-    def ntypes(self) -> list[str]:
-        """Node types in ID order."""
-        return self._types.ntypes
-
-    @property
-    def canonical_etypes(self) -> list[EdgeType]:
-        """Canonical edge types in ID order."""
-        return self._types.canonical_etypes
-
-    @property
-    def etypes(self) -> list[str]:
-        """Relation names in ID order."""
-        return self._types.etypes
-
     @property
     def colocated(self) -> list[int]:
         """Partitions answered in-process."""
