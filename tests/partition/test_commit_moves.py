@@ -1,6 +1,7 @@
 """``commit_moves`` against a plain rendering of its rule: per label over its limit in a
-column, revert its lowest-gain kept incoming moves (node order among equal gains) until
-it fits, deciding each pass from the weights at its start; repeat until no label is over."""
+column, revert its lowest-gain kept incoming moves that weigh on that column (node order
+among equal gains) until it fits, deciding each pass from the weights at its start;
+repeat until no label is over."""
 
 import numpy as np
 from hypothesis import given, settings
@@ -31,6 +32,8 @@ def _reference(labels, nodes, targets, gains, node_w, label_w, max_w):
                               for i in np.flatnonzero(keep & (targets == t)))
                 before = 0
                 for _, _, i in into:
+                    if nw[nodes[i], c] == 0:  # did not add to the excess in c
+                        continue
                     if before >= excess:
                         break
                     revs.append(i)

@@ -223,8 +223,8 @@ def _revert_overloads(w, src, targets, gains, wt, limit, order, ends, keep
                     continue
                 before = 0
                 for j in range(lo, starts[g + 1]):
-                    if not kept[j]:
-                        continue
+                    if not kept[j] or moved_w[j, c] == 0:  # a move weightless in c
+                        continue  # did not put the label over in c: it stays
                     if before >= excess:
                         break
                     rev[num_rev] = j
@@ -262,9 +262,12 @@ def _move_weights(label_w, src, dst, weights):  # pragma: no cover - compiled
 
 @kernel
 def _fits(part_w, p, node_w, u, max_w):  # pragma: no cover - compiled
+    """Part ``p`` takes node ``u``: every column ``u`` weighs on stays within its limit (a
+    column ``u`` does not weigh on cannot get worse, even where ``p`` is over already:
+    with a one-hot label column, a part over in train nodes still takes the others)."""
     fits = True
     for c in range(max_w.shape[0]):
-        fits &= part_w[p, c] + node_w[u, c] <= max_w[c]
+        fits &= node_w[u, c] == 0 or part_w[p, c] + node_w[u, c] <= max_w[c]
     return fits
 
 
