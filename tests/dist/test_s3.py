@@ -232,6 +232,6 @@ def test_pipeline_from_s3_input_to_s3_output(cora, s3_dir, tmp_path):
 
 
 def test_pipeline_refuses_a_missing_input(s3_dir):
-    with pytest.raises(PartitionNotFoundError, match="no files there"):
+    with pytest.raises(PartitionNotFoundError, match="metadata.json: not found"):
         gs.pipeline.run_pipeline(f"{s3_dir}/none", 2, f"{s3_dir}/parts", method="hash")
     assert fsys.open_location(f"{s3_dir}/parts").files() == []  # nothing written

@@ -47,7 +47,7 @@ from ..errors import FormatError, GraphshardError, PartitionNotFoundError, Valid
 from .files import INCOMPLETE_MARKER, atomic_path
 
 __all__ = ["REMOTE_SCHEMES", "Location", "Traffic", "cache_folder", "download_folder",
-           "download_verified", "is_remote",
+           "download_sized", "download_verified", "is_remote",
            "local_path", "open_location", "publish_folder", "shown", "traffic"]
 
 #: URI schemes reached through pyarrow's file systems (``file://`` is local).
@@ -295,6 +295,32 @@ def download_verified(source: Location, target: Path, size: int, sha256: str) ->
         if digest.hexdigest() != sha256:
             raise FormatError(f"{source}: SHA-256 differs from the one in the config",
                               path=str(source), field="sha256")
+
+
+def download_sized(source: Location, target: Path) -> None:
+    """Copy ``source`` to the local ``target`` through a temporary file, checking that the
+    copy has the size the file system reported before it is renamed into place: the check
+    for files whose format records no checksum (the chunked input's chunk files).
+
+    Raises:
+        PartitionNotFoundError: ``source`` is missing.
+        FormatError: the copy's size differs (the file changed or the transfer broke).
+    """
+    size = source.size()
+    if size is None:
+        raise PartitionNotFoundError(f"{source}: file is missing", path=str(source))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    got = 0
+    with atomic_path(target, durable=False) as tmp, open(tmp, "r+b") as out, \
+            source._call("read", source.fs.open_input_stream, source.path) as stream:
+        while block := stream.read(_BLOCK):
+            out.write(block)
+            got += len(block)
+            _count(read=len(block))
+        out.truncate()
+        if got != size:
+            raise FormatError(f"{source}: {got} bytes read, {size} listed",
+                              path=str(source), field="bytes")
 
 
 _cache_lock = threading.Lock()
