@@ -2,13 +2,11 @@
 
 The endpoint is moto's standalone server (``moto[server]``, in the ``test`` extra):
 a real HTTP S3 API on loopback that pyarrow's S3 client talks to as to AWS, started once
-per session.  The tests skip when moto is not installed.
+per session (the ``s3_endpoint`` fixture of tests/dist/conftest.py).  The tests skip when
+moto is not installed.
 """
 
 from __future__ import annotations
-
-import logging
-import uuid
 
 import numpy as np
 import pytest
@@ -20,38 +18,6 @@ from graphshard._util.files import INCOMPLETE_MARKER
 from graphshard.cli import cli
 from graphshard.errors import FormatError, PartitionNotFoundError, ValidationError
 from graphshard.partition.config import read_config
-
-BUCKET = "graphshard-test"
-KEYS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1", "AWS_EC2_METADATA_DISABLED": "true"}
-
-
-@pytest.fixture(scope="session")
-def s3_endpoint():
-    """``http://127.0.0.1:<port>`` of a moto S3 server with bucket :data:`BUCKET`; the
-    environment points pyarrow at it (``AWS_ENDPOINT_URL`` and keys) for the session."""
-    server_mod = pytest.importorskip(
-        "moto.server", reason="needs moto's S3 server (pip install 'graphshard[test]')")
-    import pyarrow.fs as pafs
-
-    server = server_mod.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one line per request
-    server.start()
-    host, port = server.get_host_and_port()
-    endpoint = f"http://{host}:{port}"
-    env = pytest.MonkeyPatch()
-    for key, value in {**KEYS, "AWS_ENDPOINT_URL": endpoint}.items():
-        env.setenv(key, value)
-    pafs.S3FileSystem(endpoint_override=endpoint, allow_bucket_creation=True).create_dir(BUCKET)
-    yield endpoint
-    env.undo()
-    server.stop()
-
-
-@pytest.fixture
-def s3_dir(s3_endpoint) -> str:
-    """A new folder of the bucket (``s3://graphshard-test/<random>``)."""
-    return f"s3://{BUCKET}/{uuid.uuid4().hex[:12]}"
 
 
 def _same_partition(a: tuple, b: tuple) -> None:
@@ -96,7 +62,8 @@ def test_partition_to_s3_equals_local_and_loads_back(cora, s3_dir, tmp_path, mon
 def test_config_in_the_uri_instead_of_the_environment(cora, s3_endpoint, s3_dir,
                                                       monkeypatch):
     """What a Ray worker without the variables gets: endpoint and keys in the URI."""
-    for key in ("AWS_ENDPOINT_URL", *KEYS):
+    for key in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+                "AWS_DEFAULT_REGION", "AWS_EC2_METADATA_DISABLED"):
         monkeypatch.delenv(key)
     uri = (f"s3://testing:testing@{s3_dir[5:]}/parts?endpoint_override={s3_endpoint}"
            "&scheme=http&region=us-east-1")
@@ -210,6 +177,8 @@ def _upload(folder, uri: str) -> None:
 
 
 def test_pipeline_from_s3_input_to_s3_output(cora, s3_dir, tmp_path):
+    """Chunks read from S3 one at a time, the work folder and the parts in S3: the same
+    bytes as a local run (so the same SHA-256s in the config), no work left behind."""
     chunked = tmp_path / "chunked"
     gs.io.write_chunked(cora, chunked, 3, graph_name="cora")
     _upload(chunked, f"{s3_dir}/chunked")
@@ -220,6 +189,11 @@ def test_pipeline_from_s3_input_to_s3_output(cora, s3_dir, tmp_path):
     assert got.files == read_config(ref.partitions.config_path).files  # the same bytes
     files = fsys.open_location(f"{s3_dir}/parts").files()
     assert "assignment/assignment.json" in files and INCOMPLETE_MARKER not in files
+    assert not [f for f in files if f.startswith(".graphshard-work/")]  # removed at the end
+    # the local run's files (its part markers are in the work folder here)
+    assert sorted(files) == sorted(p.relative_to(tmp_path / "parts").as_posix()
+                                   for p in (tmp_path / "parts").rglob("*") if p.is_file()
+                                   and not p.name.endswith("safetensors.done.json"))
     _same_partition(gs.load_partition(res.partitions.config_path, 1),
                     gs.load_partition(ref.partitions.config_path, 1))
     # the command line, input and output in S3, tasks in this process
@@ -231,7 +205,64 @@ def test_pipeline_from_s3_input_to_s3_output(cora, s3_dir, tmp_path):
     assert read_config(f"{out}/cora.json").files == got.files
 
 
+def test_pipeline_to_s3_resumes_from_the_remote_pieces(cora, s3_dir, tmp_path, monkeypatch):
+    """A run that fails while building parts leaves a folder that does not look
+    complete; the same call again takes the assignment, the routed edge and feature
+    pieces and the finished part from S3 (checked against their done-markers) and writes
+    what a local run writes."""
+    import importlib
+
+    dispatch_mod = importlib.import_module("graphshard.pipeline.dispatch")
+    parts_mod = importlib.import_module("graphshard.pipeline.parts")
+    run_mod = importlib.import_module("graphshard.pipeline.run")
+
+    chunked = tmp_path / "chunked"
+    gs.io.write_chunked(cora, chunked, 3, graph_name="cora")
+    _upload(chunked, f"{s3_dir}/chunked")
+    out = f"{s3_dir}/parts"
+    calls = {"build": 0}
+    real_build = parts_mod._build_part
+
+    def failing(*args, **kwargs):
+        calls["build"] += 1
+        if calls["build"] == 2:
+            raise RuntimeError("worker lost")
+        return real_build(*args, **kwargs)
+
+    monkeypatch.setattr(parts_mod, "_build_part", failing)
+    with pytest.raises(RuntimeError, match="worker lost"):
+        gs.pipeline.run_pipeline(f"{s3_dir}/chunked", 3, out, method="random")
+    files = fsys.open_location(out).files()
+    assert INCOMPLETE_MARKER in files and "cora.json" not in files
+    pieces = [f for f in files if f.startswith(".graphshard-work/") and
+              f.endswith(".done.json")]
+    assert any("/edges/" in f for f in pieces) and any("/feats/" in f for f in pieces)
+    assert sum("/parts/" in f for f in pieces) == 1  # the part built before the failure
+    counted = {"assign": 0, "route": 0, "piece": 0, "build": 0}
+
+    def counting(name, real):
+        def wrapper(*args, **kwargs):
+            counted[name] += 1
+            return real(*args, **kwargs)
+        return wrapper
+
+    monkeypatch.setattr(run_mod, "assign", counting("assign", run_mod.assign))
+    monkeypatch.setattr(dispatch_mod, "route_edges",
+                        counting("route", dispatch_mod.route_edges))
+    monkeypatch.setattr(dispatch_mod, "save_tensors",  # routed edge and feature pieces
+                        counting("piece", dispatch_mod.save_tensors))
+    monkeypatch.setattr(parts_mod, "_build_part", counting("build", real_build))
+    res = gs.pipeline.run_pipeline(f"{s3_dir}/chunked", 3, out, method="random")
+    assert counted == {"assign": 0, "route": 0, "piece": 0, "build": 2}
+    ref = gs.pipeline.run_pipeline(chunked, 3, tmp_path / "parts", method="random")
+    assert read_config(res.partitions.config_path).files == \
+        read_config(ref.partitions.config_path).files
+    files = fsys.open_location(out).files()
+    assert INCOMPLETE_MARKER not in files and "cora.json" in files
+    assert not [f for f in files if f.startswith(".graphshard-work/")]
+
+
 def test_pipeline_refuses_a_missing_input(s3_dir):
-    with pytest.raises(PartitionNotFoundError, match="metadata.json: not found"):
+    with pytest.raises(PartitionNotFoundError, match=r"metadata\.json: not found"):
         gs.pipeline.run_pipeline(f"{s3_dir}/none", 2, f"{s3_dir}/parts", method="hash")
     assert fsys.open_location(f"{s3_dir}/parts").files() == []  # nothing written

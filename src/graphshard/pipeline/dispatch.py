@@ -552,13 +552,14 @@ def _dispatch(meta: ChunkedMeta, name: str, assign_dir: str | os.PathLike[str], 
             remove_previous_configs(out, name)
         results = _build_parts(plan, executor, node_ranges, edge_ranges, prefix,
                                save_orig_ids, memory_budget)
-        config_path, report = _write_config(
+        written, report = _write_config(
             out, meta, assign_dir, name, ntypes, etypes, k,
             node_ranges, edge_ranges, num_hops, results, clock, int(trainers))
+        config_path: Path | str = written
         if dest is not None:  # the config last, then the marker goes
-            dest.child(config_path.name).write_bytes(config_path.read_bytes())
+            dest.child(written.name).write_bytes(written.read_bytes())
             dest.child(INCOMPLETE_MARKER).delete()
-            config_path = dest.child(config_path.name).uri
+            config_path = dest.child(written.name).uri
         else:
             mark_complete(out)
         if not keep_work:  # while Ray shuts down
