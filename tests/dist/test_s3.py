@@ -176,14 +176,15 @@ def _upload(folder, uri: str) -> None:
             fsys.open_location(uri).child(file.relative_to(folder).as_posix()).upload(file)
 
 
-def test_pipeline_from_s3_input_to_s3_output(cora, s3_dir, tmp_path):
+@pytest.mark.parametrize("method", ["hash", "lp"])
+def test_pipeline_from_s3_input_to_s3_output(cora, s3_dir, tmp_path, method):
     """Chunks read from S3 one at a time, the work folder and the parts in S3: the same
     bytes as a local run (so the same SHA-256s in the config), no work left behind."""
     chunked = tmp_path / "chunked"
     gs.io.write_chunked(cora, chunked, 3, graph_name="cora")
     _upload(chunked, f"{s3_dir}/chunked")
-    res = gs.pipeline.run_pipeline(f"{s3_dir}/chunked", 2, f"{s3_dir}/parts", method="hash")
-    ref = gs.pipeline.run_pipeline(chunked, 2, tmp_path / "parts", method="hash")
+    res = gs.pipeline.run_pipeline(f"{s3_dir}/chunked", 2, f"{s3_dir}/parts", method=method)
+    ref = gs.pipeline.run_pipeline(chunked, 2, tmp_path / "parts", method=method)
     assert res.partitions.config_path == f"{s3_dir}/parts/cora.json"
     got = read_config(res.partitions.config_path)
     assert got.files == read_config(ref.partitions.config_path).files  # the same bytes
@@ -196,6 +197,8 @@ def test_pipeline_from_s3_input_to_s3_output(cora, s3_dir, tmp_path):
                                    and not p.name.endswith("safetensors.done.json"))
     _same_partition(gs.load_partition(res.partitions.config_path, 1),
                     gs.load_partition(ref.partitions.config_path, 1))
+    if method != "hash":
+        return
     # the command line, input and output in S3, tasks in this process
     out = f"{s3_dir}/cli"
     result = CliRunner().invoke(cli, ["pipeline", f"{s3_dir}/chunked", "--parts", "2",
@@ -203,6 +206,27 @@ def test_pipeline_from_s3_input_to_s3_output(cora, s3_dir, tmp_path):
                                       "--json"])
     assert result.exit_code == 0, result.output
     assert read_config(f"{out}/cora.json").files == got.files
+    # dispatch alone: chunks, assignment and output all URIs
+    result = CliRunner().invoke(cli, ["dispatch", f"{s3_dir}/chunked", f"{out}/assignment",
+                                      "--out", f"{s3_dir}/d", "--engine", "local"])
+    assert result.exit_code == 0, result.output
+    assert read_config(f"{s3_dir}/d/cora.json").files == got.files
+
+
+def test_a_remote_chunk_path_outside_its_folder_is_refused(s3_dir, tmp_path):
+    import json
+
+    from graphshard.io.chunked import iter_edge_chunks, load_chunked_meta
+
+    gs.io.write_chunked(gs.graph(([0, 1], [1, 2])), tmp_path / "g", 1)
+    meta = json.loads((tmp_path / "g" / "metadata.json").read_text())
+    meta["edges"]["_N:_E:_N"]["data"] = ["../elsewhere/edges.npy"]
+    fsys.open_location(f"{s3_dir}/g").child("metadata.json").write_bytes(
+        json.dumps(meta).encode())
+    loaded = load_chunked_meta(f"{s3_dir}/g")
+    assert loaded.source == f"{s3_dir}/g/metadata.json"
+    with pytest.raises(FormatError, match="leads outside the folder of a remote metadata"):
+        next(iter_edge_chunks(loaded, "_N:_E:_N"))
 
 
 def test_pipeline_to_s3_resumes_from_the_remote_pieces(cora, s3_dir, tmp_path, monkeypatch):

@@ -410,7 +410,9 @@ def checked_graph_name(meta: ChunkedMeta, chunked_dir: str | os.PathLike[str],
         return check_path_name(graph_name, field="graph_name")
     if meta.graph_name:
         return check_path_name(meta.graph_name, field="graph_name", path=meta.path)
-    return check_path_name(Path(chunked_dir).resolve().name,
+    folder = (Path(fsys.shown(chunked_dir).split("://", 1)[1]) if fsys.is_remote(chunked_dir)
+              else Path(chunked_dir).resolve())
+    return check_path_name(folder.name,
                            field="graph_name (the chunked folder's name)")
 
 
@@ -478,6 +480,8 @@ def dispatch(chunked_dir: str | os.PathLike[str], assign_dir: str | os.PathLike[
         2
     """
     clock = time.perf_counter()
+    chunked_dir, assign_dir, out_dir = (p if fsys.is_remote(p) else fsys.local_path(p)
+                                        for p in (chunked_dir, assign_dir, out_dir))
     meta = load_chunked_meta(chunked_dir)
     name = checked_graph_name(meta, chunked_dir, graph_name)
     dest = fsys.open_location(out_dir) if fsys.is_remote(out_dir) else None

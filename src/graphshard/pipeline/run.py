@@ -88,6 +88,8 @@ def run_pipeline(chunked_dir: str | os.PathLike[str], num_parts: int,
         ([2, 2], 4)
     """
     clock = time.perf_counter()
+    chunked_dir, out_dir = (p if fsys.is_remote(p) else fsys.local_path(p)
+                            for p in (chunked_dir, out_dir))  # file:// URIs are local
     dispatch_options = dict(dispatch_options or {})
     trainers = dispatch_options.pop("num_trainers_per_machine", num_trainers_per_machine)
     if not isinstance(trainers, int) or isinstance(trainers, bool) or trainers < 1:
