@@ -9,6 +9,13 @@ a folder without its config as absent); a reader copies the files it needs into 
 per-process cache folder with :func:`download_verified`, which checks every byte against
 the size and SHA-256 of the config, once, and then memory-maps the local copy.
 
+The out-of-core pipeline uses the same layer without staging a whole folder: a remote
+chunked input is read chunk by chunk (:func:`download_sized`, size-checked: the chunked
+format has no checksums) by the task that needs the chunk, and a remote output's work
+pieces go through :class:`graphshard.pipeline.workstore.WorkStore` (each uploaded by its
+task with a done-marker holding its size and SHA-256, copied by its readers into their
+:func:`cache_folder`, checked with :func:`download_verified`).
+
 ``file://`` URIs and plain paths are local: :func:`local_path` turns them into a
 :class:`~pathlib.Path` and nothing is copied.
 

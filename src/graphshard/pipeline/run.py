@@ -3,7 +3,14 @@ Ray session (one start and one stop instead of two of each).  A finished assignm
 recorded like a dispatch piece (:mod:`graphshard.pipeline.pieces`), so a rerun after a
 crash, or with other dispatch options, reuses it instead of computing it again.  The
 assignment's scratch files are handed to the dispatch, which writes its big files over
-them (:mod:`graphshard._util.scratch`)."""
+them (:mod:`graphshard._util.scratch`).
+
+The chunked input and the output may be URIs (``s3://``, ``gs://``, ``hdfs://``): tasks
+read the chunks from the input URI, the assignment is written in this process's
+node-local cache and uploaded to ``OUT/assignment`` (with its done-marker, for a rerun),
+and :func:`dispatch` keeps its work folder and writes its parts in the output URI, config
+last; no folder is shared between the nodes of the run, but ``lp``'s ``work_dir`` (its
+shard actors exchange files there)."""
 
 from __future__ import annotations
 
@@ -62,11 +69,13 @@ def run_pipeline(chunked_dir: str | os.PathLike[str], num_parts: int,
     pieces.
 
     Args:
-        chunked_dir: The chunked graph (DGL's chunked format).
+        chunked_dir: The chunked graph (DGL's chunked format): a path or a URI.
         num_parts: Number of parts.
-        out_dir: Folder of the partitions.
+        out_dir: Folder of the partitions: a path or a URI (then no node-shared folder
+            is used; see the module's text).
         method: A name of :data:`~graphshard.pipeline.ASSIGN_METHODS`.
-        assign_dir: Folder of the assignment (default: ``out_dir/assignment``).
+        assign_dir: Folder of the assignment (default: ``out_dir/assignment``); a local
+            folder (a URI output's default assignment is uploaded there).
         use_ray: Run both steps on Ray (a local Ray unless ``address`` names a cluster).
         address: Ray cluster to join (implies ``use_ray``).
         assign_options: More keyword arguments of :func:`assign` (``seed``,
