@@ -213,6 +213,24 @@ def test_pipeline_from_s3_input_to_s3_output(cora, s3_dir, tmp_path, method):
     assert read_config(f"{s3_dir}/d/cora.json").files == got.files
 
 
+def test_pipeline_to_s3_heterogeneous_with_edge_features_and_two_hops(s3_dir, tmp_path):
+    """Node and edge types, Ragged node features, edge features (whose owners come from
+    every part's routed file) and a 2-hop halo (a part reads other parts' routed edges):
+    the local run's bytes."""
+    from shop import shop_graph
+
+    chunked = tmp_path / "chunked"
+    g = shop_graph()
+    del g.nodes["i"].data["bow"]  # sparse: the chunked format has no sparse column
+    gs.io.write_chunked(g, chunked, 2, graph_name="shop")
+    _upload(chunked, f"{s3_dir}/chunked")
+    kw = {"method": "random", "dispatch_options": {"num_hops": 2}}
+    res = gs.pipeline.run_pipeline(f"{s3_dir}/chunked", 2, f"{s3_dir}/parts", **kw)
+    ref = gs.pipeline.run_pipeline(chunked, 2, tmp_path / "parts", **kw)
+    assert read_config(res.partitions.config_path).files == \
+        read_config(ref.partitions.config_path).files
+
+
 def test_a_remote_chunk_path_outside_its_folder_is_refused(s3_dir, tmp_path):
     import json
 

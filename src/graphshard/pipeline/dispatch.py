@@ -126,14 +126,40 @@ class Plan:
         """Piece of rows of one feature chunk, split by owning part."""
         return f"feats/{kind}{type_index}_f{name_index}_c{c}.safetensors"
 
-    def edge_piece(self, e: int, c: int) -> Path:
-        """Edges of chunk ``c`` of edge type ``e`` split by owning part (a local path to
-        read, fetched when the work folder is remote)."""
-        return self.store.fetch(self.edge_rel(e, c))
+    def edge_rels(self, e: int, c: int) -> list[str]:
+        """The files of one routed edge piece: one (all parts, grouped by part) in a local
+        work folder; one per part in a remote one, so that a part task copies only its
+        rows (the first file's marker covers them all)."""
+        if not self.store.remote:
+            return [self.edge_rel(e, c)]
+        return [f"edges/e{e}_c{c}/p{q}.safetensors" for q in range(self.num_parts)]
 
-    def feat_piece(self, kind: str, type_index: int, name_index: int, c: int) -> Path:
-        """Rows of one feature chunk split by owning part (a local path to read)."""
-        return self.store.fetch(self.feat_rel(kind, type_index, name_index, c))
+    def feat_rels(self, kind: str, type_index: int, name_index: int, c: int) -> list[str]:
+        """The files of one routed feature piece (as :meth:`edge_rels`)."""
+        if not self.store.remote:
+            return [self.feat_rel(kind, type_index, name_index, c)]
+        return [f"feats/{kind}{type_index}_f{name_index}_c{c}/p{p}.safetensors"
+                for p in range(self.num_parts)]
+
+    def edge_part(self, e: int, c: int, q: int) -> tuple[dict[str, np.ndarray], int, int, Path]:
+        """Part ``q``'s edges of a routed edge piece: its tensors (``counts`` of every
+        part; ``src``, ``dst``, ``pos``), the rows ``lo:hi`` of part ``q`` in them, and
+        the local file read (memory-mapped)."""
+        rels = self.edge_rels(e, c)
+        path = self.store.fetch(rels[q if self.store.remote else 0], marker=rels[0])
+        piece, _ = load_tensors(path)
+        if self.store.remote:
+            return piece, 0, len(piece["src"]), path
+        cut = np.concatenate([[0], np.cumsum(piece["counts"])])
+        return piece, int(cut[q]), int(cut[q + 1]), path
+
+    def feat_part(self, kind: str, type_index: int, name_index: int, c: int, p: int
+                  ) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+        """The tensors and metadata of a routed feature piece that hold part ``p``'s rows
+        (named ``"<p>"``, or ``"<p>/values"`` and ``"<p>/offsets"``)."""
+        rels = self.feat_rels(kind, type_index, name_index, c)
+        return load_tensors(self.store.fetch(rels[p if self.store.remote else 0],
+                                             marker=rels[0]))
 
     def release_pieces(self) -> None:
         """Drop this process's copies of the routed pieces (remote work folder): what a
@@ -142,13 +168,15 @@ class Plan:
         if store.remote:
             for e, chunks in enumerate(self.edge_chunks):
                 for c in range(len(chunks)):
-                    store.release(self.edge_rel(e, c))
+                    for rel in self.edge_rels(e, c):
+                        store.release(rel)
             for kind, feats, names in (("node", self.node_feats, self.ntypes),
                                        ("edge", self.edge_feats, self.etypes)):
                 for i, type_name in enumerate(names):
                     for f, (_, chunks) in enumerate(feats.get(type_name, [])):
                         for c in range(len(chunks)):
-                            store.release(self.feat_rel(kind, i, f, c))
+                            for rel in self.feat_rels(kind, i, f, c):
+                                store.release(rel)
 
 
 @dataclass(frozen=True)
@@ -247,9 +275,9 @@ EDGE_PIECE_LAYOUT = 2
 
 
 def _split_edge_chunk(plan: Plan, e: int, c: int, part_bounds: list[int]) -> list[int]:
-    rel, store = plan.edge_rel(e, c), plan.store
+    rels, store = plan.edge_rels(e, c), plan.store
     key = f"edges-v{EDGE_PIECE_LAYOUT}:{plan.etypes[e]}:{c}:{plan.num_parts}:{part_bounds[-1]}"
-    done = store.finished([rel], key)
+    done = store.finished(rels, key)
     if done is not None:
         return cast(list[int], done)
     meta = plan.meta()
@@ -261,18 +289,29 @@ def _split_edge_chunk(plan: Plan, e: int, c: int, part_bounds: list[int]) -> lis
         load_npy(plan.node_map_file(plan.ntypes.index(dt)), mmap_mode="r"),
         np.asarray(part_bounds[1:], dtype=np.int64),
         np.int32 if part_bounds[-1] <= 1 << 31 else np.int64)
-    digest = save_tensors(store.path(rel), {"counts": counts, "src": src, "dst": dst,
-                                            "pos": pos},
-                          reuse=plan.scratch, durable=False)  # checksummed for reuse
-    return cast(list[int], store.finish([rel], key, counts.tolist(), {rel: digest}))
+    if not store.remote:
+        digest = save_tensors(store.path(rels[0]), {"counts": counts, "src": src, "dst": dst,
+                                                    "pos": pos},
+                              reuse=plan.scratch, durable=False)  # checksummed for reuse
+        return cast(list[int], store.finish(rels, key, counts.tolist(), {rels[0]: digest}))
+    cut = np.concatenate([[0], np.cumsum(counts)])
+    digests = {rel: save_tensors(store.path(rel), {
+        "counts": counts, "src": src[cut[q]:cut[q + 1]], "dst": dst[cut[q]:cut[q + 1]],
+        "pos": pos[cut[q]:cut[q + 1]]}, durable=False) for q, rel in enumerate(rels)}
+    return cast(list[int], store.finish(rels, key, counts.tolist(), digests))
 
 
-def _edge_piece_owners(path: Path) -> np.ndarray:
+def _edge_piece_owners(plan: Plan, e: int, c: int) -> np.ndarray:
     """Owning part of every edge of one routed chunk, in chunk order (int64)."""
-    tensors, _ = load_tensors(path)
+    tensors, _, _, _ = plan.edge_part(e, c, 0)
     counts = np.asarray(tensors["counts"])
     owner = np.empty(int(counts.sum()), dtype=np.int64)
-    owner[np.asarray(tensors["pos"])] = np.repeat(np.arange(len(counts)), counts)
+    if not plan.store.remote:  # one file holds every part, grouped by part
+        owner[np.asarray(tensors["pos"])] = np.repeat(np.arange(len(counts)), counts)
+        return owner
+    for q in range(plan.num_parts):  # a file per part
+        tensors, lo, hi, _ = plan.edge_part(e, c, q)
+        owner[np.asarray(tensors["pos"][lo:hi])] = q
     return owner
 
 
@@ -284,7 +323,7 @@ def _owners_of_rows(plan: Plan, kind: str, i: int, lo: int, hi: int) -> np.ndarr
     pieces = []
     for c, (offset, rows) in enumerate(plan.edge_chunks[i]):
         if offset < hi and offset + rows > lo:
-            owner = _edge_piece_owners(plan.edge_piece(i, c))
+            owner = _edge_piece_owners(plan, i, c)
             pieces.append(owner[max(lo - offset, 0):min(hi, offset + rows) - offset])
     return np.concatenate(pieces).astype(np.int64) if pieces else np.zeros(0, np.int64)
 
@@ -293,9 +332,9 @@ def _split_feature_chunk(plan: Plan, kind: str, i: int, f: int, c: int) -> int:
     feats = plan.node_feats if kind == "node" else plan.edge_feats
     type_name = (plan.ntypes if kind == "node" else plan.etypes)[i]
     name, chunks = feats[type_name][f]
-    rel, store = plan.feat_rel(kind, i, f, c), plan.store
+    rels, store = plan.feat_rels(kind, i, f, c), plan.store
     key = f"feat:{kind}:{type_name}:{name}:{c}:{plan.num_parts}"
-    if store.finished([rel], key) is not None:
+    if store.finished(rels, key) is not None:
         return 0
     offset, rows = chunks[c]
     data = read_data_chunk(plan.meta(), kind, type_name, name, c, offset).data
@@ -313,13 +352,21 @@ def _split_feature_chunk(plan: Plan, kind: str, i: int, f: int, c: int) -> int:
             tensors[f"{p}/values"], tensors[f"{p}/offsets"] = taken.values, taken.offsets
         else:
             tensors[f"{p}"] = np.ascontiguousarray(data[rows_p])
-    digest = save_tensors(store.path(rel), tensors, {"ragged": str(isinstance(data, Ragged))},
-                          reuse=plan.scratch, durable=False)  # checksummed for reuse
-    store.finish([rel], key, 0, {rel: digest})
+    ragged = {"ragged": str(isinstance(data, Ragged))}
+    if not store.remote:
+        digest = save_tensors(store.path(rels[0]), tensors, ragged, reuse=plan.scratch,
+                              durable=False)  # checksummed for reuse
+        store.finish(rels, key, 0, {rels[0]: digest})
+        return 0
+    digests = {rel: save_tensors(store.path(rel), {n: t for n, t in tensors.items()
+                                                   if n.split("/")[0] == str(p)},
+                                 ragged, durable=False) for p, rel in enumerate(rels)}
+    store.finish(rels, key, 0, digests)
     if kind == "edge":  # the routed edge pieces this task read
         for c2, (offset2, rows2) in enumerate(plan.edge_chunks[i]):
             if offset2 < offset + rows and offset2 + rows2 > offset:
-                store.release(plan.edge_rel(i, c2))
+                for rel in plan.edge_rels(i, c2):
+                    store.release(rel)
     return 0
 
 

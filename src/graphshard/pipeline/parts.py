@@ -10,7 +10,6 @@ import numpy as np
 
 from .._util import fsys
 from .._util.files import load_npy
-from .._util.tensorfile import load_tensors
 from ..errors import FormatError
 from ..partition.files import write_part
 from ..partition.local_graphs import LocalGraph, assemble_local_graph
@@ -51,10 +50,7 @@ def _inner_edges(plan: Plan, q: int, edge_ranges: np.ndarray, prefix: np.ndarray
     for e, chunks in enumerate(plan.edge_chunks):
         types[at:at + sizes[e]] = e
         for c, (offset, _) in enumerate(chunks):
-            path = plan.edge_piece(e, c)
-            piece, _ = load_tensors(path)
-            cut = np.concatenate([[0], np.cumsum(piece["counts"])])
-            lo, hi = int(cut[q]), int(cut[q + 1])
+            piece, lo, hi, path = plan.edge_part(e, c, q)
             if hi - lo != prefix[e, c + 1, q] - prefix[e, c, q]:
                 raise FormatError(f"{path}: holds {hi - lo} edges of part {q}, the routing "
                                   f"step counted {prefix[e, c + 1, q] - prefix[e, c, q]}",
@@ -74,7 +70,7 @@ def _features(plan: Plan, kind: str, p: int) -> dict[str, Any]:
         for f, (name, chunks) in enumerate(feats.get(type_name, [])):
             pieces: list[Ragged | np.ndarray] = []
             for c in range(len(chunks)):
-                tensors, meta = load_tensors(plan.feat_piece(kind, i, f, c))
+                tensors, meta = plan.feat_part(kind, i, f, c, p)
                 if meta.get("ragged") == "True":
                     pieces.append(Ragged(tensors[f"{p}/values"], tensors[f"{p}/offsets"]))
                 else:
