@@ -238,7 +238,7 @@ def test_pipeline_from_s3_to_s3_on_three_nodes_shares_no_folder(nodes, cora, s3_
     """Input, work folder and output in S3 (moto on loopback; endpoint and keys in the
     URI, as the nodes started without them): the tasks spread over the nodes and each node
     reads what its tasks need through the file layer (the executor's per-node byte
-    counts), while the driver reads less than the input and moves only about the
+    counts), while the driver reads only metadata-sized files and writes about the
     assignment and the config; the parts have the checksums of an in-process local run."""
     import logging
     import re
@@ -280,13 +280,13 @@ def test_pipeline_from_s3_to_s3_on_three_nodes_shares_no_folder(nodes, cora, s3_
             assert read > 0, (desc, node, steps)  # its inputs came through the file layer
     assert all(w > 0 for _, _, w in steps["building parts"].values()), steps  # uploads
     assert sum(r for ran in steps.values() for _, r, _ in ran.values()) >= chunk_bytes
-    # the driver: metadata, the assignment (written, then read by dispatch) and the config
+    # the driver: reads metadata.json and done-markers, writes the assignment and config
     listing = fsys.open_location(out)
     small = sum(listing.child(f).size() or 0 for f in listing.files()
                 if f.startswith("assignment/") or f == "cora.json")
     read, written = driver.read - before.read, driver.written - before.written
-    assert read < chunk_bytes, (read, chunk_bytes)
-    assert read + written < 3 * small + (64 << 10), (read, written, small)
+    assert read < min(chunk_bytes, 64 << 10), (read, chunk_bytes)  # measured: 4.9 KB
+    assert written < 3 * small + (64 << 10), (written, small)  # measured: 53 KB, small 31 KB
 
 
 def test_losing_a_node_moves_its_servers_or_fails_clearly(nodes, cora3, cora,

@@ -36,6 +36,7 @@ from .._util.files import (
     INCOMPLETE_MARKER,
     atomic_path,
     check_path_name,
+    file_sha256,
     load_npy,
     warn_if_short_of_space,
 )
@@ -579,7 +580,7 @@ def _dispatch(meta: ChunkedMeta, name: str, assign_dir: str | os.PathLike[str], 
         for rel in fsys.remote_configs(dest):
             dest.child(rel).delete()
     local_assign = Path(assign_dir) if not fsys.is_remote(assign_dir) else \
-        fsys.download_folder(fsys.open_location(assign_dir), out / ".assignment")
+        _local_assignment(str(assign_dir), out / ".assignment")
     k = _prepare_assignment(local_assign, meta, store, num_parts, int(trainers))
     ntypes = list(meta.num_nodes)
     etypes = [":".join(et) for et in meta.num_edges]
@@ -604,7 +605,7 @@ def _dispatch(meta: ChunkedMeta, name: str, assign_dir: str | os.PathLike[str], 
         results = _build_parts(plan, executor, node_ranges, edge_ranges, prefix,
                                save_orig_ids, memory_budget)
         written, report = _write_config(
-            out, meta, assign_dir, name, ntypes, etypes, k,
+            out, meta, assign_dir, local_assign, name, ntypes, etypes, k,
             node_ranges, edge_ranges, num_hops, results, clock, int(trainers))
         config_path: Path | str = written
         if dest is not None:  # the config last, then the marker goes
@@ -644,7 +645,7 @@ def _space_needed(meta: ChunkedMeta, save_orig_ids: bool) -> int:
 
 
 def _write_config(out: Path, meta: ChunkedMeta, assign_dir: str | os.PathLike[str],
-                  name: str, ntypes: list[str], etypes: list[str], k: int,
+                  local_assign: Path, name: str, ntypes: list[str], etypes: list[str], k: int,
                   node_ranges: np.ndarray, edge_ranges: np.ndarray, num_hops: int,
                   results: list[dict[str, Any]], clock: float, trainers: int = 1
                   ) -> tuple[Path, PartitionReport]:
@@ -652,8 +653,7 @@ def _write_config(out: Path, meta: ChunkedMeta, assign_dir: str | os.PathLike[st
     files: dict[str, Any] = {}
     for res in results:
         files.update(res["files"])
-    method = _method_name(out / ".assignment" if fsys.is_remote(assign_dir)
-                          else Path(assign_dir))
+    method = _method_name(local_assign)
     sizes = node_ranges[:, :, 1] - node_ranges[:, :, 0]
     report = PartitionReport(
         method=method, num_parts=k, num_nodes=int(sizes.sum()),
@@ -672,6 +672,24 @@ def _write_config(out: Path, meta: ChunkedMeta, assign_dir: str | os.PathLike[st
                 "assignment": fsys.shown(assign_dir)},
         trainers=trainers))
     return cast(Path, config.path), report  # set by write_config
+
+
+def _local_assignment(uri: str, target: Path) -> Path:
+    """A remote assignment folder as a local one.  One that :func:`run_pipeline` wrote
+    (its done-marker records every file's size and SHA-256) is taken from this process's
+    copy when that still matches the marker (the driver that just uploaded it), else
+    downloaded and checked; any other (DGL's layout, uploaded) is copied whole."""
+    store = WorkStore(uri)
+    info = store.read_marker("assignment.json")
+    if info is None or not isinstance(info.get("files"), dict):
+        return fsys.download_folder(fsys.open_location(uri), target)
+    for rel, rec in info["files"].items():
+        copy = store.path(rel)
+        if not (copy.is_file() and copy.stat().st_size == rec.get("bytes")
+                and file_sha256(copy) == rec.get("sha256")):
+            store.release(rel)
+            store.fetch(rel, marker="assignment.json")
+    return store.path("assignment.json").parent
 
 
 def _method_name(assign_dir: Path) -> str:

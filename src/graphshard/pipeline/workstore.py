@@ -42,6 +42,7 @@ import hashlib
 import json
 import shutil
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -134,7 +135,11 @@ class WorkStore:
             file = self.path(rel)
             records[rel.rsplit("/", 1)[-1]] = {"bytes": file.stat().st_size,
                                                "sha256": digests.get(rel) or file_sha256(file)}
-            self._loc(rel).upload(file)
+        if len(rels) == 1:
+            self._loc(rels[0]).upload(self.path(rels[0]))
+        else:  # a file per part: several requests in flight (object stores' latency)
+            with ThreadPoolExecutor(min(8, len(rels))) as pool:
+                list(pool.map(lambda rel: self._loc(rel).upload(self.path(rel)), rels))
         doc = {"key": key, "files": records, "summary": summary}
         self._loc(rels[0] + ".done.json").write_bytes(
             (json.dumps(doc, indent=2) + "\n").encode())
@@ -195,9 +200,11 @@ class WorkStore:
             remove_work(self.root)
             return
         loc = fsys.open_location(self.root)
-        names = loc.files()
-        for rel in sorted(names, key=lambda r: not r.endswith(".done.json")):
-            loc.child(rel).delete()
+        for rel in loc.files():
+            if rel.endswith(".done.json"):
+                loc.child(rel).delete()
+        if loc.files():
+            loc._call("delete", loc.fs.delete_dir, loc.path)  # the rest, in batches
         with _runs_lock:
             old = _runs.pop(self.root, None)
         if old is not None:
