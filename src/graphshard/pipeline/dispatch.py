@@ -165,19 +165,9 @@ class Plan:
     def release_pieces(self) -> None:
         """Drop this process's copies of the routed pieces (remote work folder): what a
         part task does when it is done with them."""
-        store = self.store
-        if store.remote:
-            for e, chunks in enumerate(self.edge_chunks):
-                for c in range(len(chunks)):
-                    for rel in self.edge_rels(e, c):
-                        store.release(rel)
-            for kind, feats, names in (("node", self.node_feats, self.ntypes),
-                                       ("edge", self.edge_feats, self.etypes)):
-                for i, type_name in enumerate(names):
-                    for f, (_, chunks) in enumerate(feats.get(type_name, [])):
-                        for c in range(len(chunks)):
-                            for rel in self.feat_rels(kind, i, f, c):
-                                store.release(rel)
+        if self.store.remote:  # one task at a time per process: the folders go whole
+            for folder in ("edges", "feats"):
+                shutil.rmtree(self.store.path(f"{folder}/x").parent, ignore_errors=True)
 
 
 @dataclass(frozen=True)
