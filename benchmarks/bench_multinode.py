@@ -28,9 +28,10 @@ In each child:
    here): a received object of n chunks holds more than n - 1 and at most n chunks, so
    the figure is a range (Ray 2.60 without its dashboard extras offers no byte counter);
 3. with S3 (moto's S3 server on loopback, in the child; ``--no-s3`` skips it): the same
-   pipeline from an ``s3://`` chunked folder to an ``s3://`` output, and the bytes this
-   process read and wrote through graphshard's file layer
-   (:func:`graphshard._util.fsys.traffic`);
+   pipeline from an ``s3://`` chunked folder to an ``s3://`` output (no folder shared:
+   tasks read chunks and work pieces from S3 and upload theirs), the bytes the driver
+   read and wrote through graphshard's file layer (:func:`graphshard._util.fsys.traffic`)
+   and those of the Ray tasks (summed from the executor's per-node log lines);
 4. ``serve`` (3 nodes: the servers pinned to the two worker nodes, none on the head where
    the client runs; 1 node: all on the head) of the S3 output (else the local one), the
    bytes the servers copied through the file layer, and a ``DistGraph`` client on the
@@ -52,6 +53,7 @@ import contextlib
 import hashlib
 import importlib.util
 import json
+import logging
 import os
 import re
 import shutil
@@ -222,9 +224,22 @@ def _start_cluster(a: argparse.Namespace, root: Path) -> tuple[Any, list[str], l
     return cluster, workers, dirs
 
 
-def _start_s3() -> Any:
-    import logging
+class _TaskBytes(logging.Handler):
+    """Sums the file-layer bytes that the Ray tasks of dispatch report per node (the
+    executor's "tasks ran on ... [file layer: read N B, wrote M B]" lines)."""
 
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.bytes = [0, 0]
+
+    def emit(self, record: logging.LogRecord) -> None:
+        for read, written in re.findall(r"file layer: read (\d+) B, wrote (\d+) B",
+                                        record.getMessage()):
+            self.bytes[0] += int(read)
+            self.bytes[1] += int(written)
+
+
+def _start_s3() -> Any:
     import pyarrow.fs as pafs
     from moto.server import ThreadedMotoServer
 
@@ -330,11 +345,16 @@ def child(a: argparse.Namespace) -> None:
                 if f.is_file():
                     src.child(f.relative_to(a.dir / "big").as_posix()).upload(f)
             t0, before = fsys.traffic(), _transfers(dirs)
+            tasks = _TaskBytes()
+            logging.getLogger("graphshard.pipeline.executor").addHandler(tasks)
+            logging.getLogger("graphshard.pipeline.executor").setLevel(logging.INFO)
             clock = time.perf_counter()
             rs = run_pipeline(src.uri, a.parts, f"s3://{BUCKET}/{a.child}/parts", **opts)
             out["s3_pipeline_s"] = time.perf_counter() - clock
+            logging.getLogger("graphshard.pipeline.executor").removeHandler(tasks)
             t1 = fsys.traffic()
             out["s3_file_bytes"] = [t1.read - t0.read, t1.written - t0.written]
+            out["s3_task_file_bytes"] = tasks.bytes
             out["s3_ray_bytes"] = _moved(before, _transfers(dirs))
             serve_cfg = str(rs.partitions.config_path)
         placement: Any = ({p: workers[p % len(workers)] for p in range(a.parts)}
@@ -402,10 +422,15 @@ def report(rows: list[dict], a: argparse.Namespace) -> None:
         one["worker_io"][1] / 1e6)
     if "s3_pipeline_s" in three:
         row("S3 -> S3 pipeline s", three["s3_pipeline_s"], one["s3_pipeline_s"])
-        row("  file layer MB read (chunked input)", three["s3_file_bytes"][0] / 1e6,
+        row("  file layer MB read by the driver", three["s3_file_bytes"][0] / 1e6,
             one["s3_file_bytes"][0] / 1e6)
-        row("  file layer MB written (parts)", three["s3_file_bytes"][1] / 1e6,
+        row("  file layer MB written by the driver", three["s3_file_bytes"][1] / 1e6,
             one["s3_file_bytes"][1] / 1e6)
+        if "s3_task_file_bytes" in three:
+            row("  file layer MB read by tasks", three["s3_task_file_bytes"][0] / 1e6,
+                one["s3_task_file_bytes"][0] / 1e6)
+            row("  file layer MB written by tasks", three["s3_task_file_bytes"][1] / 1e6,
+                one["s3_task_file_bytes"][1] / 1e6)
         row("serve from S3: file layer MB read", three["serve_file_bytes"][0] / 1e6,
             one["serve_file_bytes"][0] / 1e6)
     s3, s1 = three["sampling"], one["sampling"]

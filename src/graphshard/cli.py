@@ -508,13 +508,16 @@ def assign(chunked: Path, parts: int, method: str, import_from: Path | None, out
 
 
 @cli.command()
-@click.argument("chunked", type=click.Path(path_type=Path))
-@click.argument("assignment", type=click.Path(path_type=Path))
-@click.option("--out", "-o", type=click.Path(path_type=Path), required=True)
+@click.argument("chunked")
+@click.argument("assignment")
+@click.option("--out", "-o", required=True,
+              help="Folder of the partitions. CHUNKED, ASSIGNMENT and --out may be s3://, "
+                   "gs://, hdfs:// URIs: each task copies what it reads to node-local "
+                   "scratch, and with a URI --out the work folder is OUT/.graphshard-work.")
 @_dispatch_options
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @_engine_options
-def dispatch(chunked: Path, assignment: Path, out: Path, as_json: bool, engine: str,
+def dispatch(chunked: str, assignment: str, out: str, as_json: bool, engine: str,
              address: str | None, **options: Any) -> None:
     """Step 2 of the pipeline: write the partitions of a chunked graph, out of core.
 
@@ -527,7 +530,8 @@ def dispatch(chunked: Path, assignment: Path, out: Path, as_json: bool, engine: 
     """
     from .pipeline import dispatch as run_dispatch
 
-    _expect_folder(chunked, "dispatch")
+    if not fsys.is_remote(chunked):
+        _expect_folder(fsys.local_path(chunked), "dispatch")
     result = run_dispatch(chunked, assignment, out, use_ray=engine == "ray" or bool(address),
                           address=address, **_take_dispatch_options(options))
     _render(result.report, result.config_path, as_json)
@@ -539,7 +543,8 @@ def dispatch(chunked: Path, assignment: Path, out: Path, as_json: bool, engine: 
 @_ASSIGN_METHOD
 @click.option("--out", "-o", required=True,
               help="Folder of the partitions. CHUNKED and --out may be s3://, gs://, hdfs:// "
-                   "URIs (copied through node-local staging).")
+                   "URIs: each task copies what it reads to node-local scratch, and with a "
+                   "URI --out the work folder is OUT/.graphshard-work.")
 @click.option("--assign-out", type=click.Path(path_type=Path),
               help="Folder of the assignment (default: OUT/assignment).")
 @_assign_options

@@ -233,6 +233,62 @@ def test_pipeline_on_three_nodes_writes_what_one_process_writes(nodes, cora, tmp
     assert json.loads((tmp_path / "cli" / a.name).read_text())["node_map"] == ja["node_map"]
 
 
+def test_pipeline_from_s3_to_s3_on_three_nodes_shares_no_folder(nodes, cora, s3_dir, s3_uri,
+                                                                tmp_path, caplog):
+    """Input, work folder and output in S3 (moto on loopback; endpoint and keys in the
+    URI, as the nodes started without them): the tasks spread over the nodes and each node
+    reads what its tasks need through the file layer (the executor's per-node byte
+    counts), while the driver reads only metadata-sized files and writes about the
+    assignment and the config; the parts have the checksums of an in-process local run."""
+    import logging
+    import re
+
+    from graphshard._util import fsys
+    from graphshard.partition.config import read_config
+    from graphshard.pipeline import run_pipeline
+
+    chunked = tmp_path / "chunked"
+    gs.io.write_chunked(cora, chunked, 3, fmt="parquet", graph_name="cora")
+    src, out = s3_uri(f"{s3_dir}/chunked"), s3_uri(f"{s3_dir}/parts")
+    chunk_bytes = 0
+    for file in sorted(chunked.rglob("*")):
+        if file.is_file():
+            fsys.open_location(src).child(file.relative_to(chunked).as_posix()).upload(file)
+            chunk_bytes += file.stat().st_size if file.name != "metadata.json" else 0
+    caplog.set_level(logging.INFO, logger="graphshard.pipeline.executor")
+    before = fsys.traffic()
+    res = run_pipeline(src, 3, out, method="random", use_ray=True, assign_options={"seed": 4})
+    driver = fsys.traffic()
+    ref = run_pipeline(chunked, 3, tmp_path / "local", method="random",
+                       assign_options={"seed": 4})
+    assert fsys.shown(res.partitions.config_path) == f"{s3_dir}/parts/cora.json"
+    config = read_config(res.partitions.config_path)
+    assert config.files == read_config(ref.partitions.config_path).files
+    steps = {}
+    for record in caplog.records:
+        desc, _, rest = record.getMessage().partition(": tasks ran on ")
+        if rest:
+            steps[desc] = {node: (int(n), int(r or 0), int(w or 0)) for node, n, r, w in
+                           re.findall(r"node (\w{12}) \(127\.0\.0\.1\) x(\d+)"
+                                      r"(?: \[file layer: read (\d+) B, wrote (\d+) B\])?",
+                                      rest)}
+    assert {"routing edges", "routing features", "building parts"} <= set(steps), steps
+    used = {node for ran in steps.values() for node in ran}
+    assert len(used) >= 2 and used <= {n[:12] for n in [nodes.head, *nodes.workers]}, steps
+    for desc in ("routing edges", "routing features", "building parts"):
+        for node, (_, read, _) in steps[desc].items():
+            assert read > 0, (desc, node, steps)  # its inputs came through the file layer
+    assert all(w > 0 for _, _, w in steps["building parts"].values()), steps  # uploads
+    assert sum(r for ran in steps.values() for _, r, _ in ran.values()) >= chunk_bytes
+    # the driver: reads metadata.json and done-markers, writes the assignment and config
+    listing = fsys.open_location(out)
+    small = sum(listing.child(f).size() or 0 for f in listing.files()
+                if f.startswith("assignment/") or f == "cora.json")
+    read, written = driver.read - before.read, driver.written - before.written
+    assert read < min(chunk_bytes, 64 << 10), (read, chunk_bytes)  # measured: 4.9 KB
+    assert written < 3 * small + (64 << 10), (written, small)  # measured: 53 KB, small 31 KB
+
+
 def test_losing_a_node_moves_its_servers_or_fails_clearly(nodes, cora3, cora,
                                                           tmp_path_factory):
     lost = next(i for i, n in enumerate(nodes.workers) if n != nodes.driver)

@@ -2,13 +2,11 @@
 
 The endpoint is moto's standalone server (``moto[server]``, in the ``test`` extra):
 a real HTTP S3 API on loopback that pyarrow's S3 client talks to as to AWS, started once
-per session.  The tests skip when moto is not installed.
+per session (the ``s3_endpoint`` fixture of tests/dist/conftest.py).  The tests skip when
+moto is not installed.
 """
 
 from __future__ import annotations
-
-import logging
-import uuid
 
 import numpy as np
 import pytest
@@ -20,38 +18,6 @@ from graphshard._util.files import INCOMPLETE_MARKER
 from graphshard.cli import cli
 from graphshard.errors import FormatError, PartitionNotFoundError, ValidationError
 from graphshard.partition.config import read_config
-
-BUCKET = "graphshard-test"
-KEYS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1", "AWS_EC2_METADATA_DISABLED": "true"}
-
-
-@pytest.fixture(scope="session")
-def s3_endpoint():
-    """``http://127.0.0.1:<port>`` of a moto S3 server with bucket :data:`BUCKET`; the
-    environment points pyarrow at it (``AWS_ENDPOINT_URL`` and keys) for the session."""
-    server_mod = pytest.importorskip(
-        "moto.server", reason="needs moto's S3 server (pip install 'graphshard[test]')")
-    import pyarrow.fs as pafs
-
-    server = server_mod.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one line per request
-    server.start()
-    host, port = server.get_host_and_port()
-    endpoint = f"http://{host}:{port}"
-    env = pytest.MonkeyPatch()
-    for key, value in {**KEYS, "AWS_ENDPOINT_URL": endpoint}.items():
-        env.setenv(key, value)
-    pafs.S3FileSystem(endpoint_override=endpoint, allow_bucket_creation=True).create_dir(BUCKET)
-    yield endpoint
-    env.undo()
-    server.stop()
-
-
-@pytest.fixture
-def s3_dir(s3_endpoint) -> str:
-    """A new folder of the bucket (``s3://graphshard-test/<random>``)."""
-    return f"s3://{BUCKET}/{uuid.uuid4().hex[:12]}"
 
 
 def _same_partition(a: tuple, b: tuple) -> None:
@@ -96,7 +62,8 @@ def test_partition_to_s3_equals_local_and_loads_back(cora, s3_dir, tmp_path, mon
 def test_config_in_the_uri_instead_of_the_environment(cora, s3_endpoint, s3_dir,
                                                       monkeypatch):
     """What a Ray worker without the variables gets: endpoint and keys in the URI."""
-    for key in ("AWS_ENDPOINT_URL", *KEYS):
+    for key in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+                "AWS_DEFAULT_REGION", "AWS_EC2_METADATA_DISABLED"):
         monkeypatch.delenv(key)
     uri = (f"s3://testing:testing@{s3_dir[5:]}/parts?endpoint_override={s3_endpoint}"
            "&scheme=http&region=us-east-1")
@@ -209,19 +176,29 @@ def _upload(folder, uri: str) -> None:
             fsys.open_location(uri).child(file.relative_to(folder).as_posix()).upload(file)
 
 
-def test_pipeline_from_s3_input_to_s3_output(cora, s3_dir, tmp_path):
+@pytest.mark.parametrize("method", ["hash", "lp"])
+def test_pipeline_from_s3_input_to_s3_output(cora, s3_dir, tmp_path, method):
+    """Chunks read from S3 one at a time, the work folder and the parts in S3: the same
+    bytes as a local run (so the same SHA-256s in the config), no work left behind."""
     chunked = tmp_path / "chunked"
     gs.io.write_chunked(cora, chunked, 3, graph_name="cora")
     _upload(chunked, f"{s3_dir}/chunked")
-    res = gs.pipeline.run_pipeline(f"{s3_dir}/chunked", 2, f"{s3_dir}/parts", method="hash")
-    ref = gs.pipeline.run_pipeline(chunked, 2, tmp_path / "parts", method="hash")
+    res = gs.pipeline.run_pipeline(f"{s3_dir}/chunked", 2, f"{s3_dir}/parts", method=method)
+    ref = gs.pipeline.run_pipeline(chunked, 2, tmp_path / "parts", method=method)
     assert res.partitions.config_path == f"{s3_dir}/parts/cora.json"
     got = read_config(res.partitions.config_path)
     assert got.files == read_config(ref.partitions.config_path).files  # the same bytes
     files = fsys.open_location(f"{s3_dir}/parts").files()
     assert "assignment/assignment.json" in files and INCOMPLETE_MARKER not in files
+    assert not [f for f in files if f.startswith(".graphshard-work/")]  # removed at the end
+    # the local run's files (its part markers are in the work folder here)
+    assert sorted(files) == sorted(p.relative_to(tmp_path / "parts").as_posix()
+                                   for p in (tmp_path / "parts").rglob("*") if p.is_file()
+                                   and not p.name.endswith("safetensors.done.json"))
     _same_partition(gs.load_partition(res.partitions.config_path, 1),
                     gs.load_partition(ref.partitions.config_path, 1))
+    if method != "hash":
+        return
     # the command line, input and output in S3, tasks in this process
     out = f"{s3_dir}/cli"
     result = CliRunner().invoke(cli, ["pipeline", f"{s3_dir}/chunked", "--parts", "2",
@@ -229,9 +206,105 @@ def test_pipeline_from_s3_input_to_s3_output(cora, s3_dir, tmp_path):
                                       "--json"])
     assert result.exit_code == 0, result.output
     assert read_config(f"{out}/cora.json").files == got.files
+    # dispatch alone: chunks, assignment and output all URIs
+    result = CliRunner().invoke(cli, ["dispatch", f"{s3_dir}/chunked", f"{out}/assignment",
+                                      "--out", f"{s3_dir}/d", "--engine", "local"])
+    assert result.exit_code == 0, result.output
+    assert read_config(f"{s3_dir}/d/cora.json").files == got.files
+
+
+def test_pipeline_to_s3_heterogeneous_with_edge_features_and_two_hops(s3_dir, tmp_path):
+    """Node and edge types, Ragged node features, edge features (whose owners come from
+    every part's routed file) and a 2-hop halo (a part reads other parts' routed edges):
+    the local run's bytes."""
+    from shop import shop_graph
+
+    chunked = tmp_path / "chunked"
+    g = shop_graph()
+    del g.nodes["i"].data["bow"]  # sparse: the chunked format has no sparse column
+    gs.io.write_chunked(g, chunked, 2, graph_name="shop")
+    _upload(chunked, f"{s3_dir}/chunked")
+    kw = {"method": "random", "dispatch_options": {"num_hops": 2}}
+    res = gs.pipeline.run_pipeline(f"{s3_dir}/chunked", 2, f"{s3_dir}/parts", **kw)
+    ref = gs.pipeline.run_pipeline(chunked, 2, tmp_path / "parts", **kw)
+    assert read_config(res.partitions.config_path).files == \
+        read_config(ref.partitions.config_path).files
+
+
+def test_a_remote_chunk_path_outside_its_folder_is_refused(s3_dir, tmp_path):
+    import json
+
+    from graphshard.io.chunked import iter_edge_chunks, load_chunked_meta
+
+    gs.io.write_chunked(gs.graph(([0, 1], [1, 2])), tmp_path / "g", 1)
+    meta = json.loads((tmp_path / "g" / "metadata.json").read_text())
+    meta["edges"]["_N:_E:_N"]["data"] = ["../elsewhere/edges.npy"]
+    fsys.open_location(f"{s3_dir}/g").child("metadata.json").write_bytes(
+        json.dumps(meta).encode())
+    loaded = load_chunked_meta(f"{s3_dir}/g")
+    assert loaded.source == f"{s3_dir}/g/metadata.json"
+    with pytest.raises(FormatError, match="leads outside the folder of a remote metadata"):
+        next(iter_edge_chunks(loaded, "_N:_E:_N"))
+
+
+def test_pipeline_to_s3_resumes_from_the_remote_pieces(cora, s3_dir, tmp_path, monkeypatch):
+    """A run that fails while building parts leaves a folder that does not look
+    complete; the same call again takes the assignment, the routed edge and feature
+    pieces and the finished part from S3 (checked against their done-markers) and writes
+    what a local run writes."""
+    import importlib
+
+    dispatch_mod = importlib.import_module("graphshard.pipeline.dispatch")
+    parts_mod = importlib.import_module("graphshard.pipeline.parts")
+    run_mod = importlib.import_module("graphshard.pipeline.run")
+
+    chunked = tmp_path / "chunked"
+    gs.io.write_chunked(cora, chunked, 3, graph_name="cora")
+    _upload(chunked, f"{s3_dir}/chunked")
+    out = f"{s3_dir}/parts"
+    calls = {"build": 0}
+    real_build = parts_mod._build_part
+
+    def failing(*args, **kwargs):
+        calls["build"] += 1
+        if calls["build"] == 2:
+            raise RuntimeError("worker lost")
+        return real_build(*args, **kwargs)
+
+    monkeypatch.setattr(parts_mod, "_build_part", failing)
+    with pytest.raises(RuntimeError, match="worker lost"):
+        gs.pipeline.run_pipeline(f"{s3_dir}/chunked", 3, out, method="random")
+    files = fsys.open_location(out).files()
+    assert INCOMPLETE_MARKER in files and "cora.json" not in files
+    pieces = [f for f in files if f.startswith(".graphshard-work/") and
+              f.endswith(".done.json")]
+    assert any("/edges/" in f for f in pieces) and any("/feats/" in f for f in pieces)
+    assert sum("/parts/" in f for f in pieces) == 1  # the part built before the failure
+    counted = {"assign": 0, "route": 0, "piece": 0, "build": 0}
+
+    def counting(name, real):
+        def wrapper(*args, **kwargs):
+            counted[name] += 1
+            return real(*args, **kwargs)
+        return wrapper
+
+    monkeypatch.setattr(run_mod, "assign", counting("assign", run_mod.assign))
+    monkeypatch.setattr(dispatch_mod, "route_edges",
+                        counting("route", dispatch_mod.route_edges))
+    monkeypatch.setattr(dispatch_mod, "save_tensors",  # routed edge and feature pieces
+                        counting("piece", dispatch_mod.save_tensors))
+    monkeypatch.setattr(parts_mod, "_build_part", counting("build", real_build))
+    res = gs.pipeline.run_pipeline(f"{s3_dir}/chunked", 3, out, method="random")
+    assert counted == {"assign": 0, "route": 0, "piece": 0, "build": 2}
+    ref = gs.pipeline.run_pipeline(chunked, 3, tmp_path / "parts", method="random")
+    assert read_config(res.partitions.config_path).files == \
+        read_config(ref.partitions.config_path).files
+    files = fsys.open_location(out).files()
+    assert INCOMPLETE_MARKER not in files and "cora.json" in files
+    assert not [f for f in files if f.startswith(".graphshard-work/")]
 
 
 def test_pipeline_refuses_a_missing_input(s3_dir):
-    with pytest.raises(PartitionNotFoundError, match="no files there"):
+    with pytest.raises(PartitionNotFoundError, match=r"metadata\.json: not found"):
         gs.pipeline.run_pipeline(f"{s3_dir}/none", 2, f"{s3_dir}/parts", method="hash")
     assert fsys.open_location(f"{s3_dir}/parts").files() == []  # nothing written

@@ -9,6 +9,13 @@ a folder without its config as absent); a reader copies the files it needs into 
 per-process cache folder with :func:`download_verified`, which checks every byte against
 the size and SHA-256 of the config, once, and then memory-maps the local copy.
 
+The out-of-core pipeline uses the same layer without staging a whole folder: a remote
+chunked input is read chunk by chunk (:func:`download_sized`, size-checked: the chunked
+format has no checksums) by the task that needs the chunk, and a remote output's work
+pieces go through :class:`graphshard.pipeline.workstore.WorkStore` (each uploaded by its
+task with a done-marker holding its size and SHA-256, copied by its readers into their
+:func:`cache_folder`, checked with :func:`download_verified`).
+
 ``file://`` URIs and plain paths are local: :func:`local_path` turns them into a
 :class:`~pathlib.Path` and nothing is copied.
 
@@ -47,7 +54,7 @@ from ..errors import FormatError, GraphshardError, PartitionNotFoundError, Valid
 from .files import INCOMPLETE_MARKER, atomic_path
 
 __all__ = ["REMOTE_SCHEMES", "Location", "Traffic", "cache_folder", "download_folder",
-           "download_verified", "is_remote",
+           "download_sized", "download_verified", "is_remote",
            "local_path", "open_location", "publish_folder", "shown", "traffic"]
 
 #: URI schemes reached through pyarrow's file systems (``file://`` is local).
@@ -295,6 +302,32 @@ def download_verified(source: Location, target: Path, size: int, sha256: str) ->
         if digest.hexdigest() != sha256:
             raise FormatError(f"{source}: SHA-256 differs from the one in the config",
                               path=str(source), field="sha256")
+
+
+def download_sized(source: Location, target: Path) -> None:
+    """Copy ``source`` to the local ``target`` through a temporary file, checking that the
+    copy has the size the file system reported before it is renamed into place: the check
+    for files whose format records no checksum (the chunked input's chunk files).
+
+    Raises:
+        PartitionNotFoundError: ``source`` is missing.
+        FormatError: the copy's size differs (the file changed or the transfer broke).
+    """
+    size = source.size()
+    if size is None:
+        raise PartitionNotFoundError(f"{source}: file is missing", path=str(source))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    got = 0
+    with atomic_path(target, durable=False) as tmp, open(tmp, "r+b") as out, \
+            source._call("read", source.fs.open_input_stream, source.path) as stream:
+        while block := stream.read(_BLOCK):
+            out.write(block)
+            got += len(block)
+            _count(read=len(block))
+        out.truncate()
+        if got != size:
+            raise FormatError(f"{source}: {got} bytes read, {size} listed",
+                              path=str(source), field="bytes")
 
 
 _cache_lock = threading.Lock()

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import ast
+import contextlib
+import os
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +33,9 @@ class FileSpec:
     files: tuple[Path, ...]
     field: str
     owner: Path | None = None  # the metadata file naming these paths (for errors)
+    #: URI of the remote folder of the metadata: ``files`` are then node-local copy paths
+    #: under this process's cache, fetched when read (:func:`local_chunk`)
+    source: str | None = None
 
 
 # ----- one chunk file ------------------------------------------------------------------------
@@ -45,9 +52,50 @@ def _read_csv(file: Path, delimiter: str, field: str) -> pa.Table:
         raise fail(file, f"unreadable CSV ({exc})".replace("\n", " "), field=field) from exc
 
 
+_fetch_lock = threading.Lock()
+_fetch_users: dict[Path, int] = {}
+
+
+@contextlib.contextmanager
+def local_chunk(spec: FileSpec, i: int) -> Iterator[Path]:
+    """Chunk file ``i`` of ``spec`` as a local path for the ``with`` block.  A chunk of a
+    remote folder (``spec.source``) is copied from its URI to node-local scratch (size
+    checked: the chunked format records no checksum) and removed after the block, so
+    that a task holds only the chunks it reads; threads of one process reading the same
+    chunk share one copy.  A local chunk is used in place."""
+    file = spec.files[i]
+    if spec.source is None:
+        yield file
+        return
+    from .._util import fsys
+
+    base = spec.owner.parent if spec.owner is not None else file.parent
+    rel = Path(os.path.relpath(file, base))
+    if rel.is_absolute() or ".." in rel.parts:
+        raise fail(spec.owner or file, f"chunk path {str(rel)!r} leads outside the folder of "
+                   f"a remote metadata.json ({fsys.shown(spec.source)}); give paths inside it",
+                   field=f"{spec.field}.data[{i}]")
+    with _fetch_lock:
+        _fetch_users[file] = _fetch_users.get(file, 0) + 1
+        if _fetch_users[file] == 1:
+            fsys.download_sized(fsys.open_location(spec.source).child(rel.as_posix()), file)
+    try:
+        yield file
+    finally:
+        with _fetch_lock:
+            _fetch_users[file] -= 1
+            if not _fetch_users[file]:
+                del _fetch_users[file]
+                file.unlink(missing_ok=True)  # open memory maps keep their pages
+
+
 def _read_table(spec: FileSpec, i: int) -> tuple[Path, Any]:
     """Load chunk ``i`` of ``spec``: a pyarrow Table (csv/parquet) or a NumPy array."""
-    file = spec.files[i]
+    with local_chunk(spec, i) as file:
+        return _read_local_table(spec, i, file)
+
+
+def _read_local_table(spec: FileSpec, i: int, file: Path) -> tuple[Path, Any]:
     field = f"{spec.field}.data[{i}]"
     regular_file(file, field=field, owner=spec.owner or file)
     if spec.fmt == "csv":

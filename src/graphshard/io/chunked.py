@@ -4,7 +4,11 @@ The format (DGL user guide 7.1, "Chunked Graph Format") has top-level keys ``gra
 ``node_type``, ``num_nodes_per_chunk``, ``edge_type`` (``"src:rel:dst"``),
 ``num_edges_per_chunk``, ``edges``, ``node_data`` and ``edge_data``.  Each file spec is
 ``{"format": {"name": "csv"|"numpy"|"parquet", "delimiter": " "}, "data": [paths]}``; paths
-are relative to the metadata file or absolute.  Newer DGL revisions write
+are relative to the metadata file or absolute.  A folder given as a URI (``s3://``,
+``gs://``, ``hdfs://``; :mod:`graphshard._util.fsys`) is read in place: only
+``metadata.json`` is copied when it is loaded, and each chunk file is copied to node-local
+scratch when it is read and removed afterwards (its size checked; the format has no
+checksums); its chunk paths must be relative and inside the folder.  Newer DGL revisions write
 ``num_nodes_per_type`` / ``num_edges_per_type`` (totals) instead; both are accepted.
 
 The reader streams: :func:`iter_edge_chunks` and :func:`iter_node_data_chunks` load one chunk
@@ -21,6 +25,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from .._util.files import atomic_path
 from ..graph import Graph
 from ..ragged import Ragged
 from ..typing import EdgeType, IdArray
@@ -65,6 +70,9 @@ class ChunkedMeta:
     edges: dict[EdgeType, FileSpec]
     node_data: dict[str, dict[str, FileSpec]]
     edge_data: dict[EdgeType, dict[str, FileSpec]]
+    #: the URI of ``metadata.json`` when it was loaded from a remote folder (``path`` is
+    #: then this process's copy, and the chunk files are read from the URI)
+    source: str | None = None
 
     def __repr__(self) -> str:
         return (f"ChunkedMeta({self.graph_name!r}, num_nodes={self.num_nodes}, "
@@ -159,6 +167,10 @@ def load_chunked_meta(path: PathLike) -> ChunkedMeta:
         >>> load_chunked_meta(d).num_edges
         {('_N', '_E', '_N'): 2}
     """
+    from .._util import fsys
+
+    if fsys.is_remote(path):
+        return _remote_meta(str(path))
     path = Path(path)
     if path.is_dir():
         path = path / "metadata.json"
@@ -211,6 +223,33 @@ def load_chunked_meta(path: PathLike) -> ChunkedMeta:
                        dict(zip(etypes, ecount, strict=True)),
                        dict(zip(etypes, echunks, strict=True)), edges,
                        node_data, {_edge_key(k): v for k, v in edge_data.items()})
+
+
+def _remote_meta(uri: str) -> ChunkedMeta:
+    """:func:`load_chunked_meta` of a remote ``metadata.json`` (or its folder): the file is
+    copied into this process's node-local cache and parsed there; every file spec keeps
+    the folder's URI, from which :func:`~._chunked_read.local_chunk` fetches a chunk when
+    it is read."""
+    from dataclasses import replace
+
+    from .._util import fsys
+
+    loc = fsys.open_location(uri)
+    if not loc.path.endswith(".json"):
+        loc = loc.child("metadata.json")
+    folder = loc.parent
+    copy = fsys.cache_folder(f"chunked:{folder.uri}") / loc.name
+    data = loc.read_bytes()  # PartitionNotFoundError names the URI when it is missing
+    with atomic_path(copy, durable=False) as tmp:
+        tmp.write_bytes(data)
+    meta = load_chunked_meta(copy)
+
+    def remote(specs: Mapping[Any, FileSpec]) -> dict[Any, FileSpec]:
+        return {k: replace(v, source=folder.uri) for k, v in specs.items()}
+
+    return replace(meta, source=loc.uri, edges=remote(meta.edges),
+                   node_data={t: remote(f) for t, f in meta.node_data.items()},
+                   edge_data={t: remote(f) for t, f in meta.edge_data.items()})
 
 
 def _data_specs(raw: Any, known: set[str], base: Path, path: Path, key: str

@@ -20,6 +20,8 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -28,9 +30,17 @@ from typing import Any, cast
 
 import numpy as np
 
+from .._util import fsys
 from .._util.arrays import group_order
-from .._util.files import atomic_path, check_path_name, load_npy, warn_if_short_of_space
-from .._util.scratch import ScratchPool
+from .._util.files import (
+    INCOMPLETE_MARKER,
+    atomic_path,
+    check_path_name,
+    file_sha256,
+    load_npy,
+    warn_if_short_of_space,
+)
+from .._util.scratch import ScratchPool, scratch_folder
 from .._util.tensorfile import load_tensors, save_tensors
 from ..errors import FormatError, ValidationError
 from ..io.chunked import ChunkedMeta, load_chunked_meta, read_data_chunk, read_edge_chunk
@@ -42,7 +52,7 @@ from ..ragged import Ragged
 from .executor import make_executor
 from .kernels import new_ids_of_block, route_edges
 from .parts import build_part
-from .pieces import finish_piece, finished_summary, remove_work
+from .workstore import WorkStore, new_run_id
 
 __all__ = ["DispatchResult", "Plan", "checked_graph_name", "dispatch"]
 
@@ -76,34 +86,88 @@ class Plan:
     edge_feats: dict[str, list[tuple[str, list[tuple[int, int]]]]]
     scratch: str | None = None  # a scratch pool whose freed files big writes take over
     trainers: int = 1  # num_trainers_per_machine: the assignment holds trainer parts
+    run: str = ""  # names the run's node-local copies when ``work`` is a URI
 
     def meta(self) -> ChunkedMeta:
         """The chunked metadata (parsed again in each task: it is small)."""
         return load_chunked_meta(self.metadata)
 
+    @property
+    def store(self) -> WorkStore:
+        """The work folder: local, or a URI whose pieces tasks copy (:mod:`.workstore`)."""
+        return WorkStore(self.work, self.run)
+
     def assignment_file(self, t: int) -> Path:
-        """Binary assignment of node type ``t``."""
-        return Path(self.work) / "assign" / f"{self.ntypes[t]}.npy"
+        """Binary assignment of node type ``t`` (a local path, fetched when remote)."""
+        return self.store.fetch(f"assign/{self.ntypes[t]}.npy")
 
     def trainer_file(self, t: int) -> Path:
         """Trainer part of each node of type ``t`` (``trainers > 1`` only)."""
-        return Path(self.work) / "assign" / f"{self.ntypes[t]}.trainer.npy"
+        return self.store.fetch(f"assign/{self.ntypes[t]}.trainer.npy")
 
     def node_map_file(self, t: int) -> Path:
-        """Original per-type ID -> new homogeneous ID, node type ``t``."""
+        """Original per-type ID -> new homogeneous ID, node type ``t`` (a local path)."""
+        if self.store.remote:
+            return _joined_node_maps(self) / f"orig2new_{t}.npy"
         return Path(self.work) / "nodes" / f"orig2new_{t}.npy"
 
     def new2orig_file(self) -> Path:
-        """New homogeneous ID -> original homogeneous ID."""
+        """New homogeneous ID -> original homogeneous ID (a local path)."""
+        if self.store.remote:
+            return _joined_node_maps(self) / "new2orig.npy"
         return Path(self.work) / "nodes" / "new2orig.npy"
 
-    def edge_piece(self, e: int, c: int) -> Path:
-        """Edges of chunk ``c`` of edge type ``e`` split by owning part."""
-        return Path(self.work) / "edges" / f"e{e}_c{c}.safetensors"
+    @staticmethod
+    def edge_rel(e: int, c: int) -> str:
+        """Piece of chunk ``c`` of edge type ``e``, split by owning part."""
+        return f"edges/e{e}_c{c}.safetensors"
 
-    def feat_piece(self, kind: str, type_index: int, name_index: int, c: int) -> Path:
-        """Rows of one feature chunk split by owning part."""
-        return Path(self.work) / "feats" / f"{kind}{type_index}_f{name_index}_c{c}.safetensors"
+    @staticmethod
+    def feat_rel(kind: str, type_index: int, name_index: int, c: int) -> str:
+        """Piece of rows of one feature chunk, split by owning part."""
+        return f"feats/{kind}{type_index}_f{name_index}_c{c}.safetensors"
+
+    def edge_rels(self, e: int, c: int) -> list[str]:
+        """The files of one routed edge piece: one (all parts, grouped by part) in a local
+        work folder; one per part in a remote one, so that a part task copies only its
+        rows (the first file's marker covers them all)."""
+        if not self.store.remote:
+            return [self.edge_rel(e, c)]
+        return [f"edges/e{e}_c{c}/p{q}.safetensors" for q in range(self.num_parts)]
+
+    def feat_rels(self, kind: str, type_index: int, name_index: int, c: int) -> list[str]:
+        """The files of one routed feature piece (as :meth:`edge_rels`)."""
+        if not self.store.remote:
+            return [self.feat_rel(kind, type_index, name_index, c)]
+        return [f"feats/{kind}{type_index}_f{name_index}_c{c}/p{p}.safetensors"
+                for p in range(self.num_parts)]
+
+    def edge_part(self, e: int, c: int, q: int) -> tuple[dict[str, np.ndarray], int, int, Path]:
+        """Part ``q``'s edges of a routed edge piece: its tensors (``counts`` of every
+        part; ``src``, ``dst``, ``pos``), the rows ``lo:hi`` of part ``q`` in them, and
+        the local file read (memory-mapped)."""
+        rels = self.edge_rels(e, c)
+        path = self.store.fetch(rels[q if self.store.remote else 0], marker=rels[0])
+        piece, _ = load_tensors(path)
+        if self.store.remote:
+            return piece, 0, len(piece["src"]), path
+        cut = np.concatenate([[0], np.cumsum(piece["counts"])])
+        return piece, int(cut[q]), int(cut[q + 1]), path
+
+    def feat_part(self, kind: str, type_index: int, name_index: int, c: int, p: int
+                  ) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+        """The tensors and metadata of a routed feature piece that hold part ``p``'s rows
+        (named ``"<p>"``, or ``"<p>/values"`` and ``"<p>/offsets"``)."""
+        rels = self.feat_rels(kind, type_index, name_index, c)
+        return load_tensors(self.store.fetch(rels[p if self.store.remote else 0],
+                                             marker=rels[0]))
+
+    def release_pieces(self) -> None:
+        """Drop this process's copies of the routed pieces (remote work folder): what a
+        part task does when it is done with them."""
+        if self.store.remote:  # one task at a time per process: the folders go whole
+            for folder in ("edges", "feats"):
+                shutil.rmtree(self.store.path(f"{folder}/x").parent, ignore_errors=True)
 
 
 @dataclass(frozen=True)
@@ -134,16 +198,64 @@ def _assignment_block(plan: Plan, t: int, b: int) -> np.ndarray:
 
 
 def _write_node_maps(plan: Plan, t: int, b: int, starts: list[int], type_offset: int) -> None:
-    """New IDs of one block: part p's nodes get ``starts[p]``, ``starts[p] + 1``, ..."""
+    """New IDs of one block: part p's nodes get ``starts[p]``, ``starts[p] + 1``, ...
+
+    A local work folder's maps are written in place (every block task maps the same
+    files); a remote one gets the block as its own piece, which the tasks that read the
+    maps join on their node (:func:`_joined_node_maps`)."""
     parts = _assignment_block(plan, t, b)
     lo = b * plan.node_block
     new_ids = new_ids_of_block(parts, np.asarray(starts, dtype=np.int64))
+    if plan.store.remote:
+        rel = _node_block_rel(t, b)
+        with atomic_path(plan.store.path(rel), durable=False) as tmp, open(tmp, "wb") as out:
+            np.save(out, new_ids, allow_pickle=False)
+        plan.store.finish([rel], f"node-block:{t}:{b}", None)
+        return
     orig2new = load_npy(plan.node_map_file(t), mmap_mode="r+")
     orig2new[lo:lo + len(parts)] = new_ids
     orig2new.flush()
     new2orig = load_npy(plan.new2orig_file(), mmap_mode="r+")
     new2orig[new_ids] = type_offset + lo + np.arange(len(parts), dtype=np.int64)
     new2orig.flush()
+
+
+def _node_block_rel(t: int, b: int) -> str:
+    return f"nodes/orig2new_{t}_b{b}.npy"
+
+
+_join_lock = threading.Lock()
+
+
+def _joined_node_maps(plan: Plan) -> Path:
+    """This process's node-local folder of the run's full node maps (``orig2new_<t>.npy``
+    and ``new2orig.npy``), joined once from the block pieces of a remote work folder
+    (each downloaded, checked against its marker, and dropped once copied in)."""
+    store = plan.store
+    folder = store.path("joined-nodes/x").parent
+    done = folder / "new2orig.npy"
+    with _join_lock:
+        if done.is_file():
+            return folder
+        type_offsets = np.concatenate([[0], np.cumsum(plan.num_nodes)]).astype(np.int64)
+        new2orig = np.lib.format.open_memmap(folder / "new2orig.tmp.npy", mode="w+",
+                                             dtype=np.int64, shape=(int(type_offsets[-1]),))
+        for t, n in enumerate(plan.num_nodes):
+            orig2new = np.lib.format.open_memmap(folder / f"orig2new_{t}.tmp.npy", mode="w+",
+                                                 dtype=np.int64, shape=(n,))
+            for b, lo in enumerate(range(0, n, plan.node_block)):
+                rel = _node_block_rel(t, b)
+                block = load_npy(store.fetch(rel))
+                orig2new[lo:lo + len(block)] = block
+                new2orig[block] = type_offsets[t] + lo + np.arange(len(block), dtype=np.int64)
+                store.release(rel)
+            orig2new.flush()
+            del orig2new
+            os.replace(folder / f"orig2new_{t}.tmp.npy", folder / f"orig2new_{t}.npy")
+        new2orig.flush()
+        del new2orig
+        os.replace(folder / "new2orig.tmp.npy", done)  # last: the maps are complete
+    return folder
 
 
 # ----- step 3: edges --------------------------------------------------------------------------
@@ -154,11 +266,11 @@ EDGE_PIECE_LAYOUT = 2
 
 
 def _split_edge_chunk(plan: Plan, e: int, c: int, part_bounds: list[int]) -> list[int]:
-    piece = plan.edge_piece(e, c)
+    rels, store = plan.edge_rels(e, c), plan.store
     key = f"edges-v{EDGE_PIECE_LAYOUT}:{plan.etypes[e]}:{c}:{plan.num_parts}:{part_bounds[-1]}"
-    done = finished_summary([piece], key)
+    done = store.finished(rels, key)
     if done is not None:
-        return done
+        return cast(list[int], done)
     meta = plan.meta()
     offset, _ = plan.edge_chunks[e][c]
     chunk = read_edge_chunk(meta, plan.etypes[e], c, offset)  # IDs checked against the maps
@@ -168,17 +280,29 @@ def _split_edge_chunk(plan: Plan, e: int, c: int, part_bounds: list[int]) -> lis
         load_npy(plan.node_map_file(plan.ntypes.index(dt)), mmap_mode="r"),
         np.asarray(part_bounds[1:], dtype=np.int64),
         np.int32 if part_bounds[-1] <= 1 << 31 else np.int64)
-    digest = save_tensors(piece, {"counts": counts, "src": src, "dst": dst, "pos": pos},
-                          reuse=plan.scratch, durable=False)  # checksummed for reuse
-    return finish_piece([piece], key, counts.tolist(), {piece: digest})
+    if not store.remote:
+        digest = save_tensors(store.path(rels[0]), {"counts": counts, "src": src, "dst": dst,
+                                                    "pos": pos},
+                              reuse=plan.scratch, durable=False)  # checksummed for reuse
+        return cast(list[int], store.finish(rels, key, counts.tolist(), {rels[0]: digest}))
+    cut = np.concatenate([[0], np.cumsum(counts)])
+    digests = {rel: save_tensors(store.path(rel), {
+        "counts": counts, "src": src[cut[q]:cut[q + 1]], "dst": dst[cut[q]:cut[q + 1]],
+        "pos": pos[cut[q]:cut[q + 1]]}, durable=False) for q, rel in enumerate(rels)}
+    return cast(list[int], store.finish(rels, key, counts.tolist(), digests))
 
 
-def _edge_piece_owners(path: Path) -> np.ndarray:
+def _edge_piece_owners(plan: Plan, e: int, c: int) -> np.ndarray:
     """Owning part of every edge of one routed chunk, in chunk order (int64)."""
-    tensors, _ = load_tensors(path)
+    tensors, _, _, _ = plan.edge_part(e, c, 0)
     counts = np.asarray(tensors["counts"])
     owner = np.empty(int(counts.sum()), dtype=np.int64)
-    owner[np.asarray(tensors["pos"])] = np.repeat(np.arange(len(counts)), counts)
+    if not plan.store.remote:  # one file holds every part, grouped by part
+        owner[np.asarray(tensors["pos"])] = np.repeat(np.arange(len(counts)), counts)
+        return owner
+    for q in range(plan.num_parts):  # a file per part
+        tensors, lo, hi, _ = plan.edge_part(e, c, q)
+        owner[np.asarray(tensors["pos"][lo:hi])] = q
     return owner
 
 
@@ -190,7 +314,7 @@ def _owners_of_rows(plan: Plan, kind: str, i: int, lo: int, hi: int) -> np.ndarr
     pieces = []
     for c, (offset, rows) in enumerate(plan.edge_chunks[i]):
         if offset < hi and offset + rows > lo:
-            owner = _edge_piece_owners(plan.edge_piece(i, c))
+            owner = _edge_piece_owners(plan, i, c)
             pieces.append(owner[max(lo - offset, 0):min(hi, offset + rows) - offset])
     return np.concatenate(pieces).astype(np.int64) if pieces else np.zeros(0, np.int64)
 
@@ -199,9 +323,9 @@ def _split_feature_chunk(plan: Plan, kind: str, i: int, f: int, c: int) -> int:
     feats = plan.node_feats if kind == "node" else plan.edge_feats
     type_name = (plan.ntypes if kind == "node" else plan.etypes)[i]
     name, chunks = feats[type_name][f]
-    piece = plan.feat_piece(kind, i, f, c)
+    rels, store = plan.feat_rels(kind, i, f, c), plan.store
     key = f"feat:{kind}:{type_name}:{name}:{c}:{plan.num_parts}"
-    if finished_summary([piece], key) is not None:
+    if store.finished(rels, key) is not None:
         return 0
     offset, rows = chunks[c]
     data = read_data_chunk(plan.meta(), kind, type_name, name, c, offset).data
@@ -219,9 +343,21 @@ def _split_feature_chunk(plan: Plan, kind: str, i: int, f: int, c: int) -> int:
             tensors[f"{p}/values"], tensors[f"{p}/offsets"] = taken.values, taken.offsets
         else:
             tensors[f"{p}"] = np.ascontiguousarray(data[rows_p])
-    digest = save_tensors(piece, tensors, {"ragged": str(isinstance(data, Ragged))},
-                          reuse=plan.scratch, durable=False)  # checksummed for reuse
-    finish_piece([piece], key, 0, {piece: digest})
+    ragged = {"ragged": str(isinstance(data, Ragged))}
+    if not store.remote:
+        digest = save_tensors(store.path(rels[0]), tensors, ragged, reuse=plan.scratch,
+                              durable=False)  # checksummed for reuse
+        store.finish(rels, key, 0, {rels[0]: digest})
+        return 0
+    digests = {rel: save_tensors(store.path(rel), {n: t for n, t in tensors.items()
+                                                   if n.split("/")[0] == str(p)},
+                                 ragged, durable=False) for p, rel in enumerate(rels)}
+    store.finish(rels, key, 0, digests)
+    if kind == "edge":  # the routed edge pieces this task read
+        for c2, (offset2, rows2) in enumerate(plan.edge_chunks[i]):
+            if offset2 < offset + rows and offset2 + rows2 > offset:
+                for rel in plan.edge_rels(i, c2):
+                    store.release(rel)
     return 0
 
 
@@ -238,8 +374,8 @@ def _offsets(counts: list[int]) -> list[tuple[int, int]]:
     return [(int(starts[i]), int(counts[i])) for i in range(len(counts))]
 
 
-def _prepare_assignment(assign_dir: Path, meta: ChunkedMeta, work: Path, num_parts: int | None,
-                        trainers: int = 1) -> int:
+def _prepare_assignment(assign_dir: Path, meta: ChunkedMeta, store: WorkStore,
+                        num_parts: int | None, trainers: int = 1) -> int:
     """Copy the assignment as .npy into the work folder (checked); return num_parts.
 
     With ``trainers > 1`` the assignment holds trainer parts ``0 .. num_parts * trainers -
@@ -255,7 +391,6 @@ def _prepare_assignment(assign_dir: Path, meta: ChunkedMeta, work: Path, num_par
                               f"num_trainers_per_machine={trainers} does not divide (assign "
                               "num_parts * num_trainers_per_machine parts)",
                               field="num_trainers_per_machine", value=trainers)
-    (work / "assign").mkdir(parents=True, exist_ok=True)
     for ntype, arr in parts.items():
         if len(arr) != meta.num_nodes[ntype]:
             raise FormatError(f"{assign_dir}: {ntype}.txt has {len(arr)} lines but the graph "
@@ -267,12 +402,17 @@ def _prepare_assignment(assign_dir: Path, meta: ChunkedMeta, work: Path, num_par
                 raise ValidationError(f"{assign_dir}: node {bad[0]} of type {ntype!r} is in "
                                       f"trainer part {arr[bad[0]]}, outside [0, {total})",
                                       field=ntype)
-            with atomic_path(work / "assign" / f"{ntype}.trainer.npy") as tmp, \
-                    open(tmp, "wb") as handle:
+            rel = f"assign/{ntype}.trainer.npy"
+            with atomic_path(store.path(rel)) as tmp, open(tmp, "wb") as handle:
                 np.save(handle, arr.astype(np.int64), allow_pickle=False)
+            if store.remote:
+                store.finish([rel], "assignment", None, keep_local=True)
             arr = arr // trainers
-        with atomic_path(work / "assign" / f"{ntype}.npy") as tmp, open(tmp, "wb") as handle:
+        rel = f"assign/{ntype}.npy"
+        with atomic_path(store.path(rel)) as tmp, open(tmp, "wb") as handle:
             np.save(handle, arr, allow_pickle=False)
+        if store.remote:  # this process (the driver) reads it again: kept
+            store.finish([rel], "assignment", None, keep_local=True)
     return int(total // trainers)
 
 
@@ -308,7 +448,9 @@ def checked_graph_name(meta: ChunkedMeta, chunked_dir: str | os.PathLike[str],
         return check_path_name(graph_name, field="graph_name")
     if meta.graph_name:
         return check_path_name(meta.graph_name, field="graph_name", path=meta.path)
-    return check_path_name(Path(chunked_dir).resolve().name,
+    folder = (Path(fsys.shown(chunked_dir).split("://", 1)[1]) if fsys.is_remote(chunked_dir)
+              else Path(chunked_dir).resolve())
+    return check_path_name(folder.name,
                            field="graph_name (the chunked folder's name)")
 
 
@@ -328,9 +470,16 @@ def dispatch(chunked_dir: str | os.PathLike[str], assign_dir: str | os.PathLike[
     """Build the partition format from a chunked graph and a partition assignment.
 
     Args:
-        chunked_dir: Folder with DGL's chunked ``metadata.json``.
-        assign_dir: Folder with ``<ntype>.txt`` (or ``.npy``) part IDs.
-        out_dir: Output folder (new, empty, or a previous graphshard output).
+        chunked_dir: Folder with DGL's chunked ``metadata.json``: a path or a URI
+            (``s3://`` ...), whose chunks each task copies to node-local scratch as it
+            reads them.
+        assign_dir: Folder with ``<ntype>.txt`` (or ``.npy``) part IDs (a URI is copied
+            to this process first).
+        out_dir: Output folder (new, empty, or a previous graphshard output); a URI puts
+            the work folder there too (``<out_dir>/.graphshard-work``): every task copies
+            the pieces it reads to node-local scratch and uploads what it writes, each
+            part task uploads its part, and the config comes last (see
+            :mod:`graphshard.pipeline.workstore`), so no two workers share a disk.
         graph_name: Name in the config (default: the chunked metadata's).
         num_parts: Number of parts (default: from ``assignment.json`` or the largest ID).
         num_hops: HALO hops (>= 1).
@@ -351,7 +500,8 @@ def dispatch(chunked_dir: str | os.PathLike[str], assign_dir: str | os.PathLike[
             does (``num_parts`` is then the number of machines).
 
     Running the same command again after a crash reuses every finished, checksum-verified
-    piece and produces identical output.
+    piece and produces identical output (remote pieces: their done-markers and sizes are
+    checked, and each SHA-256 when a task copies the piece).
 
     Raises:
         ValidationError: the graph name or a node type name (from the arguments or the
@@ -368,12 +518,39 @@ def dispatch(chunked_dir: str | os.PathLike[str], assign_dir: str | os.PathLike[
         2
     """
     clock = time.perf_counter()
+    chunked_dir, assign_dir, out_dir = (p if fsys.is_remote(p) else fsys.local_path(p)
+                                        for p in (chunked_dir, assign_dir, out_dir))
     meta = load_chunked_meta(chunked_dir)
     name = checked_graph_name(meta, chunked_dir, graph_name)
-    out = check_out_dir(Path(out_dir))
+    dest = fsys.open_location(out_dir) if fsys.is_remote(out_dir) else None
+    if dest is not None:
+        fsys.check_remote_out_dir(dest)
+        out = scratch_folder(os.environ.get("GRAPHSHARD_SCRATCH"), "config")  # the config
+        store = WorkStore(dest.child(".graphshard-work").uri, new_run_id(dest.uri))
+    else:
+        out = check_out_dir(Path(out_dir))
+        store = WorkStore(str(out / ".graphshard-work"))
+    try:
+        return _dispatch(meta, name, assign_dir, out, dest, store, num_parts=num_parts,
+                         num_hops=num_hops, save_orig_ids=save_orig_ids, use_ray=use_ray,
+                         address=address, memory_budget=memory_budget, node_block=node_block,
+                         keep_work=keep_work, scratch_pool=scratch_pool,
+                         trainers=num_trainers_per_machine, clock=clock)
+    finally:
+        if dest is not None:
+            shutil.rmtree(out, ignore_errors=True)
+
+
+def _dispatch(meta: ChunkedMeta, name: str, assign_dir: str | os.PathLike[str], out: Path,
+              dest: fsys.Location | None, store: WorkStore, *, num_parts: int | None,
+              num_hops: int, save_orig_ids: bool, use_ray: bool, address: str | None,
+              memory_budget: int | None, node_block: int, keep_work: bool,
+              scratch_pool: str | os.PathLike[str] | None, trainers: Any, clock: float
+              ) -> DispatchResult:
+    """:func:`dispatch` once its output is known: a local folder ``out`` (``dest`` None),
+    or the remote folder ``dest`` with ``out`` a local folder for its config."""
     if num_hops < 1:
         raise ValidationError(f"num_hops must be >= 1, got {num_hops}", field="num_hops")
-    trainers = num_trainers_per_machine
     if not isinstance(trainers, (int, np.integer)) or isinstance(trainers, bool) \
             or trainers < 1:
         raise ValidationError(f"num_trainers_per_machine must be an integer >= 1, got "
@@ -385,10 +562,16 @@ def dispatch(chunked_dir: str | os.PathLike[str], assign_dir: str | os.PathLike[
     # (the parts are checked once the part count is known)
     _check_budget([n for et in meta.num_edges for n in (meta.edge_chunks[et] or [])], 0, 1,
                   memory_budget)
-    work = out / ".graphshard-work"
-    warn_if_short_of_space(out, _space_needed(meta, save_orig_ids), "dispatch's output",
-                           "a rerun reuses the pieces already written")
-    k = _prepare_assignment(Path(assign_dir), meta, work, num_parts, int(trainers))
+    if dest is None:
+        warn_if_short_of_space(out, _space_needed(meta, save_orig_ids), "dispatch's output",
+                               "a rerun reuses the pieces already written")
+    else:  # the remote folder never looks complete from now until its config is back
+        dest.child(INCOMPLETE_MARKER).write_bytes(b"")
+        for rel in fsys.remote_configs(dest):
+            dest.child(rel).delete()
+    local_assign = Path(assign_dir) if not fsys.is_remote(assign_dir) else \
+        _local_assignment(str(assign_dir), out / ".assignment")
+    k = _prepare_assignment(local_assign, meta, store, num_parts, int(trainers))
     ntypes = list(meta.num_nodes)
     etypes = [":".join(et) for et in meta.num_edges]
     # in-process, one task at a time: each may use up to memory_budget
@@ -396,8 +579,10 @@ def dispatch(chunked_dir: str | os.PathLike[str], assign_dir: str | os.PathLike[
                              address=address)
     cleanup = None
     try:
-        plan = _make_plan(meta, executor, work, out, ntypes, etypes, k, node_block, num_hops,
-                          _same_file_system(scratch_pool, out), int(trainers))
+        plan = _make_plan(meta, executor, store, out if dest is None else dest.uri, ntypes,
+                          etypes, k, node_block, num_hops,
+                          None if dest else _same_file_system(scratch_pool, out),
+                          int(trainers))
         if plan.scratch is not None:  # one freed file for each routed piece
             ScratchPool(plan.scratch).keep_largest(_num_pieces(plan))
         sizes = [rows for chunks in plan.edge_chunks for _, rows in chunks]
@@ -405,16 +590,23 @@ def dispatch(chunked_dir: str | os.PathLike[str], assign_dir: str | os.PathLike[
         node_ranges, edge_ranges, prefix = _run_id_steps(plan, executor, meta, memory_budget)
         _check_part_budget(edge_ranges, memory_budget)
         _run_feature_steps(plan, executor, memory_budget)
-        remove_previous_configs(out, name)
+        if dest is None:
+            remove_previous_configs(out, name)
         results = _build_parts(plan, executor, node_ranges, edge_ranges, prefix,
                                save_orig_ids, memory_budget)
-        config_path, report = _write_config(
-            out, meta, assign_dir, name, ntypes, etypes, k,
+        written, report = _write_config(
+            out, meta, assign_dir, local_assign, name, ntypes, etypes, k,
             node_ranges, edge_ranges, num_hops, results, clock, int(trainers))
-        mark_complete(out)
+        config_path: Path | str = written
+        if dest is not None:  # the config last, then the marker goes
+            dest.child(written.name).write_bytes(written.read_bytes())
+            dest.child(INCOMPLETE_MARKER).delete()
+            config_path = dest.child(written.name).uri
+        else:
+            mark_complete(out)
         if not keep_work:  # while Ray shuts down
             pool = ThreadPoolExecutor(1)
-            cleanup = pool.submit(remove_work, work)
+            cleanup = pool.submit(store.remove)
             pool.shutdown(wait=False)
     finally:
         executor.close()
@@ -443,7 +635,7 @@ def _space_needed(meta: ChunkedMeta, save_orig_ids: bool) -> int:
 
 
 def _write_config(out: Path, meta: ChunkedMeta, assign_dir: str | os.PathLike[str],
-                  name: str, ntypes: list[str], etypes: list[str], k: int,
+                  local_assign: Path, name: str, ntypes: list[str], etypes: list[str], k: int,
                   node_ranges: np.ndarray, edge_ranges: np.ndarray, num_hops: int,
                   results: list[dict[str, Any]], clock: float, trainers: int = 1
                   ) -> tuple[Path, PartitionReport]:
@@ -451,7 +643,7 @@ def _write_config(out: Path, meta: ChunkedMeta, assign_dir: str | os.PathLike[st
     files: dict[str, Any] = {}
     for res in results:
         files.update(res["files"])
-    method = _method_name(Path(assign_dir))
+    method = _method_name(local_assign)
     sizes = node_ranges[:, :, 1] - node_ranges[:, :, 0]
     report = PartitionReport(
         method=method, num_parts=k, num_nodes=int(sizes.sum()),
@@ -466,9 +658,28 @@ def _write_config(out: Path, meta: ChunkedMeta, assign_dir: str | os.PathLike[st
         name, ntypes, etypes, node_ranges, edge_ranges, num_hops=num_hops,
         parts=[res["rel"] for res in results], files=files, part_method=method, report=report,
         params={"num_hops": num_hops, "num_trainers_per_machine": trainers,
-                "source": str(meta.path), "assignment": str(assign_dir)},
+                "source": fsys.shown(meta.source) if meta.source else str(meta.path),
+                "assignment": fsys.shown(assign_dir)},
         trainers=trainers))
     return cast(Path, config.path), report  # set by write_config
+
+
+def _local_assignment(uri: str, target: Path) -> Path:
+    """A remote assignment folder as a local one.  One that :func:`run_pipeline` wrote
+    (its done-marker records every file's size and SHA-256) is taken from this process's
+    copy when that still matches the marker (the driver that just uploaded it), else
+    downloaded and checked; any other (DGL's layout, uploaded) is copied whole."""
+    store = WorkStore(uri)
+    info = store.read_marker("assignment.json")
+    if info is None or not isinstance(info.get("files"), dict):
+        return fsys.download_folder(fsys.open_location(uri), target)
+    for rel, rec in info["files"].items():
+        copy = store.path(rel)
+        if not (copy.is_file() and copy.stat().st_size == rec.get("bytes")
+                and file_sha256(copy) == rec.get("sha256")):
+            store.release(rel)
+            store.fetch(rel, marker="assignment.json")
+    return store.path("assignment.json").parent
 
 
 def _method_name(assign_dir: Path) -> str:
@@ -487,10 +698,10 @@ def _same_file_system(pool: str | os.PathLike[str] | None, out: Path) -> str | N
         return None
 
 
-def _make_plan(meta: ChunkedMeta, executor, work: Path, out: Path, ntypes: list[str],
-               etypes: list[str], k: int, node_block: int, num_hops: int,
+def _make_plan(meta: ChunkedMeta, executor, store: WorkStore, out: Path | str,
+               ntypes: list[str], etypes: list[str], k: int, node_block: int, num_hops: int,
                scratch: str | None = None, trainers: int = 1) -> Plan:
-    md = str(meta.path)
+    md = meta.source or str(meta.path)  # a remote input: each task reads its metadata.json
     edge_chunks = []
     for et in meta.num_edges:
         counts = meta.edge_chunks[et]
@@ -507,8 +718,9 @@ def _make_plan(meta: ChunkedMeta, executor, work: Path, out: Path, ntypes: list[
         _count_rows, [(md, "edge", ":".join(et), name, c) for c in range(len(spec.files))],
         desc="counting rows"))) for name, spec in meta.edge_data.get(et, {}).items()]
         for et in meta.num_edges}
-    return Plan(md, str(work), str(out), ntypes, etypes, list(meta.num_nodes.values()), k,
-                node_block, num_hops, edge_chunks, node_feats, edge_feats, scratch, trainers)
+    return Plan(md, store.root, str(out), ntypes, etypes, list(meta.num_nodes.values()), k,
+                node_block, num_hops, edge_chunks, node_feats, edge_feats, scratch, trainers,
+                store.run)
 
 
 def check_memory_budget(meta: ChunkedMeta, num_parts: int, budget: int | None) -> None:
@@ -579,9 +791,10 @@ def _run_id_steps(plan: Plan, executor, meta: ChunkedMeta, budget: int | None
         sizes[t] += c
     ends = np.cumsum(sizes.T.reshape(-1)).reshape(k, T)
     node_ranges = np.stack([ends - sizes.T, ends], axis=-1).transpose(1, 0, 2).copy()
-    for t in range(T):
-        _empty_map(plan.node_map_file(t), plan.num_nodes[t])
-    _empty_map(plan.new2orig_file(), int(sizes.sum()))
+    if not plan.store.remote:  # every block task writes its rows of these files
+        for t in range(T):
+            _empty_map(plan.node_map_file(t), plan.num_nodes[t])
+        _empty_map(plan.new2orig_file(), int(sizes.sum()))
     type_offsets = np.concatenate([[0], np.cumsum(plan.num_nodes)])
     map_tasks = []
     for t in range(T):

@@ -269,11 +269,20 @@ class RayTaskExecutor(Executor):
                 bar.update()
         out = ray.get(refs)
         _log_step(desc, len(refs), clock)
-        # where the tasks ran: one INFO line (graphshard -v shows it)
-        where = Counter((node, ip) for _, node, ip in out)
+        # where the tasks ran, and what they moved through the file layer (URIs): one
+        # INFO line (graphshard -v shows it)
+        where = Counter((node, ip) for _, node, ip, _ in out)
+        moved: dict[tuple[str, str], list[int]] = {}
+        for _, node, ip, (read, written) in out:
+            acc = moved.setdefault((node, ip), [0, 0])
+            acc[0] += read
+            acc[1] += written
         log.info("%s: tasks ran on %s", desc, ", ".join(
-            f"node {node[:12]} ({ip}) x{n}" for (node, ip), n in sorted(where.items())))
-        return [r for r, _, _ in out]
+            f"node {node[:12]} ({ip}) x{n}" + (
+                f" [file layer: read {moved[(node, ip)][0]} B, wrote {moved[(node, ip)][1]} B]"
+                if any(moved[(node, ip)]) else "")
+            for (node, ip), n in sorted(where.items())))
+        return [r for r, _, _, _ in out]
 
     def close(self) -> None:
         """Stop the local Ray if this executor started it."""
@@ -282,16 +291,23 @@ class RayTaskExecutor(Executor):
             self._started = False
 
 
-def _in_worker(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, str, str]:
+def _in_worker(fn: Callable[..., Any], *args: Any, **kwargs: Any
+               ) -> tuple[Any, str, str, tuple[int, int]]:
     """``fn(*args, **kwargs)`` in a Ray worker process, which keeps the memory it frees
     for its next tasks (:func:`~graphshard.pipeline.malloc.keep_heap`; see
     benchmarks/TUNING.md, "keep_heap in Ray workers"), with the Ray node ID and IP it ran
-    on."""
+    on and the bytes it read and wrote through remote URIs
+    (:func:`graphshard._util.fsys.traffic`)."""
     import ray
 
+    from .._util.fsys import traffic
+
     keep_heap()
+    before = traffic()
     out = fn(*args, **kwargs)
-    return out, ray.get_runtime_context().get_node_id(), ray.util.get_node_ip_address()
+    after = traffic()
+    return (out, ray.get_runtime_context().get_node_id(), ray.util.get_node_ip_address(),
+            (after.read - before.read, after.written - before.written))
 
 
 class RayActorExecutor(Executor):

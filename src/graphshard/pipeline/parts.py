@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from .._util import fsys
 from .._util.files import load_npy
-from .._util.tensorfile import load_tensors
 from ..errors import FormatError
 from ..partition.files import write_part
 from ..partition.local_graphs import LocalGraph, assemble_local_graph
@@ -50,10 +50,7 @@ def _inner_edges(plan: Plan, q: int, edge_ranges: np.ndarray, prefix: np.ndarray
     for e, chunks in enumerate(plan.edge_chunks):
         types[at:at + sizes[e]] = e
         for c, (offset, _) in enumerate(chunks):
-            path = plan.edge_piece(e, c)
-            piece, _ = load_tensors(path)
-            cut = np.concatenate([[0], np.cumsum(piece["counts"])])
-            lo, hi = int(cut[q]), int(cut[q + 1])
+            piece, lo, hi, path = plan.edge_part(e, c, q)
             if hi - lo != prefix[e, c + 1, q] - prefix[e, c, q]:
                 raise FormatError(f"{path}: holds {hi - lo} edges of part {q}, the routing "
                                   f"step counted {prefix[e, c + 1, q] - prefix[e, c, q]}",
@@ -73,7 +70,7 @@ def _features(plan: Plan, kind: str, p: int) -> dict[str, Any]:
         for f, (name, chunks) in enumerate(feats.get(type_name, [])):
             pieces: list[Ragged | np.ndarray] = []
             for c in range(len(chunks)):
-                tensors, meta = load_tensors(plan.feat_piece(kind, i, f, c))
+                tensors, meta = plan.feat_part(kind, i, f, c, p)
                 if meta.get("ragged") == "True":
                     pieces.append(Ragged(tensors[f"{p}/values"], tensors[f"{p}/offsets"]))
                 else:
@@ -93,15 +90,53 @@ def _concat(pieces: list[Any]) -> Any:
 
 def build_part(plan: Plan, p: int, node_ranges: np.ndarray, edge_ranges: np.ndarray,
                prefix: np.ndarray, save_orig_ids: bool) -> dict[str, Any]:
-    """Write part ``p``'s files (skipped when a verified earlier run already did)."""
-    out = Path(plan.out)
+    """Write part ``p``'s files (skipped when a verified earlier run already did).
+
+    With a remote output (a URI), the part is built in this task's node-local scratch,
+    uploaded by this task (each file's size checked), and its done-marker written to the
+    remote work folder last; the routed pieces it copied are dropped when it ends."""
+    remote = fsys.is_remote(plan.out)
+    out = Path(plan.out) if not remote else plan.store.path(f"out/part{p}/x").parents[1]
     rel_names = ["graph", "node_feats", "edge_feats"] + (["orig_ids"] if save_orig_ids else [])
     files = [out / f"part{p}" / f"{n}.safetensors" for n in rel_names]
     key = json.dumps([p, node_ranges.tolist(), edge_ranges.tolist(), plan.num_hops,
                       save_orig_ids, plan.trainers])
-    done = finished_summary(files, key)
+    done = _finished_remote_part(plan, p, key) if remote else finished_summary(files, key)
     if done is not None:
-        return done
+        return cast(dict[str, Any], done)
+    try:
+        summary = _build_part(plan, p, out, node_ranges, edge_ranges, prefix, save_orig_ids)
+    finally:
+        plan.release_pieces()
+    if not remote:
+        return cast(dict[str, Any], finish_piece(
+            files, key, summary, {out / path: rec["sha256"]
+                                  for path, rec in summary["files"].items()}))
+    dest = fsys.open_location(plan.out)
+    for path in summary["files"]:
+        dest.child(path).upload(out / path)
+        (out / path).unlink()
+    plan.store.write_marker(f"parts/part{p}", {"key": key, "summary": summary})
+    return summary
+
+
+def _finished_remote_part(plan: Plan, p: int, key: str) -> Any | None:
+    """The summary of part ``p`` from an earlier run of a remote output, when its marker
+    has ``key`` and every file it records is there with its size (else None)."""
+    info = plan.store.read_marker(f"parts/part{p}")
+    if info is None or info.get("key") != key:
+        return None
+    dest = fsys.open_location(plan.out)
+    for path, rec in info["summary"]["files"].items():
+        if dest.child(path).size() != rec["bytes"]:
+            return None
+    return info["summary"]
+
+
+def _build_part(plan: Plan, p: int, out: Path, node_ranges: np.ndarray,
+                edge_ranges: np.ndarray, prefix: np.ndarray, save_orig_ids: bool
+                ) -> dict[str, Any]:
+    """Build part ``p`` and write its files under ``out``; its summary."""
     part_bounds = np.concatenate([[0], node_ranges[-1, :, 1]])
     src, dst, orig, etypes = _inner_edges(plan, p, edge_ranges, prefix)
     lo, hi = int(part_bounds[p]), int(part_bounds[p + 1])
@@ -135,10 +170,8 @@ def build_part(plan: Plan, p: int, node_ranges: np.ndarray, edge_ranges: np.ndar
         node_orig=np.asarray(new2orig[local.nodes]), node_type=node_type.astype(np.int32),
         edge_orig=edge_orig, edge_type=edge_type.astype(np.int32), node_feats=node_feats,
         edge_feats=_features(plan, "edge", p), orig_ids=orig_ids)
-    summary = {"rel": rel, "files": records, "halo": local.num_halo_nodes,
-               "halo1": local.halo_per_hop[0] if local.halo_per_hop else 0, "cut": cut}
-    return finish_piece(files, key, summary,
-                        {out / path: rec["sha256"] for path, rec in records.items()})
+    return {"rel": rel, "files": records, "halo": local.num_halo_nodes,
+            "halo1": local.halo_per_hop[0] if local.halo_per_hop else 0, "cut": cut}
 
 
 def _hop1_local_graph(p: int, lo: int, hi: int, num_nodes: int, first_edge: int, src: IdArray,

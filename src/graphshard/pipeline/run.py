@@ -3,7 +3,14 @@ Ray session (one start and one stop instead of two of each).  A finished assignm
 recorded like a dispatch piece (:mod:`graphshard.pipeline.pieces`), so a rerun after a
 crash, or with other dispatch options, reuses it instead of computing it again.  The
 assignment's scratch files are handed to the dispatch, which writes its big files over
-them (:mod:`graphshard._util.scratch`)."""
+them (:mod:`graphshard._util.scratch`).
+
+The chunked input and the output may be URIs (``s3://``, ``gs://``, ``hdfs://``): tasks
+read the chunks from the input URI, the assignment is written in this process's
+node-local cache and uploaded to ``OUT/assignment`` (with its done-marker, for a rerun),
+and :func:`dispatch` keeps its work folder and writes its parts in the output URI, config
+last; no folder is shared between the nodes of the run, but ``lp``'s ``work_dir`` (its
+shard actors exchange files there)."""
 
 from __future__ import annotations
 
@@ -13,19 +20,19 @@ import os
 import shutil
 import threading
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .._util import fsys
-from .._util.files import file_sha256
+from .._util.files import INCOMPLETE_MARKER, file_sha256
 from .._util.scratch import make_work_dir, scratch_folder
 from ..errors import ValidationError
 from ..partition.build import claim_out_dir
 from .assign import AssignResult, assign, check_assign_args
 from .dispatch import DispatchResult, check_memory_budget, checked_graph_name, dispatch
 from .executor import ray_session
-from .pieces import finish_piece, finished_summary
+from .workstore import WorkStore
 
 __all__ = ["PipelineResult", "run_pipeline"]
 
@@ -62,11 +69,13 @@ def run_pipeline(chunked_dir: str | os.PathLike[str], num_parts: int,
     pieces.
 
     Args:
-        chunked_dir: The chunked graph (DGL's chunked format).
+        chunked_dir: The chunked graph (DGL's chunked format): a path or a URI.
         num_parts: Number of parts.
-        out_dir: Folder of the partitions.
+        out_dir: Folder of the partitions: a path or a URI (then no node-shared folder
+            is used; see the module's text).
         method: A name of :data:`~graphshard.pipeline.ASSIGN_METHODS`.
-        assign_dir: Folder of the assignment (default: ``out_dir/assignment``).
+        assign_dir: Folder of the assignment (default: ``out_dir/assignment``); a local
+            folder (a URI output's default assignment is uploaded there).
         use_ray: Run both steps on Ray (a local Ray unless ``address`` names a cluster).
         address: Ray cluster to join (implies ``use_ray``).
         assign_options: More keyword arguments of :func:`assign` (``seed``,
@@ -87,18 +96,27 @@ def run_pipeline(chunked_dir: str | os.PathLike[str], num_parts: int,
         >>> r.assignment.part_sizes, r.partitions.report.edge_cut
         ([2, 2], 4)
     """
-    if fsys.is_remote(chunked_dir) or fsys.is_remote(out_dir):
-        return _run_staged(chunked_dir, num_parts, out_dir, method=method, assign_dir=assign_dir,
-                           use_ray=use_ray, address=address, assign_options=assign_options,
-                           dispatch_options=dispatch_options,
-                           num_trainers_per_machine=num_trainers_per_machine)
     clock = time.perf_counter()
+    chunked_dir, out_dir = (p if fsys.is_remote(p) else fsys.local_path(p)
+                            for p in (chunked_dir, out_dir))  # file:// URIs are local
     dispatch_options = dict(dispatch_options or {})
     trainers = dispatch_options.pop("num_trainers_per_machine", num_trainers_per_machine)
     if not isinstance(trainers, int) or isinstance(trainers, bool) or trainers < 1:
         raise ValidationError(f"num_trainers_per_machine must be an integer >= 1, got "
                               f"{trainers!r}", field="num_trainers_per_machine", value=trainers)
-    where = Path(out_dir) / "assignment" if assign_dir is None else Path(assign_dir)
+    if assign_dir is not None and fsys.is_remote(assign_dir):
+        raise ValidationError(f"{fsys.shown(assign_dir)}: an assignment folder must be "
+                              "local (with a URI output the default, OUT/assignment, is "
+                              "uploaded there)", field="assign_dir", value=fsys.shown(assign_dir))
+    dest = fsys.open_location(out_dir) if fsys.is_remote(out_dir) else None
+    if dest is not None:
+        fsys.check_remote_out_dir(dest)  # before anything is read or written
+    # the assignment's record: beside it, or in OUT/assignment of a remote output (then
+    # written in this process's node-local copy of that folder and uploaded)
+    store = WorkStore(dest.child("assignment").uri if dest is not None and assign_dir is None
+                      else str(Path(out_dir) / "assignment" if assign_dir is None
+                               else assign_dir))
+    where = store.path("assignment.json").parent if store.remote else Path(store.root)
     # the method cuts trainer parts: num_parts * trainers of them
     meta = check_assign_args(chunked_dir, num_parts * trainers, method, where)
     checked_graph_name(meta, chunked_dir, dispatch_options.get("graph_name"))
@@ -106,25 +124,30 @@ def run_pipeline(chunked_dir: str | os.PathLike[str], num_parts: int,
     work_dir = (assign_options or {}).get("work_dir")
     if work_dir is not None:
         make_work_dir(work_dir)
-    out = claim_out_dir(Path(out_dir))
+    if dest is None:
+        claim_out_dir(Path(out_dir))
+    else:  # never complete-looking until dispatch puts the config back
+        dest.child(INCOMPLETE_MARKER).write_bytes(b"")
     use_ray = use_ray or bool(address)
     options = dict(assign_options or {})
-    files = [where / "assignment.json", *(where / f"{t}.{ext}" for t in meta.num_nodes
-                                          for ext in ("npy", "txt"))]  # marker: the first
+    names = ["assignment.json", *(f"{t}.{ext}" for t in meta.num_nodes
+                                  for ext in ("npy", "txt"))]  # marker: the first
     key = _assignment_key(meta.path, num_parts * trainers, method, options)
     scratch = scratch_folder(work_dir)
     removal = threading.Thread(target=shutil.rmtree, args=(scratch,),
                                kwargs={"ignore_errors": True})
     try:
         with ray_session():
-            assigned = _finished_assignment(files, key, where, method, num_parts * trainers)
+            assigned = _finished_assignment(store, names, key, where, method,
+                                            num_parts * trainers)
             if assigned is None:
                 assigned = assign(chunked_dir, num_parts * trainers, where, method=method,
                                   use_ray=use_ray, address=address, scratch_pool=scratch,
                                   **options)
-                finish_piece(files, key, assigned.part_sizes)
-            parts = dispatch(chunked_dir, where, out, num_parts=num_parts, use_ray=use_ray,
-                             address=address, scratch_pool=scratch,
+                store.finish(names, key, assigned.part_sizes, keep_local=True)
+            source = where if not store.remote else store.root
+            parts = dispatch(chunked_dir, source, out_dir, num_parts=num_parts,
+                             use_ray=use_ray, address=address, scratch_pool=scratch,
                              num_trainers_per_machine=trainers, **dispatch_options)
             removal.start()  # while Ray stops
     finally:
@@ -133,39 +156,6 @@ def run_pipeline(chunked_dir: str | os.PathLike[str], num_parts: int,
         else:
             shutil.rmtree(scratch, ignore_errors=True)
     return PipelineResult(assigned, parts, round(time.perf_counter() - clock, 3))
-
-
-def _run_staged(chunked_dir: str | os.PathLike[str], num_parts: int,
-                out_dir: str | os.PathLike[str], **kw: Any) -> PipelineResult:
-    """:func:`run_pipeline` with a URI input or output: a remote chunked folder is copied
-    to node-local staging first, the run writes into staging, and a remote output is
-    uploaded after it (config last, :func:`graphshard._util.fsys.publish_folder`).  The
-    staging folder is on this node: Ray workers of the run must see it (one node, or a
-    shared scratch folder named by ``$GRAPHSHARD_SCRATCH``)."""
-    if kw.get("assign_dir") is not None and fsys.is_remote(kw["assign_dir"]):
-        raise ValidationError(f"{fsys.shown(kw['assign_dir'])}: an assignment folder must be "
-                              "local (the default, OUT/assignment, is uploaded with the parts)",
-                              field="assign_dir", value=fsys.shown(kw["assign_dir"]))
-    dest = fsys.open_location(out_dir) if fsys.is_remote(out_dir) else None
-    if dest is not None:
-        fsys.check_remote_out_dir(dest)  # before the input is copied or anything written
-    staging = scratch_folder(os.environ.get("GRAPHSHARD_SCRATCH"), "stage")
-    try:
-        source: str | os.PathLike[str] = chunked_dir
-        if fsys.is_remote(chunked_dir):
-            source = fsys.download_folder(fsys.open_location(chunked_dir), staging / "input")
-            log.info("copied the chunked graph %s to %s", fsys.shown(chunked_dir), source)
-        local_out = staging / "out" if dest is not None else fsys.local_path(out_dir)
-        result = run_pipeline(source, num_parts, local_out, **kw)
-        if dest is None:
-            return result
-        name = Path(result.partitions.config_path).name
-        fsys.publish_folder(local_out, dest, [name])
-        log.info("uploaded the parts to %s", dest)
-        parts = replace(result.partitions, config_path=dest.child(name).uri)
-        return replace(result, partitions=parts)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
 
 
 def _assignment_key(metadata: Path, num_parts: int, method: str,
@@ -178,11 +168,17 @@ def _assignment_key(metadata: Path, num_parts: int, method: str,
                       default=str)
 
 
-def _finished_assignment(files: list[Path], key: str, where: Path, method: str,
-                         num_parts: int) -> AssignResult | None:
-    sizes = finished_summary(files, key)
+def _finished_assignment(store: WorkStore, names: list[str], key: str, where: Path,
+                         method: str, num_parts: int) -> AssignResult | None:
+    """The assignment of an earlier run with ``key`` whose files match their record (a
+    remote one is copied to ``where``, each file checked against its SHA-256); else
+    None."""
+    sizes = store.finished(names, key)
     if sizes is None:
         return None
+    for rel in names if store.remote else []:  # fresh copies, checked on the way
+        store.release(rel)
+        store.fetch(rel, marker=names[0])
     log.info("reusing the assignment in %s (its files match the checksums recorded when "
-             "it finished)", where)
+             "it finished)", fsys.shown(store.root))
     return AssignResult(where, method, num_parts, sizes, 0.0)
