@@ -8,6 +8,8 @@ moto is not installed.
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 import pytest
 from click.testing import CliRunner
@@ -177,14 +179,38 @@ def _upload(folder, uri: str) -> None:
 
 
 @pytest.mark.parametrize("method", ["hash", "lp"])
-def test_pipeline_from_s3_input_to_s3_output(cora, s3_dir, tmp_path, method):
+def test_pipeline_from_s3_input_to_s3_output(cora, s3_dir, tmp_path, method, monkeypatch):
     """Chunks read from S3 one at a time, the work folder and the parts in S3: the same
-    bytes as a local run (so the same SHA-256s in the config), no work left behind."""
+    bytes as a local run (so the same SHA-256s in the config), no work left behind.  lp
+    (several shards, coarse levels) exchanges its shard files through
+    OUT/.graphshard-work, not a local folder, and assigns as a local run does."""
     chunked = tmp_path / "chunked"
     gs.io.write_chunked(cora, chunked, 3, graph_name="cora")
     _upload(chunked, f"{s3_dir}/chunked")
-    res = gs.pipeline.run_pipeline(f"{s3_dir}/chunked", 2, f"{s3_dir}/parts", method=method)
-    ref = gs.pipeline.run_pipeline(chunked, 2, tmp_path / "parts", method=method)
+    options = {"seed": 1, "max_task_entries": 2000, "coarse_entries": 2000} \
+        if method == "lp" else {}
+    uploads: list[str] = []
+    real_upload = fsys.Location.upload
+
+    def upload(loc, source):
+        uploads.append(loc.uri)
+        return real_upload(loc, source)
+
+    monkeypatch.setattr(fsys.Location, "upload", upload)
+    res = gs.pipeline.run_pipeline(f"{s3_dir}/chunked", 2, f"{s3_dir}/parts", method=method,
+                                   assign_options=options)
+    ref = gs.pipeline.run_pipeline(chunked, 2, tmp_path / "parts", method=method,
+                                   assign_options=options)
+    lp_files = {u.split("/.graphshard-work/", 1)[1].split("/", 1)[1] for u in uploads
+                if "/.graphshard-work/lp-" in u}
+    if method == "lp":  # every level's pieces and shards
+        for name in ("level0/piece2_off.npy", "level0/piece2_keys1", "level0/shard1_indptr",
+                     "level1/piece1_w0", "level1/shard0_weights"):
+            assert any(f.startswith(name) for f in lp_files), sorted(lp_files)
+        assert (tmp_path / "parts/assignment/_N.npy").read_bytes() == fsys.open_location(
+            f"{s3_dir}/parts/assignment/_N.npy").read_bytes()  # the local run's assignment
+    else:
+        assert not lp_files
     assert res.partitions.config_path == f"{s3_dir}/parts/cora.json"
     got = read_config(res.partitions.config_path)
     assert got.files == read_config(ref.partitions.config_path).files  # the same bytes
@@ -211,6 +237,25 @@ def test_pipeline_from_s3_input_to_s3_output(cora, s3_dir, tmp_path, method):
                                       "--out", f"{s3_dir}/d", "--engine", "local"])
     assert result.exit_code == 0, result.output
     assert read_config(f"{s3_dir}/d/cora.json").files == got.files
+
+
+def test_lp_with_remote_work_folder_equals_local(cora, s3_dir, tmp_path, caplog):
+    """lp_assign with a URI work folder (thinned coarse levels included: their files get
+    a new name, never rewritten in place): the parts of a local run, and the work folder
+    removed at the end."""
+    from graphshard.io.chunked import load_chunked_meta
+    from graphshard.pipeline.lp import lp_assign
+
+    gs.io.write_chunked(cora, tmp_path / "chunked", 3)
+    meta = load_chunked_meta(tmp_path / "chunked")
+    options = {"seed": 2, "max_task_entries": 3000, "coarse_nodes": 200, "thin_degree": 3,
+               "num_workers": 2}
+    caplog.set_level(logging.INFO, logger="graphshard.pipeline.lp.thin")
+    got = lp_assign(meta, 3, work_dir=f"{s3_dir}/work", **options)["_N"]
+    assert "lp: thinned" in caplog.text
+    ref = lp_assign(meta, 3, work_dir=tmp_path / "work", **options)["_N"]
+    assert np.array_equal(got, ref) and np.bincount(got).min() > 0
+    assert fsys.open_location(f"{s3_dir}/work").files() == []
 
 
 def test_pipeline_to_s3_heterogeneous_with_edge_features_and_two_hops(s3_dir, tmp_path):

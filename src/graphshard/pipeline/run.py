@@ -9,8 +9,9 @@ The chunked input and the output may be URIs (``s3://``, ``gs://``, ``hdfs://``)
 read the chunks from the input URI, the assignment is written in this process's
 node-local cache and uploaded to ``OUT/assignment`` (with its done-marker, for a rerun),
 and :func:`dispatch` keeps its work folder and writes its parts in the output URI, config
-last; no folder is shared between the nodes of the run, but ``lp``'s ``work_dir`` (its
-shard actors exchange files there)."""
+last; ``lp``'s shard tasks exchange their files through ``OUT/.graphshard-work/lp-<run>``
+(unless ``work_dir`` names another folder): no folder is shared between the nodes of the
+run."""
 
 from __future__ import annotations
 
@@ -121,7 +122,12 @@ def run_pipeline(chunked_dir: str | os.PathLike[str], num_parts: int,
     meta = check_assign_args(chunked_dir, num_parts * trainers, method, where)
     checked_graph_name(meta, chunked_dir, dispatch_options.get("graph_name"))
     check_memory_budget(meta, num_parts, dispatch_options.get("memory_budget"))
-    work_dir = (assign_options or {}).get("work_dir")
+    options = dict(assign_options or {})
+    if dest is not None and method == "lp" and options.get("work_dir") is None:
+        options["work_dir"] = dest.child(".graphshard-work").uri  # no shared folder
+    work_dir = options.get("work_dir")
+    if work_dir is not None and fsys.is_remote(work_dir):
+        work_dir = None  # lp's shard files go there; the local scratch: the system's
     if work_dir is not None:
         make_work_dir(work_dir)
     if dest is None:
@@ -129,7 +135,6 @@ def run_pipeline(chunked_dir: str | os.PathLike[str], num_parts: int,
     else:  # never complete-looking until dispatch puts the config back
         dest.child(INCOMPLETE_MARKER).write_bytes(b"")
     use_ray = use_ray or bool(address)
-    options = dict(assign_options or {})
     names = ["assignment.json", *(f"{t}.{ext}" for t in meta.num_nodes
                                   for ext in ("npy", "txt"))]  # marker: the first
     key = _assignment_key(meta.path, num_parts * trainers, method, options)

@@ -82,6 +82,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._util import fsys
 from ..._util.files import warn_if_short_of_space
 from ..._util.optional import is_installed
 from ..._util.scratch import ScratchPool, make_work_dir, scratch_folder
@@ -93,6 +94,7 @@ from ...partition.balance import unmet_balance, weight_sums
 from ...partition.methods import METHODS, MethodOptions, run_method
 from ...typing import IdArray
 from ..executor import Executor, make_executor, sharing_files
+from ..workstore import WorkStore, new_run_id
 from .clustering import cluster_cap, coarsen, entry_elasticity, label_dtype, node_target
 from .levels import contract_level, level0_degrees, level0_from_chunks, type_offsets
 from .params import LpParams
@@ -180,9 +182,11 @@ def lp_assign(meta: ChunkedMeta, num_parts: int, params: LpParams | None = None,
     """
     _check(meta, num_parts, num_workers)
     params = LpParams.with_options(params, options)
-    if work_dir is not None:
+    remote = work_dir is not None and fsys.is_remote(work_dir)
+    if work_dir is not None and not remote:
         make_work_dir(work_dir)
-    warn_if_short_of_space(work_dir or tempfile.gettempdir(),
+    local_dir = None if remote else work_dir
+    warn_if_short_of_space(local_dir or tempfile.gettempdir(),
                            params.scratch_bytes_per_edge * sum(meta.num_edges.values()),
                            "lp's scratch", "choose another disk with work_dir / --work-dir")
     t0 = time.perf_counter()
@@ -190,12 +194,19 @@ def lp_assign(meta: ChunkedMeta, num_parts: int, params: LpParams | None = None,
         degrees = first_pass.submit(level0_degrees, meta)
         ex = make_executor(num_workers=num_workers, use_ray=use_ray, address=address,
                            actors=True, warm=warm_up)
-    tmp = scratch_folder(work_dir, "lp")  # also removes those of killed runs
+    tmp = scratch_folder(local_dir, "lp")  # also removes those of killed runs
+    # a remote work folder: shard files go through it (this run's own subfolder, removed
+    # at the end), shared arrays through Ray's object store; no folder is shared
+    store = WorkStore(f"{str(work_dir).rstrip('/')}/lp-{new_run_id(meta.path)}") \
+        if remote else None
     try:
-        pool = ScratchPool(tmp / "free" if scratch_pool is None else scratch_pool)
-        with sharing_files(ex, tmp / "shared"):
-            levels = [level0_from_chunks(meta, tmp / "level0", params.max_task_entries, ex,
-                                         edge_weighted=params.balance_edges, pool=pool,
+        pool = None if store is not None else \
+            ScratchPool(tmp / "free" if scratch_pool is None else scratch_pool)
+        base: Path | str = tmp if store is None else store.root
+        with sharing_files(ex, tmp / "shared") if store is None \
+                else contextlib.nullcontext(ex):
+            levels = [level0_from_chunks(meta, f"{base}/level0", params.max_task_entries,
+                                         ex, edge_weighted=params.balance_edges, pool=pool,
                                          degrees=degrees.result())]
             del degrees
             n = levels[0].num_nodes
@@ -204,7 +215,7 @@ def lp_assign(meta: ChunkedMeta, num_parts: int, params: LpParams | None = None,
                 parts = np.zeros(n, dtype=np.int64)
             else:
                 threads = params.initial_threads or num_workers
-                parts = _multilevel(levels, ex, num_parts, params, tmp, pool, threads)
+                parts = _multilevel(levels, ex, num_parts, params, base, pool, threads)
     finally:  # the work directory goes while Ray shuts down
         if scratch_pool is not None:  # its files, but the small ones, go to the next step
             ex.close()
@@ -215,6 +226,8 @@ def lp_assign(meta: ChunkedMeta, num_parts: int, params: LpParams | None = None,
         cleanup.start()
         ex.close()
         release_scratch()  # tasks that ran on this thread (one worker) kept their scratch
+        if store is not None:
+            store.remove()
         cleanup.join()
     logger.info("lp: %d nodes into %d parts in %.1fs", n, num_parts, time.perf_counter() - t0)
     off = type_offsets(meta)
@@ -281,7 +294,7 @@ def initial_partition(adj: Adjacency, k: int, methods: Sequence[str], options: M
 
 
 def _multilevel(levels: list[ShardedGraph], ex: Executor, k: int, params: LpParams,
-                tmp: Path, pool: ScratchPool, threads: int | None) -> IdArray:
+                base: Path | str, pool: ScratchPool | None, threads: int | None) -> IdArray:
     """Coarsen ``levels[0]``, partition the coarsest level (``threads``: of a single
     initial method), then project and refine back up; the parts of level 0."""
     imbalance, seed, coarse_nodes = params.imbalance, params.seed, params.coarse_nodes
@@ -314,7 +327,7 @@ def _multilevel(levels: list[ShardedGraph], ex: Executor, k: int, params: LpPara
         if nc > params.stall * g.num_nodes:
             logger.info("lp: coarsening stalled at %d nodes", g.num_nodes)
             break
-        coarse = contract_level(g, clusters, nc, tmp / f"level{len(levels)}",
+        coarse = contract_level(g, clusters, nc, f"{base}/level{len(levels)}",
                                 params.max_task_entries, ex, pool)
         contracted = coarse.num_entries
         levels.append(thin_level(coarse, ex, params.thin_degree,

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..._util import fsys
 from ..._util.scratch import ScratchPool
 from ...io.chunked import ChunkedMeta, iter_edge_chunks
 from ...partition.balance import weight_sums
@@ -69,15 +70,17 @@ def _homogeneous_chunks(meta: ChunkedMeta
 
 
 def _build_shards(pieces: list[str], bounds: IdArray, num_nodes: int, node_w: IdArray,
-                  directory: Path, ex: Executor, pool: ScratchPool | None,
+                  directory: Path | str, ex: Executor, pool: ScratchPool | None,
                   unit_weights: bool = False) -> ShardedGraph:
     calls = [(pieces, b, int(bounds[b]), int(bounds[b + 1]), num_nodes,
-              str(directory / f"shard{b}"), unit_weights, _folder(pool))
+              f"{directory}/shard{b}", unit_weights, _folder(pool))
              for b in range(len(bounds) - 1)]
     degrees = ex.map(build_shard, calls)
     merged = [f"{p}_{part}.npy" for p in pieces
               for part in (("keys", "off") if unit_weights else ("keys", "w", "off"))]
-    if pool is None:  # pieces are merged: free their disk space
+    if fsys.is_remote(directory):  # lp's remote work folder is removed whole at the end
+        pass
+    elif pool is None:  # pieces are merged: free their disk space
         for path in merged:
             os.remove(path)
     else:  # ... or keep it for the next level's files to be written over
@@ -114,7 +117,13 @@ def _folder(pool: ScratchPool | None) -> str | None:
     return None if pool is None else str(pool.folder)
 
 
-def level0_from_chunks(meta: ChunkedMeta, directory: Path, budget: int,
+def _mkdir(directory: Path | str) -> None:
+    """Create a local level folder (a remote one needs none: its files are uploaded)."""
+    if not fsys.is_remote(directory):
+        Path(directory).mkdir(parents=True, exist_ok=True)
+
+
+def level0_from_chunks(meta: ChunkedMeta, directory: Path | str, budget: int,
                        ex: Executor, *, edge_weighted: bool = False,
                        pool: ScratchPool | None = None,
                        degrees: Level0Degrees | None = None) -> ShardedGraph:
@@ -129,11 +138,11 @@ def level0_from_chunks(meta: ChunkedMeta, directory: Path, budget: int,
     (the edges its owner stores).  The merged pieces go to ``pool`` if given (for later
     files to be written over; :mod:`graphshard._util.scratch`), else are deleted.
     """
-    directory.mkdir(parents=True, exist_ok=True)
+    _mkdir(directory)
     n = sum(meta.num_nodes.values())
     first = degrees if degrees is not None else level0_degrees(meta)
     off = type_offsets(meta)
-    calls = [(str(directory / f"piece{i}"), meta, et, index, offset, off[et[0]], off[et[2]],
+    calls = [(f"{directory}/piece{i}", meta, et, index, offset, off[et[0]], off[et[2]],
               n) for i, (et, index, offset) in enumerate(first.chunks)]
     bounds = shard_bounds(first.degrees, budget)
     ex.map(chunk_piece, [(*c, bounds, _folder(pool)) for c in calls])
@@ -147,15 +156,15 @@ def level0_from_chunks(meta: ChunkedMeta, directory: Path, budget: int,
 
 
 def contract_level(level: ShardedGraph, clusters: IdArray, num_coarse: int,
-                   directory: Path, budget: int, ex: Executor,
+                   directory: Path | str, budget: int, ex: Executor,
                    pool: ScratchPool | None = None) -> ShardedGraph:
     """Contract every cluster of ``level`` (``clusters``: fine node -> coarse ID) into a
     node weighing its members; coarse edge weights sum the fine ones between clusters
     (pieces released or deleted as by :func:`level0_from_chunks`)."""
-    directory.mkdir(parents=True, exist_ok=True)
+    _mkdir(directory)
     bound = np.bincount(clusters, weights=level.degrees, minlength=num_coarse)
     bounds = shard_bounds(bound.astype(np.int64), budget)
-    pieces = [str(directory / f"piece{b}") for b in range(level.num_shards)]
+    pieces = [f"{directory}/piece{b}" for b in range(level.num_shards)]
     ex.map(contract_piece, [(*level.shard(b), pieces[b], num_coarse, bounds)
                             for b in range(level.num_shards)],
            shared={"clusters": clusters, "pool": _folder(pool)})

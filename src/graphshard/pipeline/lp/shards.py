@@ -21,6 +21,13 @@ No comparison sort of the edges.
 No task ever holds more than one chunk or one shard of edges; the driver holds per-node
 arrays only.  The functions here are pure (paths and arrays in, small results out), so
 they run unchanged in a loop, on threads or as Ray tasks.
+
+A level's folder is a local path (every worker sees it: one node or a shared file
+system), or, when lp's work folder is a URI, ``<work URI>/<level>``: a task then writes
+its files in its node-local cache and uploads them with a done-marker (size and SHA-256
+of each file, written last), and a task reading them fetches a checked copy once per
+process (:class:`~graphshard.pipeline.workstore.WorkStore`).  No folder is shared
+between nodes; a local folder is read and written in place, as before.
 """
 
 from __future__ import annotations
@@ -32,12 +39,14 @@ from typing import Any, cast
 
 import numpy as np
 
+from ..._util import fsys
 from ..._util.files import load_npy
 from ..._util.scratch import save_npy
 from ...io.chunked import ChunkedMeta, read_edge_chunk
 from ...partition.adjacency import Adjacency
 from ...partition.balance import needed_moves, rebalance_candidates
 from ...typing import EdgeType, IdArray
+from ..workstore import WorkStore
 from .kernels.levels import (
     bucket_entries,
     contract_entries,
@@ -49,17 +58,22 @@ from .kernels.levels import (
 from .kernels.sweep import TABLE_ROW, favourite_labels, lp_sweep, shard_cut
 
 __all__ = [
+    "SHARD_FILES",
     "ShardedGraph",
     "build_shard",
     "chunk_piece",
     "contract_piece",
     "cut_task",
+    "drop",
     "favourite_task",
+    "fetched",
     "gather",
     "heavy_entries_task",
     "histogram_task",
     "load_shard",
+    "local_prefix",
     "narrow",
+    "publish",
     "rebalance_task",
     "release_scratch",
     "shard_bounds",
@@ -73,7 +87,7 @@ class ShardedGraph:
     """One level of the hierarchy.
 
     Attributes:
-        directory: Folder of the shard files.
+        directory: Folder of the shard files: a local path, or ``<work URI>/<level>``.
         bounds: int64 ``num_shards + 1`` node boundaries.
         node_weights: ``(num_nodes, C)`` weights of every node, one column per balance
             constraint (nodes; in-edges with ``balance_edges``); int32 when the column
@@ -81,7 +95,7 @@ class ShardedGraph:
         degrees: stored entries of every node (int32 or int64 alike).
     """
 
-    directory: Path
+    directory: Path | str
     bounds: IdArray
     node_weights: IdArray
     degrees: IdArray
@@ -103,11 +117,62 @@ class ShardedGraph:
 
     def shard(self, b: int) -> tuple[str, int]:
         """``(path prefix, first row)`` of shard ``b``: the arguments of the shard tasks."""
-        return str(self.directory / f"shard{b}"), int(self.bounds[b])
+        return f"{self.directory}/shard{b}", int(self.bounds[b])
 
     def __repr__(self) -> str:
         return (f"ShardedGraph(num_nodes={self.num_nodes}, num_entries={self.num_entries}, "
                 f"num_shards={self.num_shards})")
+
+
+def _store(prefix: str) -> tuple[WorkStore, str]:
+    """The remote work folder of ``<work URI>/<level>/<name>`` and ``<level>/<name>``."""
+    root, level, name = prefix.rsplit("/", 2)
+    return WorkStore(root), f"{level}/{name}"
+
+
+def local_prefix(prefix: str) -> str:
+    """Where a task writes the files of ``prefix``: the prefix itself when local, else
+    its place in this process's node-local cache of the remote work folder.
+
+    Example:
+        >>> local_prefix("/tmp/lp/level0/shard1")
+        '/tmp/lp/level0/shard1'
+    """
+    if not fsys.is_remote(prefix):
+        return prefix
+    store, rel = _store(prefix)
+    return str(store.path(rel))
+
+
+def publish(prefix: str, names: tuple[str, ...]) -> None:
+    """Files ``<prefix>_<name>.npy`` written at :func:`local_prefix` are finished: a
+    remote work folder gets them, then their done-marker (on the first name); local:
+    nothing to do (the files are in place)."""
+    if fsys.is_remote(prefix):
+        store, rel = _store(prefix)
+        store.finish([f"{rel}_{n}.npy" for n in names], "lp", None)
+
+
+def fetched(prefix: str, name: str, first: str) -> str:
+    """A local path of the finished file ``<prefix>_<name>.npy`` (``first``: the name its
+    done-marker goes with): the file itself when local, else this process's checked copy.
+
+    Example:
+        >>> fetched("/tmp/lp/level0/piece2", "off", "keys")
+        '/tmp/lp/level0/piece2_off.npy'
+    """
+    if not fsys.is_remote(prefix):
+        return f"{prefix}_{name}.npy"
+    store, rel = _store(prefix)
+    return str(store.fetch(f"{rel}_{name}.npy", marker=f"{rel}_{first}.npy"))
+
+
+def drop(prefix: str, name: str) -> None:
+    """Drop this process's copy of ``<prefix>_<name>.npy`` (remote only: a local file
+    stays where it is)."""
+    if fsys.is_remote(prefix):
+        store, rel = _store(prefix)
+        store.release(f"{rel}_{name}.npy")
 
 
 def shard_bounds(sizes: IdArray, budget: int) -> IdArray:
@@ -143,11 +208,29 @@ def write_piece(prefix: str, u: IdArray, v: IdArray, w: IdArray | None, num_node
         np.ascontiguousarray(u, dtype=np.int64), np.ascontiguousarray(v, dtype=np.int64),
         np.zeros(0, np.int64) if w is None else np.ascontiguousarray(w, dtype=np.int64),
         np.int64(num_nodes), np.ascontiguousarray(bounds, dtype=np.int64))
-    save_npy(prefix + "_keys.npy", keys, pool)
-    if w is not None:
-        save_npy(prefix + "_w.npy", weights, pool)
-    save_npy(prefix + "_off.npy", off, pool)
+    _save_piece(prefix, keys, None if w is None else weights, off, pool)
     return len(keys)
+
+
+def _save_piece(prefix: str, keys: IdArray, weights: IdArray | None, off: IdArray,
+                pool: str | None) -> None:
+    """Write a piece: ``_keys``, ``_w`` (unless None) and ``_off`` files in a local folder;
+    in a remote one, ``_off`` and a ``_keys<b>`` (``_w<b>``) file per shard ``b`` with
+    entries, so that a shard task copies its own slices only, marker on ``_off``."""
+    local = local_prefix(prefix)
+    columns = [("keys", keys)] + ([] if weights is None else [("w", weights)])
+    if not fsys.is_remote(prefix):
+        for name, arr in columns:
+            save_npy(f"{local}_{name}.npy", arr, pool)
+        save_npy(local + "_off.npy", off, pool)
+        return
+    save_npy(local + "_off.npy", off)
+    names = ["off"]
+    for b in np.flatnonzero(np.diff(off)).tolist():
+        for name, arr in columns:
+            save_npy(f"{local}_{name}{b}.npy", arr[off[b]:off[b + 1]])
+            names.append(f"{name}{b}")
+    publish(prefix, tuple(names))
 
 
 def chunk_piece(prefix: str, meta: ChunkedMeta, etype: EdgeType, index: int, offset: int,
@@ -167,7 +250,7 @@ def chunk_piece(prefix: str, meta: ChunkedMeta, etype: EdgeType, index: int, off
 
 def load_shard(prefix: str) -> tuple[IdArray, IdArray, IdArray]:
     """``(indptr, indices, weights)`` of one shard, memory-mapped."""
-    return tuple(load_npy(f"{prefix}_{n}.npy", mmap_mode="r")
+    return tuple(load_npy(fetched(prefix, n, "indptr"), mmap_mode="r")
                  for n in ("indptr", "indices", "weights"))
 
 
@@ -184,9 +267,7 @@ def contract_piece(shard_prefix: str, lo: int, piece_prefix: str, num_coarse: in
                                     np.int64(num_coarse),
                                     np.ascontiguousarray(coarse_bounds, dtype=np.int64))
     del indptr, indices, weights
-    save_npy(piece_prefix + "_keys.npy", keys, pool)
-    save_npy(piece_prefix + "_w.npy", w, pool)
-    save_npy(piece_prefix + "_off.npy", off, pool)
+    _save_piece(piece_prefix, keys, w, off, pool)
     return len(keys)
 
 
@@ -202,12 +283,18 @@ def build_shard(piece_prefixes: list[str], b: int, lo: int, hi: int, num_nodes: 
     (ratings are sums, ties break by keyed hashes, :func:`gather` sorts the rows).
     """
     keys, wts = [], []
+    remote = fsys.is_remote(out_prefix)
+    columns = ("keys",) if unit_weights else ("keys", "w")
     for p in piece_prefixes:
-        off = load_npy(p + "_off.npy")
-        if off[b + 1] > off[b]:
-            keys.append(load_npy(p + "_keys.npy", mmap_mode="r")[off[b]:off[b + 1]])
-            if not unit_weights:
-                wts.append(load_npy(p + "_w.npy", mmap_mode="r")[off[b]:off[b + 1]])
+        off = load_npy(fetched(p, "off", "off"))
+        if off[b + 1] <= off[b]:
+            continue
+        for name, out in zip(columns, (keys, wts), strict=False):
+            if remote:  # this shard's own slice, copied once and dropped
+                out.append(load_npy(fetched(p, f"{name}{b}", "off")))
+                drop(p, f"{name}{b}")
+            else:
+                out.append(load_npy(fetched(p, name, "off"), mmap_mode="r")[off[b]:off[b + 1]])
     k = np.concatenate(keys) if keys else np.zeros(0, np.int64)
     w = np.zeros(0, np.int64) if unit_weights else \
         (np.concatenate(wts) if wts else np.zeros(0, np.int64))
@@ -220,11 +307,17 @@ def build_shard(piece_prefixes: list[str], b: int, lo: int, hi: int, num_nodes: 
                                out_c, out_w)
     del k, w
     weights = cast(IdArray, out_w[:count])
-    save_npy(out_prefix + "_indptr.npy", indptr, pool)
-    save_npy(out_prefix + "_indices.npy", out_c[:count], pool)
-    save_npy(out_prefix + "_weights.npy",
+    local = local_prefix(out_prefix)
+    save_npy(local + "_indptr.npy", indptr, pool)
+    save_npy(local + "_indices.npy", out_c[:count], pool)
+    save_npy(local + "_weights.npy",
              narrow(weights, int(weights.max()) if len(weights) else 0), pool)
+    publish(out_prefix, SHARD_FILES)
     return np.diff(indptr)
+
+
+#: the files of a shard, ``<prefix>_<name>.npy`` (the first names its done-marker)
+SHARD_FILES = ("indptr", "indices", "weights")
 
 
 _INT32_MAX = int(np.iinfo(np.int32).max)

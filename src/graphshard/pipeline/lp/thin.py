@@ -15,26 +15,39 @@ import logging
 
 import numpy as np
 
+from ..._util import fsys
 from ..._util.scratch import save_npy
 from ...typing import IdArray
 from ..executor import Executor
 from .kernels.thin import thin_entries
-from .shards import ShardedGraph, histogram_task, load_shard
+from .shards import (
+    SHARD_FILES,
+    ShardedGraph,
+    histogram_task,
+    load_shard,
+    local_prefix,
+    publish,
+)
 
 __all__ = ["thin_level", "thin_task", "thin_weight"]
 
 logger = logging.getLogger(__name__)
 
-def thin_task(prefix: str, lo: int, *, tau: int, seed: int) -> IdArray:
-    """Thin one shard in place (:func:`thin_entries`), writing over its files' pages;
-    returns its new degrees."""
+def thin_task(prefix: str, lo: int, *, tau: int, seed: int, out: str | None = None
+              ) -> IdArray:
+    """Thin one shard (:func:`thin_entries`) in place, writing over its files' pages, or
+    into folder ``out`` (a remote work folder's files are never rewritten: other
+    processes may hold copies); returns its new degrees."""
     indptr, indices, weights = (np.asarray(a) for a in load_shard(prefix))
     tau = min(tau, int(np.iinfo(weights.dtype).max))  # a weight the shard's type holds
     ptr, idx, w = thin_entries(indptr, indices, weights, np.int64(lo),
                                weights.dtype.type(tau), np.uint64(seed))
     del indptr, indices, weights
-    for name, arr in (("indptr", ptr), ("indices", idx), ("weights", w)):
-        save_npy(f"{prefix}_{name}.npy", arr)
+    target = prefix if out is None else f"{out}/{prefix.rsplit('/', 1)[-1]}"
+    local = local_prefix(target)
+    for name, arr in zip(SHARD_FILES, (ptr, idx, w), strict=True):
+        save_npy(f"{local}_{name}.npy", arr)
+    publish(target, SHARD_FILES)
     return np.diff(ptr)
 
 
@@ -76,8 +89,10 @@ def thin_level(level: ShardedGraph, ex: Executor, max_degree: float, seed: int
     tau = thin_weight(hist, target)
     if tau <= 1:
         return level
-    degrees = np.concatenate(ex.map(thin_task, shards, shared={"tau": tau, "seed": seed}))
-    thinned = ShardedGraph(level.directory, level.bounds, level.node_weights,
+    out = f"{level.directory}t" if fsys.is_remote(level.directory) else None
+    degrees = np.concatenate(ex.map(thin_task, shards,
+                                    shared={"tau": tau, "seed": seed, "out": out}))
+    thinned = ShardedGraph(out or level.directory, level.bounds, level.node_weights,
                            degrees.astype(level.degrees.dtype))
     logger.info("lp: thinned %d entries to %d (weights below %d kept by chance)",
                 level.num_entries, thinned.num_entries, tau)
