@@ -282,7 +282,8 @@ def build_shard(piece_prefixes: list[str], b: int, lo: int, hi: int, num_nodes: 
     depends on how the input was chunked; nothing downstream depends on that order
     (ratings are sums, ties break by keyed hashes, :func:`gather` sorts the rows).
     """
-    keys, wts = [], []
+    keys: list[np.ndarray] = []
+    wts: list[np.ndarray] = []
     remote = fsys.is_remote(out_prefix)
     columns = ("keys",) if unit_weights else ("keys", "w")
     for p in piece_prefixes:
