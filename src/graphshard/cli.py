@@ -415,10 +415,12 @@ def _assign_options(fn: Any) -> Any:
         click.option("--coarse-entries", type=click.IntRange(min=1), metavar="N",
                      help="lp: largest coarsest graph (entries) partitioned in memory on "
                           "one worker (default 4194304)."),
-        click.option("--work-dir", type=click.Path(path_type=Path),
+        click.option("--work-dir", type=str,
                      help="lp: parent folder of the temporary shard files, created when "
-                          "missing (default: the system's temp folder; with Ray on several "
-                          "machines, a shared folder)."),
+                          "missing, or an s3://, gs:// or hdfs:// URI (default: the "
+                          "system's temp folder; pipeline with a URI --out: "
+                          "OUT/.graphshard-work; with Ray on several machines, a URI or "
+                          "a shared folder)."),
         click.option("--balance-edges/--no-balance-edges", default=None,
                      help="lp: balance the in-edges per part as well as the nodes (a second "
                           "constraint; the default): parts of a skewed graph then store "

@@ -155,7 +155,8 @@ def assign(chunked_dir: str | os.PathLike[str], num_parts: int,
         max_task_entries: ``lp``: edge entries per shard task, the per-task memory knob
             (16 bytes an entry).
         coarse_entries: ``lp``: largest coarsest graph (entries) partitioned on one worker.
-        work_dir: ``lp``: parent folder of its temporary shard files.
+        work_dir: ``lp``: parent folder of its temporary shard files (a path, or a URI
+            that every node reaches).
         address: ``lp``: Ray cluster to join (implies ``use_ray``).
         balance_edges: ``lp``: balance the in-edges per part as well as the nodes
             (None: lp's default, on); False: the node counts only.

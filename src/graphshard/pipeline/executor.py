@@ -318,9 +318,10 @@ class RayActorExecutor(Executor):
     at once and run ``warm`` (e.g. :func:`graphshard.pipeline.lp.warm_up`, which loads
     the numba kernels) while the driver streams its first pass; each holds
     ``min(1, CPUs / num_workers)`` CPUs until :meth:`close`, so on a cluster they spread
-    over the nodes like tasks would, and the shard files must be visible to every node (a
-    shared ``work_dir``).  Shared arrays go to the object store once per map (not at all
-    when unchanged since the last map); calls are fed to the actors lazily, at most two
+    over the nodes like tasks would, and the shard files must be reachable from every node
+    (a shared local ``work_dir``, or a URI one: :mod:`graphshard.pipeline.lp.shards`).
+    Shared arrays go to the object store once per map (not at all when unchanged since
+    the last map); calls are fed to the actors lazily, at most two
     queued per actor, so a stream of edge chunks never sits in the object store at once.
 
     Args:

@@ -58,8 +58,10 @@ they fit); the driver holds per-node arrays, the moves of one round (sweep and r
 tasks return moves, not a value per row), and, at step 3, the coarsest graph.  On Ray the
 per-node arrays reach the actors as ``.npy`` files in the work directory, which they
 memory-map (:func:`~graphshard.pipeline.executor.sharing_files`), so the driver's memory
-holds no object-store copies of them.  Merged pieces are not deleted but kept in a
-scratch pool, and the next level's files are written over them in place
+holds no object-store copies of them; with a URI ``work_dir`` they go through the object
+store instead, and the shard files through the URI (no folder shared between nodes).
+Merged pieces are not deleted but kept in a scratch pool (local work directories), and
+the next level's files are written over them in place
 (:mod:`graphshard._util.scratch`): fresh page-cache pages are what writing costs most on a
 VM.  The result depends on ``seed`` and on the shard
 layout (``max_task_entries``), never on how the input is chunked, on ``num_workers``, or on
@@ -150,10 +152,13 @@ def lp_assign(meta: ChunkedMeta, num_parts: int, params: LpParams | None = None,
         num_workers: Concurrent tasks (threads in-process, default all cores; Ray actors,
             default all CPUs of the cluster).  The result does not depend on it.
         use_ray: Run shard tasks on Ray actors (``ray.init()`` unless Ray is running);
-            the work directory must then be visible to every Ray worker.
+            a local work directory must then be visible to every Ray worker.
         address: Ray cluster to join (implies ``use_ray``), e.g. ``"auto"``.
         work_dir: Parent folder of the temporary shard files (default: the system's;
-            created when missing).
+            created when missing), or a URI (``s3://``, ``gs://``, ``hdfs://``): then
+            the shard files go through ``<work_dir>/lp-<run>`` (removed at the end) and
+            the per-node arrays through Ray's object store, so that no folder is shared
+            between nodes (:mod:`~graphshard.pipeline.lp.shards`).
         scratch_pool: A :class:`~graphshard._util.scratch.ScratchPool` folder on the file
             system of ``work_dir``: freed scratch files are kept there for later ones to
             be written over, and at the end every scratch file is left there for the
