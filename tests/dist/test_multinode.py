@@ -289,6 +289,32 @@ def test_pipeline_from_s3_to_s3_on_three_nodes_shares_no_folder(nodes, cora, s3_
     assert written < 3 * small + (64 << 10), (written, small)  # measured: 53 KB, small 31 KB
 
 
+def test_lp_pipeline_from_s3_to_s3_on_three_nodes(nodes, cora, s3_dir, s3_uri, tmp_path):
+    """lp on the 3-node cluster with input and output in S3: its shard actors exchange
+    their files through OUT/.graphshard-work (removed at the end) and get the driver's
+    arrays through the object store; the assignment and the parts are a local run's."""
+    from graphshard._util import fsys
+    from graphshard.partition.config import read_config
+    from graphshard.pipeline import run_pipeline
+
+    chunked = tmp_path / "chunked"
+    gs.io.write_chunked(cora, chunked, 3, graph_name="cora")
+    src, out = s3_uri(f"{s3_dir}/chunked"), s3_uri(f"{s3_dir}/parts")
+    for file in sorted(chunked.rglob("*")):
+        if file.is_file():
+            fsys.open_location(src).child(file.relative_to(chunked).as_posix()).upload(file)
+    run = {"method": "lp", "assign_options": {"seed": 1, "max_task_entries": 2000,
+                                              "coarse_entries": 2000}}
+    res = run_pipeline(src, 3, out, use_ray=True, **run)
+    ref = run_pipeline(chunked, 3, tmp_path / "local", **run)
+    files = fsys.open_location(out).files()
+    assert not [f for f in files if f.startswith(".graphshard-work/")], files
+    assert fsys.open_location(out).child("assignment/_N.npy").read_bytes() == \
+        (tmp_path / "local/assignment/_N.npy").read_bytes()
+    assert read_config(res.partitions.config_path).files == \
+        read_config(ref.partitions.config_path).files
+
+
 def test_losing_a_node_moves_its_servers_or_fails_clearly(nodes, cora3, cora,
                                                           tmp_path_factory):
     lost = next(i for i, n in enumerate(nodes.workers) if n != nodes.driver)

@@ -202,15 +202,16 @@ def lp_assign(meta: ChunkedMeta, num_parts: int, params: LpParams | None = None,
     tmp = scratch_folder(local_dir, "lp")  # also removes those of killed runs
     # a remote work folder: shard files go through it (this run's own subfolder, removed
     # at the end), shared arrays through Ray's object store; no folder is shared
-    store = WorkStore(f"{str(work_dir).rstrip('/')}/lp-{new_run_id(meta.path)}") \
-        if remote else None
+    store = WorkStore(fsys.open_location(str(work_dir)).child(
+        f"lp-{new_run_id(meta.path)}").uri) if remote else None
     try:
         pool = None if store is not None else \
             ScratchPool(tmp / "free" if scratch_pool is None else scratch_pool)
-        base: Path | str = tmp if store is None else store.root
+        # level folders: <tmp>/levelN, or <work URI>#levelN (the URI may end in a query)
+        base = f"{tmp}/" if store is None else f"{store.root}#"
         with sharing_files(ex, tmp / "shared") if store is None \
                 else contextlib.nullcontext(ex):
-            levels = [level0_from_chunks(meta, f"{base}/level0", params.max_task_entries,
+            levels = [level0_from_chunks(meta, f"{base}level0", params.max_task_entries,
                                          ex, edge_weighted=params.balance_edges, pool=pool,
                                          degrees=degrees.result())]
             del degrees
@@ -299,7 +300,7 @@ def initial_partition(adj: Adjacency, k: int, methods: Sequence[str], options: M
 
 
 def _multilevel(levels: list[ShardedGraph], ex: Executor, k: int, params: LpParams,
-                base: Path | str, pool: ScratchPool | None, threads: int | None) -> IdArray:
+                base: str, pool: ScratchPool | None, threads: int | None) -> IdArray:
     """Coarsen ``levels[0]``, partition the coarsest level (``threads``: of a single
     initial method), then project and refine back up; the parts of level 0."""
     imbalance, seed, coarse_nodes = params.imbalance, params.seed, params.coarse_nodes
@@ -332,7 +333,7 @@ def _multilevel(levels: list[ShardedGraph], ex: Executor, k: int, params: LpPara
         if nc > params.stall * g.num_nodes:
             logger.info("lp: coarsening stalled at %d nodes", g.num_nodes)
             break
-        coarse = contract_level(g, clusters, nc, f"{base}/level{len(levels)}",
+        coarse = contract_level(g, clusters, nc, f"{base}level{len(levels)}",
                                 params.max_task_entries, ex, pool)
         contracted = coarse.num_entries
         levels.append(thin_level(coarse, ex, params.thin_degree,

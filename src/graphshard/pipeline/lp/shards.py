@@ -23,7 +23,7 @@ arrays only.  The functions here are pure (paths and arrays in, small results ou
 they run unchanged in a loop, on threads or as Ray tasks.
 
 A level's folder is a local path (every worker sees it: one node or a shared file
-system), or, when lp's work folder is a URI, ``<work URI>/<level>``: a task then writes
+system), or, when lp's work folder is a URI, ``<work URI>#<level>``: a task then writes
 its files in its node-local cache and uploads them with a done-marker (size and SHA-256
 of each file, written last), and a task reading them fetches a checked copy once per
 process (:class:`~graphshard.pipeline.workstore.WorkStore`).  No folder is shared
@@ -87,7 +87,7 @@ class ShardedGraph:
     """One level of the hierarchy.
 
     Attributes:
-        directory: Folder of the shard files: a local path, or ``<work URI>/<level>``.
+        directory: Folder of the shard files: a local path, or ``<work URI>#<level>``.
         bounds: int64 ``num_shards + 1`` node boundaries.
         node_weights: ``(num_nodes, C)`` weights of every node, one column per balance
             constraint (nodes; in-edges with ``balance_edges``); int32 when the column
@@ -125,9 +125,10 @@ class ShardedGraph:
 
 
 def _store(prefix: str) -> tuple[WorkStore, str]:
-    """The remote work folder of ``<work URI>/<level>/<name>`` and ``<level>/<name>``."""
-    root, level, name = prefix.rsplit("/", 2)
-    return WorkStore(root), f"{level}/{name}"
+    """The remote work folder of ``<work URI>#<level>/<name>`` and ``<level>/<name>``
+    (``#`` separates them: the URI may end in a query string)."""
+    root, rel = prefix.rsplit("#", 1)
+    return WorkStore(root), rel
 
 
 def local_prefix(prefix: str) -> str:
