@@ -22,6 +22,11 @@ The generated graph's edge cut is printed for the assignment methods too (from t
 With ``--graph`` one line per graph gives the same figures, and the edge cut of the
 assignment beside in-memory METIS's and random's (every cut counted over the file's edges,
 both directions of an undirected graph).
+
+``--compare`` does the same for the generated R-MAT: after the run it loads the chunks in
+memory and prints the assignment's cut beside in-memory METIS's with the pipeline's
+constraints (nodes and in-edges, or nodes only with ``--no-balance-edges`` in
+``--assign-args``) and random's, with each one's node and edge balance.
 """
 
 from __future__ import annotations
@@ -128,6 +133,40 @@ def in_memory_cuts(g, parts: np.ndarray, k: int, seed: int) -> dict[str, int]:
     return cuts
 
 
+def compare_rmat(graph: Path, assign_dir: Path, k: int, balance_edges: bool, seed: int
+                 ) -> None:
+    """Print the pipeline's cut and balance beside in-memory METIS's with the same
+    constraints and random's, on the chunked R-MAT in ``graph``."""
+    from graphshard.partition.adjacency import symmetric_adjacency
+    from graphshard.partition.assignment import read_assignment
+    from graphshard.partition.constraints import balance_weights
+    from graphshard.partition.methods import MethodOptions, run_method
+
+    meta = json.loads((graph / "metadata.json").read_text())
+    edges = np.concatenate([np.load(graph / f) for f in meta["edges"]["_N:_E:_N"]["data"]])
+    src, dst, n = edges[:, 0], edges[:, 1], int(meta["num_nodes_per_type"][0])
+    del edges
+    indeg = np.bincount(dst, minlength=n)
+    adj = symmetric_adjacency(src, dst, n).with_vertex_weights(
+        balance_weights(n, indeg, balance_edges=balance_edges))
+    t = time.perf_counter()
+    metis = run_method(adj, k, "metis", MethodOptions(seed=seed))
+    metis_s = time.perf_counter() - t
+    rows = {"pipeline": read_assignment(assign_dir, ["_N"])["_N"], "metis (in memory)": metis,
+            "random": run_method(adj, k, "random", MethodOptions(seed=seed))}
+    what = "nodes and in-edges" if balance_edges else "nodes"
+    print(f"in-memory comparison, every method balancing {what} (METIS {metis_s:.0f} s):")
+    print(f"{'assignment':20}{'cut':>13}{'cut %':>8}{'/ random':>9}{'/ metis':>8}"
+          f"{'node bal':>9}{'edge bal':>9}")
+    cut = {name: int((p[src] != p[dst]).sum()) for name, p in rows.items()}
+    for name, p in rows.items():
+        nbal = np.bincount(p, minlength=k).max() * k / n
+        ebal = np.bincount(p, weights=indeg, minlength=k).max() * k / max(1, len(dst))
+        print(f"{name:20}{cut[name]:>13,}{cut[name] / len(dst):>8.2%}"
+              f"{cut[name] / cut['random']:>9.3f}{cut[name] / cut['metis (in memory)']:>8.3f}"
+              f"{nbal:>9.3f}{ebal:>9.3f}")
+
+
 def run_pipeline(graph: Path, a: argparse.Namespace, tag: str) -> dict:
     """``graphshard pipeline`` on ``graph`` (with ``--two-commands``: ``graphshard assign``,
     then ``graphshard dispatch``), measured.  Returns the wall ``seconds`` and peaks of the
@@ -201,6 +240,9 @@ def main() -> None:
     ap.add_argument("--budget", default="1.5G")
     ap.add_argument("--dir", type=Path, default=Path("/tmp/graphshard-pipeline-bench"))
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--compare", action="store_true",
+                    help="after the run, the cut beside in-memory METIS's (same balance "
+                         "constraints) and random's on the generated R-MAT (in memory)")
     ap.add_argument("--graph", type=Path, nargs="+",
                     help="real graph files instead of the generated R-MAT (METIS .graph or "
                          "an edge list), e.g. ../shared/data/walshaw/graphs/*.graph")
@@ -230,6 +272,9 @@ def main() -> None:
           f"edge cut {report['edge_cut']:,} ({report['cut_ratio']:.2%}), "
           f"node balance {report['node_balance']:.3f}, edge balance "
           f"{report['edge_balance']:.3f}, loadavg {psutil.getloadavg()[0]:.2f}")
+    if a.compare:
+        compare_rmat(graph, run["assign_dir"], a.parts,
+                     "--no-balance-edges" not in a.assign_args.split(), a.seed)
 
 
 if __name__ == "__main__":
