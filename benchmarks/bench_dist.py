@@ -21,6 +21,14 @@ Distributed paths:
            K/2 batches merged into one call per server (two groups take turns)
   cached   the loader on a DistGraph that keeps the features of the top --cache-fraction
            remote nodes by out-degree (dg.cache_node_features), built before the timings
+  inproc   the loader on a DistGraph that reads every part in this process
+           (colocate=all): the same distributed code (per-part indexes, merging, reindex,
+           scatter of the rows) without Ray, so "loader" minus "inproc" is the transport
+
+Transport alone: an actor holding a buffer returns, per batch and remote server, as many
+bytes as that server's share of the batch's input-node features (no gather, no sampling);
+its CPU (this process, the actor, raylet and GCS) is what Ray costs to move the feature
+rows alone, beside the local engine's whole batch.
 """
 
 from __future__ import annotations
@@ -54,6 +62,34 @@ def _cpu_seconds(pids: list[int]) -> float:
         t = psutil.Process(pid).cpu_times()
         total += t.user + t.system
     return total
+
+
+def _transport_cpu_ms(ray, batch_bytes: list[list[int]], pids: list[int]) -> float:
+    """CPU ms per batch (this process, a probe actor, ``pids``) for returning
+    ``batch_bytes[b][s]`` bytes from the actor, one call per (batch, server) pair, all calls
+    of a batch in flight together."""
+
+    @ray.remote(num_cpus=0)
+    class Probe:
+        def __init__(self) -> None:
+            self.buf = np.ones(max(max(b) for b in batch_bytes) // 4 + 1, np.float32)
+
+        def pid(self) -> int:
+            return os.getpid()
+
+        def rows(self, nbytes: int) -> np.ndarray:
+            return self.buf[: nbytes // 4]
+
+    probe = Probe.remote()
+    probe_pids = [ray.get(probe.pid.remote()), *pids]
+    for sizes in batch_bytes[:2]:  # warm-up
+        ray.get([probe.rows.remote(n) for n in sizes])
+    c = _cpu_seconds(probe_pids)
+    for sizes in batch_bytes:
+        ray.get([probe.rows.remote(n) for n in sizes])
+    ms = (_cpu_seconds(probe_pids) - c) / len(batch_bytes) * 1e3
+    ray.kill(probe)
+    return ms
 
 
 def _prepare(args: argparse.Namespace) -> str:
@@ -138,7 +174,8 @@ def main() -> None:
         return gs.dist.BlockLoader(g, batches[lo:hi], fanouts, features="feat",
                                    prefetch=args.prefetch, seed=lo)
 
-    engines = ["local", "generic", "fused", "loader"]
+    engines = ["local", "generic", "fused", "loader", "inproc"]
+    dgi = gs.dist.DistGraph(cfg, colocate=list(range(args.parts)), timeout=120.0)
     if args.cache_fraction > 0:
         engines.append("cached")
         dgc = gs.dist.DistGraph(cfg, colocate=[0], timeout=120.0)
@@ -151,7 +188,7 @@ def main() -> None:
         for db, dx in (generic_step(b), fused_step(b)):
             if not (_blocks_equal(lb, db) and np.array_equal(lx, dx)):
                 raise SystemExit("distributed and local results differ: no ratio quoted")
-    for g in [dg, dgc] if "cached" in engines else [dg]:
+    for g in [dg, dgi, dgc] if "cached" in engines else [dg, dgi]:
         for b, out in enumerate(loader(0, 2, g)):
             lb, lx = local_step(b)
             if not (_blocks_equal(lb, out.blocks) and np.array_equal(lx, out.features["_N"])):
@@ -178,8 +215,9 @@ def main() -> None:
                     fused_step(b)
                     fused_lat.append(time.perf_counter() - s)
                 fused_req += latencies
-            elif name in ("loader", "cached"):
-                for _ in loader(2, n + 2, dg if name == "loader" else dgc):
+            elif name in ("loader", "cached", "inproc"):
+                g = {"loader": dg, "inproc": dgi}.get(name) or dgc
+                for _ in loader(2, n + 2, g):
                     pass
             else:  # feature fetch alone, for the bandwidth figure
                 for b in todo:
@@ -190,6 +228,15 @@ def main() -> None:
                 continue
             times.setdefault(name, []).append(time.perf_counter() - t)
             cpu.setdefault(name, []).append(_cpu_seconds([] if name == "local" else pids) - c)
+    owner = dg.owners
+    remote = [p for p in range(args.parts) if p not in dg.router.local]
+    row_bytes = feat.shape[1] * feat.itemsize
+    batch_bytes = []
+    for b in todo:
+        own = np.bincount(owner(local_step(b)[0].input_nodes["_N"], "_N"),
+                          minlength=args.parts)
+        batch_bytes.append([int(own[p]) * row_bytes for p in remote])
+    transport_ms = _transport_cpu_ms(ray, batch_bytes * args.reps, pids)
     med = {k: float(np.median(v)) for k, v in times.items()}
     cpu_ms = {k: float(np.median(v)) / n * 1e3 for k, v in cpu.items()}
     lat, req = np.array(fused_lat) * 1e3, np.array(fused_req) * 1e3
@@ -199,7 +246,8 @@ def main() -> None:
     label = {"local": "local engine (whole graph)", "generic": "dist generic store path",
              "fused": "dist fused, 1 batch at a time",
              "loader": f"dist loader, {args.prefetch} in flight",
-             "cached": f"dist loader + {args.cache_fraction:g} feature cache"}
+             "cached": f"dist loader + {args.cache_fraction:g} feature cache",
+             "inproc": "dist loader, every part in-process"}
     print(f"{'':36} {'batches/s':>10} {'ms/batch':>9} {'vs local':>9} {'CPU ms/batch':>13}"
           "  (CPU: this process, servers, raylet, GCS)")
     for k in engines:
@@ -211,10 +259,20 @@ def main() -> None:
           f"{np.percentile(req, 99):.1f}  (one round: submit -> all servers answered)")
     print(f"feature fetch alone                  {fetched / fetch_s / 1e6:.0f} MB/s, "
           f"{fetched / (n * args.reps) / 1e6:.1f} MB per batch")
-    best = min(med[k] for k in engines if k not in ("local", "generic"))
+    remote_mb = float(np.mean([sum(b) for b in batch_bytes])) / 1e6
+    print(f"Ray transport alone of the remote rows ({remote_mb:.1f} MB a batch in "
+          f"{len(remote)} calls): {transport_ms:.1f} CPU ms/batch = "
+          f"{transport_ms / cpu_ms['local']:.2f}x the local engine's whole batch")
+    best = min(med[k] for k in engines if k not in ("local", "generic", "inproc"))
     ratio = med["local"] / best
     print(f"target: dist >= 0.5x local: {ratio:.2f}x ({'met' if ratio >= 0.5 else 'NOT met'})")
+    cpu_x = cpu_ms["loader"] / cpu_ms["local"]
+    print(f"target: loader CPU per batch <= 1.5x local: {cpu_x:.2f}x "
+          f"({'met' if cpu_x <= 1.5 else 'NOT met'}); every part in-process: "
+          f"{cpu_ms['inproc'] / cpu_ms['local']:.2f}x CPU, "
+          f"{med['local'] / med['inproc']:.2f}x throughput")
     dg.close()
+    dgi.close()
     if "cached" in engines:
         dgc.close()
     ray.shutdown()
