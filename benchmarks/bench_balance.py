@@ -25,11 +25,10 @@ from __future__ import annotations
 import argparse
 import logging
 import time
-from pathlib import Path
 
 import numpy as np
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+from _shared import shared_file
 
 
 def load(name: str, by_type: bool):
@@ -40,11 +39,11 @@ def load(name: str, by_type: bool):
     if name == "cs":
         from bench_train import shchur_split
 
-        g = gs.datasets.load_shchur_npz(SHARED / "gnn-benchmark-shchur" / "coauthor-cs.zip")
+        g = gs.datasets.load_shchur_npz(shared_file("gnn-benchmark-shchur", "coauthor-cs.zip"))
         train, _ = shchur_split(np.asarray(g.ndata["label"]), 0)
         masks = [train]
     else:
-        g = gs.datasets.load_hgb(SHARED / "hgb" / f"{name.upper()}.zip", features=False).graph
+        g = gs.datasets.load_hgb(shared_file("hgb", f"{name.upper()}.zip"), features=False).graph
         masks = [np.asarray(g.nodes[t].data["train_mask"]) if "train_mask" in g.nodes[t].data
                  else np.zeros(g.num_nodes(t), bool) for t in g.ntypes]
     labels = np.concatenate([2 * t * by_type + m.astype(np.int64) for t, m in enumerate(masks)])

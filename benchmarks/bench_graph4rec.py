@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 
 import numpy as np
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+from _shared import shared_file
 
 VARIANTS = {
     "base": {},
@@ -78,7 +77,7 @@ def main() -> None:
     from graphshard.ragged import Ragged
 
     torch.set_num_threads(args.threads)
-    ds = gs.datasets.load_hgb(SHARED / "hgb" / "DBLP.zip")
+    ds = gs.datasets.load_hgb(shared_file("hgb", "DBLP.zip"))
     g = ds.graph
     feat = np.asarray(g.nodes["author"].data["feat"])
     rows, cols = np.nonzero(feat)

@@ -32,7 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "hgb"
+from _shared import shared_file
+
 PUBLISHED = {("DBLP", "rgcn"): (91.52, 92.07), ("DBLP", "hgt"): (93.01, 93.49)}
 MODEL_KW = {
     "rgcn": dict(fanouts=[10, 10], hidden=64, batch_size=64, lr=5e-3, dropout=0.3,
@@ -75,7 +76,7 @@ def main() -> None:
           f"CPUs, epochs {args.epochs} (patience {args.patience}), seeds {args.seeds}", flush=True)
     rows = []
     for name in args.datasets:
-        ds = gs.datasets.load_hgb(SHARED / f"{name}.zip")
+        ds = gs.datasets.load_hgb(shared_file("hgb", f"{name}.zip"))
         g, target = ds.graph, ds.target
         print(f"{name}: {g.num_nodes()} nodes, {g.num_edges()} edges, target {target}, "
               f"{int(g.nodes[target].data['train_mask'].sum())} train nodes", flush=True)
@@ -140,7 +141,8 @@ def _dgl_row(name: str, args: argparse.Namespace) -> tuple[str, ...]:
     out = []
     for seed in args.seeds:
         cmd = [args.dgl_python, str(Path(__file__).with_name("dgl_rgcn.py")),
-               str(SHARED / f"{name}.zip"), "--fanouts", ",".join(map(str, kw["fanouts"])),
+               str(shared_file("hgb", f"{name}.zip")),
+               "--fanouts", ",".join(map(str, kw["fanouts"])),
                "--hidden", str(kw["hidden"]), "--batch-size", str(kw["batch_size"]),
                "--lr", str(kw["lr"]), "--dropout", str(kw["dropout"]), "--weight-decay",
                str(kw["weight_decay"]), "--epochs", str(args.epochs), "--seed", str(seed),

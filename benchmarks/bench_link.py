@@ -32,19 +32,19 @@ import sys
 import tempfile
 import time
 import zipfile
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+from _shared import shared_file
+
 FILES = {"cs": "coauthor-cs.zip", "computers": "amazon-computers.zip"}
 
 
 def load_graph(name: str, dim: int):
     import graphshard as gs
 
-    with zipfile.ZipFile(SHARED / "gnn-benchmark-shchur" / FILES[name]) as zf:
+    with zipfile.ZipFile(shared_file("gnn-benchmark-shchur", FILES[name])) as zf:
         member = next(n for n in zf.namelist() if n.endswith(".npz"))
         npz = np.load(io.BytesIO(zf.read(member)), allow_pickle=False)
         z = {k: npz[k] for k in npz.files if k.startswith(("adj_", "attr_"))}

@@ -43,14 +43,12 @@ from pathlib import Path
 import numpy as np
 
 import graphshard as gs
+from _shared import GEN_GRAPH, shared_file
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-WALSHAW = DATA / "walshaw" / "graphs"
 #: social graphs: an edge list CSV with a header line
-SOCIAL = {"blogcatalog": DATA / "blogcatalog-pgl" / "edges.csv",
-          "musae-facebook": DATA / "musae-karateclub" / "facebook" / "edges.csv",
-          "musae-deezer": DATA / "musae-karateclub" / "deezer" / "edges.csv"}
-GEN = Path(__file__).resolve().parents[2] / "shared" / "bench" / "gen_graph.py"
+SOCIAL = {"blogcatalog": ("blogcatalog-pgl", "edges.csv"),
+          "musae-facebook": ("musae-karateclub", "facebook", "edges.csv"),
+          "musae-deezer": ("musae-karateclub", "deezer", "edges.csv")}
 DEFAULT_GRAPHS = ["rmat-1m", "sbm-1m", "rgg-1m", "4elt", "add20", "memplus", "fe_body",
                   "t60k", "wing_nodal"]
 
@@ -63,7 +61,7 @@ def load_graph(name: str, cache: Path) -> gs.Graph:
     if name == "rmat-2m":
         return gs.datasets.rmat(250_000, 2_000_000, seed=1)
     if name in SOCIAL:
-        e = np.loadtxt(SOCIAL[name], delimiter=",", skiprows=1, dtype=np.int64)
+        e = np.loadtxt(shared_file(*SOCIAL[name]), delimiter=",", skiprows=1, dtype=np.int64)
         ids, inv = np.unique(e, return_inverse=True)
         inv = inv.reshape(-1, 2)
         return gs.graph((inv[:, 0], inv[:, 1]), num_nodes=len(ids))
@@ -73,12 +71,12 @@ def load_graph(name: str, cache: Path) -> gs.Graph:
     if name == "rgg-1m":
         path = cache / "rgg-1m.npz"
         if not path.exists():
-            subprocess.run([sys.executable, str(GEN), "rgg", "--nodes", "1000000", "--edges",
+            subprocess.run([sys.executable, str(GEN_GRAPH), "rgg", "--nodes", "1000000", "--edges",
                             "5000000", "--seed", "1", "-o", str(path)], check=True,
                            stdout=subprocess.DEVNULL)
         z = np.load(path)
         return gs.graph((z["src"], z["dst"]), num_nodes=int(z["num_nodes"]))
-    return gs.io.read_metis(WALSHAW / f"{name}.graph")
+    return gs.io.read_metis(shared_file("walshaw", "graphs", f"{name}.graph"))
 
 
 def _in_memory(adj, k: int, method: str, seed: int, path: Path) -> tuple[np.ndarray, float]:

@@ -34,10 +34,10 @@ from pathlib import Path
 
 import numpy as np
 
+from _shared import DATA, GEN_GRAPH
+
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("GRAPHSHARD_SHARED_DATA", ROOT.parent / "shared" / "data"))
-GEN = ROOT.parent / "shared" / "bench" / "gen_graph.py"
-WALSHAW = SHARED / "walshaw"
+WALSHAW = DATA / "walshaw"
 #: archive best-known cuts, k=2, eps=5% (../shared/data/walshaw/README.md)
 BEST_K2 = {"add20": 536, "data": 181, "3elt": 87, "uk": 18, "add32": 10, "bcsstk33": 9914,
            "whitaker3": 126, "crack": 182, "wing_nodal": 1668, "fe_4elt2": 130,
@@ -90,8 +90,8 @@ def adjacency_file(name: str, cache: Path) -> Path:
         else:
             raw = cache / f"{name}.npz"
             if not raw.exists():
-                subprocess.run([sys.executable, str(GEN), kind, "--nodes", str(nodes), "--edges",
-                                str(edges), "--seed", "1", "-o", str(raw)], check=True,
+                subprocess.run([sys.executable, str(GEN_GRAPH), kind, "--nodes", str(nodes),
+                                "--edges", str(edges), "--seed", "1", "-o", str(raw)], check=True,
                                stdout=subprocess.DEVNULL)
             with np.load(raw) as z:
                 src, dst = z["src"], z["dst"]

@@ -40,7 +40,8 @@ from pathlib import Path
 
 import numpy as np
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+from _shared import GEN_GRAPH, shared_file
+
 MARK = "@@RESULT@@"
 METAPATH = ["author2paper", "paper2venue", "venue2paper", "paper2author"]
 
@@ -50,7 +51,7 @@ def _rmat(work: Path) -> Path:
     out = Path("/tmp/graphs/rmat-1m.npz")
     if not out.exists():
         out.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run([sys.executable, str(SHARED / "bench" / "gen_graph.py"), "rmat",
+        subprocess.run([sys.executable, str(GEN_GRAPH), "rmat",
                         "--nodes", "1000000", "--edges", "10000000", "--seed", "1",
                         "-o", str(out)], check=True)
     z = np.load(out)
@@ -58,7 +59,7 @@ def _rmat(work: Path) -> Path:
 
 
 def _blogcatalog(work: Path) -> Path:
-    e = np.loadtxt(SHARED / "data" / "blogcatalog-pgl" / "edges.csv", delimiter=",",
+    e = np.loadtxt(shared_file("blogcatalog-pgl", "edges.csv"), delimiter=",",
                    dtype=np.int64) - 1
     return _write_homo(work / "blogcatalog.npz", e[:, 0], e[:, 1], 10312)
 
@@ -72,7 +73,7 @@ def _write_homo(path: Path, u: np.ndarray, v: np.ndarray, n: int) -> Path:
 
 
 def _dblp(work: Path) -> Path:
-    with zipfile.ZipFile(SHARED / "data" / "hgb" / "DBLP.zip") as zf:
+    with zipfile.ZipFile(shared_file("hgb", "DBLP.zip")) as zf:
         info = json.loads(zf.read("DBLP/info.dat"))
         links = np.loadtxt(io.BytesIO(zf.read("DBLP/link.dat")))
     names = info["node.dat"]["node type"]

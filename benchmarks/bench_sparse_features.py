@@ -37,8 +37,9 @@ from pathlib import Path
 
 import numpy as np
 
-DEFAULT_ZIP = Path(__file__).resolve().parents[2] / "shared" / "data" / \
-    "gnn-benchmark-shchur" / "coauthor-cs.zip"
+from _shared import DATA
+
+DEFAULT_ZIP = DATA / "gnn-benchmark-shchur" / "coauthor-cs.zip"
 
 
 def _read_all(config: str) -> dict:

@@ -49,12 +49,12 @@ import sys
 import tempfile
 import time
 import zipfile
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+from _shared import shared_file
+
 SHCHUR = {"computers": ("amazon-computers.zip", "82.4 +/- 1.8"),
           "cs": ("coauthor-cs.zip", "91.3 +/- 2.8")}
 SAGE_KW = dict(fanouts=[10, 25], hidden=64, batch_size=256, dropout=0.5, weight_decay=5e-4)
@@ -63,7 +63,7 @@ SAGE_KW = dict(fanouts=[10, 25], hidden=64, batch_size=256, dropout=0.5, weight_
 def shchur_arrays(name: str, split_seed: int) -> dict[str, np.ndarray]:
     """Edges (symmetrised, no self loops), features, labels and the Shchur split (NumPy
     only: the DGL worker reads the same arrays)."""
-    with zipfile.ZipFile(SHARED / "gnn-benchmark-shchur" / SHCHUR[name][0]) as zf:
+    with zipfile.ZipFile(shared_file("gnn-benchmark-shchur", SHCHUR[name][0])) as zf:
         member = next(n for n in zf.namelist() if n.endswith(".npz"))
         npz = np.load(io.BytesIO(zf.read(member)), allow_pickle=False)
         z = {k: npz[k] for k in npz.files if k.startswith(("adj_", "attr_", "labels"))}
@@ -240,7 +240,7 @@ def dgl_worker(args: argparse.Namespace) -> None:
 def blogcatalog():
     import graphshard as gs
 
-    root = SHARED / "blogcatalog-pgl"
+    root = shared_file("blogcatalog-pgl")
     edges = np.loadtxt(root / "edges.csv", delimiter=",", dtype=np.int64) - 1
     n = len(np.loadtxt(root / "nodes.csv", dtype=np.int64))
     groups = np.loadtxt(root / "group-edges.csv", delimiter=",", dtype=np.int64) - 1
@@ -368,7 +368,7 @@ def dblp():
     with '-'), and the author labels (train: label.dat, test: label.dat.test_full)."""
     import graphshard as gs
 
-    with zipfile.ZipFile(SHARED / "hgb" / "DBLP.zip") as zf:
+    with zipfile.ZipFile(shared_file("hgb", "DBLP.zip")) as zf:
         info = json.loads(zf.read("DBLP/info.dat"))
         links = np.loadtxt(io.BytesIO(zf.read("DBLP/link.dat")), dtype=np.float64)
         with zf.open("DBLP/node.dat") as fh:
