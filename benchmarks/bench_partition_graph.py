@@ -51,7 +51,17 @@ def main(argv: list[str]) -> None:
         "prep_s": round(t1 - t0, 3), "part_s": round(t2 - t1, 3), "rss_base_mb": base,
         "out_mb": round(size / 2**20, 1), "method": result.report.method,
         "time_budget": budget, "phases": result.report.seconds,
-        "version": gs.__version__}), flush=True)
+        "peak_rss_self_mb": _vm_hwm_mb(), "version": gs.__version__}), flush=True)
+
+
+def _vm_hwm_mb() -> float:
+    """This process's own peak RSS (VmHWM).  The harness reports ``ru_maxrss``, which Linux
+    carries over ``exec`` from the forked parent, so a peer that peaks below the harness
+    driver shows the driver's figure there."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return float("nan")
 
 
 if __name__ == "__main__":
