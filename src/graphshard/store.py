@@ -29,6 +29,7 @@ from .errors import ValidationError
 from .graph import CSR, Graph
 from .ragged import Ragged
 from .sparse import SparseRows
+from .types import TypedGraph
 from .typing import EdgeType, EdgeTypeLike, IdArray
 
 __all__ = ["EDGE_DIRS", "CSRStore", "FeatureSchema", "GraphStore", "Hop", "HopSampler",
@@ -118,7 +119,7 @@ class LocalAdjacency(Protocol):
     def cached(self, key: Any, build: Callable[[], Any]) -> Any: ...
 
 
-class CSRStore:
+class CSRStore(TypedGraph):
     """A :class:`GraphStore` over per-type CSR arrays, built on first use and cached.
 
     Args:
@@ -131,6 +132,7 @@ class CSRStore:
 
     def __init__(self, graph: Graph) -> None:
         self._g = graph
+        self._types = graph.types  # ntypes, canonical_etypes, etypes (TypedGraph)
         self._extra: dict[Any, Any] = {}
         self._lock = threading.RLock()
 
@@ -139,16 +141,6 @@ class CSRStore:
     def graph(self) -> Graph:
         """The wrapped graph."""
         return self._g
-
-    @property
-    def ntypes(self) -> list[str]:
-        """Node types in declared order."""
-        return self._g.ntypes
-
-    @property
-    def canonical_etypes(self) -> list[EdgeType]:
-        """Canonical edge types in declared order."""
-        return self._g.canonical_etypes
 
     def num_nodes(self, ntype: str | None = None) -> int:
         """Nodes of ``ntype`` (all types when None)."""
