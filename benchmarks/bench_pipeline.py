@@ -118,44 +118,51 @@ def read_real_graph(path: Path):
     return gs.io.read_edgelist(path, src=0, dst=1, header=False, relabel=True)
 
 
-def in_memory_cuts(g, parts: np.ndarray, k: int, seed: int) -> dict[str, int]:
-    """Edges of ``g`` cut by ``parts``, by in-memory METIS and by random, one count each."""
+def in_memory_parts(src: np.ndarray, dst: np.ndarray, n: int, k: int, seed: int,
+                    balance_edges: bool = False, random_seed: int | None = None
+                    ) -> tuple[dict[str, np.ndarray], float]:
+    """In-memory METIS's and random's parts of the graph ``src -> dst`` (``n`` nodes), METIS
+    balancing nodes, and in-edges too with ``balance_edges``; and METIS's seconds."""
     from graphshard.partition.adjacency import symmetric_adjacency
+    from graphshard.partition.constraints import balance_weights
     from graphshard.partition.methods import MethodOptions, run_method
 
+    adj = symmetric_adjacency(src, dst, n)
+    if balance_edges:
+        adj = adj.with_vertex_weights(
+            balance_weights(n, np.bincount(dst, minlength=n), balance_edges=True))
+    t = time.perf_counter()
+    metis = run_method(adj, k, "metis", MethodOptions(seed=seed))
+    seconds = time.perf_counter() - t
+    rnd = run_method(adj, k, "random",
+                     MethodOptions(seed=seed if random_seed is None else random_seed))
+    return {"metis": metis, "random": rnd}, seconds
+
+
+def in_memory_cuts(g, parts: np.ndarray, k: int, seed: int) -> dict[str, int]:
+    """Edges of ``g`` cut by ``parts``, by in-memory METIS and by random, one count each."""
     src, dst = (np.asarray(a) for a in g.edges())
-    adj = symmetric_adjacency(src, dst, g.num_nodes())
-    cuts = {}
-    for name, p in (("assign", parts),
-                    ("metis", run_method(adj, k, "metis", MethodOptions(seed=seed))),
-                    ("random", run_method(adj, k, "random", MethodOptions(seed=seed)))):
-        cuts[name] = int((p[src] != p[dst]).sum())
-    return cuts
+    ref, _ = in_memory_parts(src, dst, g.num_nodes(), k, seed)
+    return {name: int((p[src] != p[dst]).sum())
+            for name, p in (("assign", parts), *ref.items())}
 
 
 def compare_rmat(graph: Path, assign_dir: Path, k: int, balance_edges: bool, seed: int
                  ) -> None:
     """Print the pipeline's cut and balance beside in-memory METIS's with the same
     constraints and random's, on the chunked R-MAT in ``graph``."""
-    from graphshard.partition.adjacency import symmetric_adjacency
     from graphshard.partition.assignment import read_assignment
-    from graphshard.partition.constraints import balance_weights
-    from graphshard.partition.methods import MethodOptions, run_method
 
     meta = json.loads((graph / "metadata.json").read_text())
     edges = np.concatenate([np.load(graph / f) for f in meta["edges"]["_N:_E:_N"]["data"]])
     src, dst, n = edges[:, 0], edges[:, 1], int(meta["num_nodes_per_type"][0])
     del edges
+    # random not with ``seed``: the generator relabels nodes by default_rng(seed).permutation,
+    # the very draw random's dealing would use, which would tie parts to R-MAT bits
+    ref, metis_s = in_memory_parts(src, dst, n, k, seed, balance_edges, random_seed=seed + 1)
+    rows = {"pipeline": read_assignment(assign_dir, ["_N"])["_N"],
+            "metis (in memory)": ref["metis"], "random": ref["random"]}
     indeg = np.bincount(dst, minlength=n)
-    adj = symmetric_adjacency(src, dst, n).with_vertex_weights(
-        balance_weights(n, indeg, balance_edges=balance_edges))
-    t = time.perf_counter()
-    metis = run_method(adj, k, "metis", MethodOptions(seed=seed))
-    metis_s = time.perf_counter() - t
-    rows = {"pipeline": read_assignment(assign_dir, ["_N"])["_N"], "metis (in memory)": metis,
-            # not ``seed``: the generator relabels nodes by default_rng(seed).permutation,
-            # the very draw random's dealing would use, which would tie parts to R-MAT bits
-            "random": run_method(adj, k, "random", MethodOptions(seed=seed + 1))}
     what = "nodes and in-edges" if balance_edges else "nodes"
     print(f"in-memory comparison, every method balancing {what} (METIS {metis_s:.0f} s):")
     print(f"{'assignment':20}{'cut':>13}{'cut %':>8}{'/ random':>9}{'/ metis':>8}"
@@ -250,6 +257,9 @@ def main() -> None:
                          "an edge list), e.g. ../shared/data/walshaw/graphs/*.graph")
     a = ap.parse_args()
     a.two_commands = a.two_commands or a.assign_engine == "local"
+    if a.graph and a.compare:
+        ap.error("--compare is for the generated R-MAT; with --graph every line already "
+                 "prints in-memory METIS's and random's cuts")
     if a.graph:
         return real_graphs(a)
     graph = a.dir / f"rmat-{a.nodes}-{a.edges}-{a.chunks}"
