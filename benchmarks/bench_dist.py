@@ -15,9 +15,9 @@ printed (the machine may be shared: compare ratios, not absolute figures).
 Distributed paths:
   generic  gs.sampling.sample_blocks(dg) then dg.ndata["feat"][input_nodes]: one round per
            hop plus one for the features (3 rounds of 3 remote calls)
-  fused    gs.dist.sample_blocks(dg, features="feat"): features ride in the sampling calls
+  fused    gs.distributed.sample_blocks(dg, features="feat"): features ride in the sampling calls
            (hop, then hop + features of the nodes added, then the last features)
-  loader   gs.dist.BlockLoader(prefetch=K): K batches in flight, the calls of a group of
+  loader   gs.distributed.BlockLoader(prefetch=K): K batches in flight, the calls of a group of
            K/2 batches merged into one call per server (two groups take turns)
   cached   the loader on a DistGraph that keeps the features of the top --cache-fraction
            remote nodes by out-degree (dg.cache_node_features), built before the timings
@@ -121,7 +121,7 @@ def main() -> None:
     fanouts = [25, 10]
     t0 = time.perf_counter()
     cfg = _prepare(args)
-    whole = gs.dist.assemble_graph(cfg)
+    whole = gs.distributed.assemble_graph(cfg)
     feat = np.ascontiguousarray(whole.ndata["feat"])
     print(f"graph {whole.num_nodes():,} nodes {whole.num_edges():,} edges, {args.parts} parts "
           f"({args.method}); prepared in {time.perf_counter() - t0:.0f} s")
@@ -133,7 +133,7 @@ def main() -> None:
     from graphshard._util.ray import init_ray  # a local Ray on loopback only
 
     init_ray(ray, include_dashboard=False, log_to_driver=False, _system_config=system)
-    dg = gs.dist.DistGraph(cfg, colocate=[0], timeout=120.0)
+    dg = gs.distributed.DistGraph(cfg, colocate=[0], timeout=120.0)
     pids = [int(i["pid"]) for i in ray.get([a.info.remote() for a in dg.router.actors])]
     pids = [pid for p, pid in enumerate(pids) if p not in dg.router.local]
     try:  # Ray's own processes work for the distributed rows too (object store, GCS)
@@ -167,18 +167,18 @@ def main() -> None:
         return blocks, dg.ndata["feat"][blocks.input_nodes["_N"]]
 
     def fused_step(b: int) -> tuple[gs.sampling.SampledBlocks, np.ndarray]:
-        out = gs.dist.sample_blocks(dg, batches[b], fanouts, features="feat", seed=b)
+        out = gs.distributed.sample_blocks(dg, batches[b], fanouts, features="feat", seed=b)
         return out.blocks, out.features["_N"]
 
-    def loader(lo: int, hi: int, g: gs.dist.DistGraph = dg) -> gs.dist.BlockLoader:
-        return gs.dist.BlockLoader(g, batches[lo:hi], fanouts, features="feat",
+    def loader(lo: int, hi: int, g: gs.distributed.DistGraph = dg) -> gs.distributed.BlockLoader:
+        return gs.distributed.BlockLoader(g, batches[lo:hi], fanouts, features="feat",
                                    prefetch=args.prefetch, seed=lo)
 
     engines = ["local", "generic", "fused", "loader", "inproc"]
-    dgi = gs.dist.DistGraph(cfg, colocate=list(range(args.parts)), timeout=120.0)
+    dgi = gs.distributed.DistGraph(cfg, colocate=list(range(args.parts)), timeout=120.0)
     if args.cache_fraction > 0:
         engines.append("cached")
-        dgc = gs.dist.DistGraph(cfg, colocate=[0], timeout=120.0)
+        dgc = gs.distributed.DistGraph(cfg, colocate=[0], timeout=120.0)
         t = time.perf_counter()
         cache = dgc.cache_node_features("feat", fraction=args.cache_fraction)
         print(f"{cache} built in {time.perf_counter() - t:.1f} s")

@@ -90,7 +90,7 @@ def main() -> None:
                            balance_ntypes=np.concatenate(kinds))
         print(f"  partitioned into {args.parts} in {time.perf_counter() - t0:.1f} s", flush=True)
         config = f"{out}/{name}.json"
-        handle = gs.dist.serve(config)
+        handle = gs.distributed.serve(config)
         try:
             for model in args.models:
                 res: dict[str, list] = {"local": [], "dist": []}

@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> None:
                        (x[ev.src][:, None] * x[ev.neg_dst]).sum(2))
     kw = dict(fanouts=args.fanouts, hidden=args.hidden, epochs=args.epochs,
               batch_size=args.batch_size, lr=args.lr)
-    handle = gs.dist.serve(res.config_path)
+    handle = gs.distributed.serve(res.config_path)
     scores: dict[str, list[tuple[float, float, float]]] = {"local": [], "dist": []}
     try:
         for seed in args.seeds:

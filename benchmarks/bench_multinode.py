@@ -36,7 +36,7 @@ In each child:
    the client runs; 1 node: all on the head) of the S3 output (else the local one), the
    bytes the servers copied through the file layer, and a ``DistGraph`` client on the
    head sampling 2 hops (fanouts 10, 5) of ``--batch-size`` seeds: one batch at a time
-   (``gs.dist.sample_blocks``) and a ``BlockLoader`` with 4 in flight.  The first batch
+   (``gs.distributed.sample_blocks``) and a ``BlockLoader`` with 4 in flight.  The first batch
    is compared with the same sample on the whole graph first.
 
 The parent prints both layouts side by side with the ratio 3 nodes / 1 node, and checks
@@ -256,7 +256,7 @@ def _start_s3() -> Any:
 def _sampling(a: argparse.Namespace, cfg: str, placement: Any, out: dict) -> None:
     import graphshard as gs
 
-    handle = gs.dist.serve(cfg, placement=placement, timeout=600)
+    handle = gs.distributed.serve(cfg, placement=placement, timeout=600)
     dg = None
     try:
         import ray
@@ -264,12 +264,12 @@ def _sampling(a: argparse.Namespace, cfg: str, placement: Any, out: dict) -> Non
         infos = ray.get([s.info.remote() for s in handle.handles], timeout=120)
         out["serve_file_bytes"] = [sum(i["file_bytes"][k] for i in infos) for k in (0, 1)]
         out["server_nodes"] = [i["node_id"][:8] for i in infos]
-        dg = gs.dist.DistGraph(cfg, colocate=(), timeout=120)
+        dg = gs.distributed.DistGraph(cfg, colocate=(), timeout=120)
         n = dg.num_nodes()
         rng = np.random.default_rng(1)
         batches = [rng.choice(n, a.batch_size, replace=False) for _ in range(a.batches + 1)]
-        whole = gs.dist.assemble_graph(cfg)
-        got = gs.dist.sample_blocks(dg, batches[0], FANOUTS, seed=0).blocks
+        whole = gs.distributed.assemble_graph(cfg)
+        got = gs.distributed.sample_blocks(dg, batches[0], FANOUTS, seed=0).blocks
         want = gs.sampling.sample_blocks(whole, batches[0], FANOUTS, seed=0)
         for x, y in zip(got.blocks, want.blocks, strict=True):
             for et in y.src:
@@ -280,11 +280,11 @@ def _sampling(a: argparse.Namespace, cfg: str, placement: Any, out: dict) -> Non
         before = _transfers(out["_dirs"])
         edges, clock = 0, time.perf_counter()
         for b in range(1, a.batches + 1):
-            blocks = gs.dist.sample_blocks(dg, batches[b], FANOUTS, seed=b).blocks
+            blocks = gs.distributed.sample_blocks(dg, batches[b], FANOUTS, seed=b).blocks
             edges += sum(len(blk.src[et]) for blk in blocks.blocks for et in blk.src)
         one = time.perf_counter() - clock
         clock = time.perf_counter()
-        for _ in gs.dist.BlockLoader(dg, batches[1:], FANOUTS, prefetch=4, seed=1):
+        for _ in gs.distributed.BlockLoader(dg, batches[1:], FANOUTS, prefetch=4, seed=1):
             pass
         loader = time.perf_counter() - clock
         out["ray_bytes_sampling"] = _moved(before, _transfers(out["_dirs"]))

@@ -6,7 +6,7 @@ An R-MAT graph with 100-dim float32 features is cut into 4 partitions and served
 graph servers on loopback (the trainer co-located with server 0, as in bench_dist.py).  Per
 batch of 1024 seeds: 2-hop sampling and the features of every sampled node.
 
-  ours       gs.dist.BlockLoader(prefetch=8), fanouts [25, 10] (DGL order: 10 per seed, then
+  ours       gs.distributed.BlockLoader(prefetch=8), fanouts [25, 10] (DGL order: 10 per seed, then
              25 per node of the first hop; DGL blocks resample the seeds at hop 2 too)
   pyg        torch_geometric.loader.NodeLoader over graphshard.pyg (FeatureStore,
              GraphStore, NeighborSampler), num_neighbors [10, 25] (PyG order and
@@ -65,12 +65,12 @@ def main() -> None:
 
     t0 = time.perf_counter()
     cfg = _prepare(args)
-    whole = gs.dist.assemble_graph(cfg)
+    whole = gs.distributed.assemble_graph(cfg)
     print(f"graph {whole.num_nodes():,} nodes {whole.num_edges():,} edges, {args.parts} parts; "
           f"prepared in {time.perf_counter() - t0:.0f} s")
     init_ray(ray, include_dashboard=False, log_to_driver=False,
              _system_config={"max_direct_call_object_size": 32 * 2**20})
-    dg = gs.dist.DistGraph(cfg, colocate=[0], timeout=120.0)
+    dg = gs.distributed.DistGraph(cfg, colocate=[0], timeout=120.0)
     rng = np.random.default_rng(1)
     n, bs = args.batches, args.batch_size
     seeds = np.concatenate([rng.choice(whole.num_nodes(), bs, replace=False)
@@ -89,7 +89,7 @@ def main() -> None:
                 and torch.equal(a.x, b.x)):
             raise SystemExit("PyG batches differ between the local graph and the DistGraph")
         break
-    for k, out in enumerate(gs.dist.BlockLoader(dg, batches[:2], [25, 10], features="feat",
+    for k, out in enumerate(gs.distributed.BlockLoader(dg, batches[:2], [25, 10], features="feat",
                                                 prefetch=args.prefetch, seed=0)):
         ref = gs.sampling.sample_blocks(whole, batches[k], [25, 10], seed=k)
         if not np.array_equal(ref.input_nodes["_N"], out.blocks.input_nodes["_N"]):
@@ -110,7 +110,7 @@ def main() -> None:
     def run(name: str) -> None:
         edges = rows = 0
         if name == "ours":
-            for out in gs.dist.BlockLoader(dg, batches, [25, 10], features="feat",
+            for out in gs.distributed.BlockLoader(dg, batches, [25, 10], features="feat",
                                            prefetch=args.prefetch, seed=0):
                 edges += sum(b.num_edges() for b in out.blocks.blocks)
                 rows += len(out.features["_N"])

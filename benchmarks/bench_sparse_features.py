@@ -45,7 +45,7 @@ DEFAULT_ZIP = DATA / "gnn-benchmark-shchur" / "coauthor-cs.zip"
 def _read_all(config: str) -> dict:
     """In the child: every node feature row of every part, as a co-located server reads."""
     import graphshard as gs
-    from graphshard.dist._index import PartIndex  # the benchmark may use the private index
+    from graphshard.distributed._index import PartIndex  # the benchmark may use the private index
 
     cfg = gs.partition.read_config(config)
     total, rows = 0.0, 0
@@ -93,7 +93,7 @@ def main() -> None:
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child == "-":  # the baseline: imports only
-        import graphshard.dist._index
+        import graphshard.distributed._index
         import graphshard.partition
 
         print(json.dumps({"rss_mb": _peak_rss_mb()}))

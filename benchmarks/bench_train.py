@@ -142,7 +142,7 @@ def bench_sage(args: argparse.Namespace) -> list[tuple[str, ...]]:
         out = tempfile.mkdtemp(prefix=f"bench-train-{name}-")
         gs.partition_graph(g, name, args.parts, out, part_method="metis",
                            balance_ntypes=np.asarray(g.ndata["train_mask"]))
-        handle = gs.dist.serve(f"{out}/{name}.json")
+        handle = gs.distributed.serve(f"{out}/{name}.json")
         res: dict[str, list] = {"local": [], "dist": [], "dgl": []}
         try:
             for seed in args.seeds:

@@ -21,6 +21,26 @@ sys.path.insert(0, str(Path(__file__).parent))
 _DEFAULT = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Before any test process starts a Ray: the Ray token this machine's clusters use.
+
+    A new local ``ray.init()`` turns token authentication on and writes
+    ``~/.ray/auth_token`` when there is none. Under ``pytest -n 2`` one worker's Ray could
+    write it while the other had just started the 3-node cluster of test_multinode without
+    a token; that worker's driver then joined with the token and Ray cancelled every actor.
+    The controller (no ``workerinput``) makes the token first, as Ray itself would, so every
+    process of the session decides the same way.
+    """
+    if hasattr(config, "workerinput") or os.environ.get("RAY_AUTH_MODE"):
+        return
+    try:
+        from ray._private.authentication import authentication_token_setup as auth
+    except Exception:  # no ray, or a Ray without token authentication
+        return
+    if not auth.AuthenticationTokenLoader.instance().has_token(ignore_auth_mode=True):
+        auth.generate_and_save_token()
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """Real graphs: ``$GRAPHSHARD_SHARED_DATA`` or ``../shared/data``; skips if absent."""

@@ -178,7 +178,7 @@ def test_code_blocks_run(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPa
 API_PAGES = {"graphshard": "graphshard", "io": "graphshard.io",
              "datasets": "graphshard.datasets", "partition": "graphshard.partition",
              "pipeline": "graphshard.pipeline", "sampling": "graphshard.sampling",
-             "dist": "graphshard.dist", "pyg": "graphshard.pyg",
+             "distributed": "graphshard.distributed", "pyg": "graphshard.pyg",
              "examples": "graphshard.examples"}
 
 

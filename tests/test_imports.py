@@ -118,3 +118,20 @@ def test_import_graphshard_stays_light(heavy):
     code = f"import sys, graphshard; print({heavy!r} in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_old_dist_name_warns_and_gives_the_distributed_objects():
+    """``graphshard.dist`` (renamed ``graphshard.distributed``) stays importable for a release,
+    with a DeprecationWarning naming the new package."""
+    code = ("import warnings, graphshard as gs\n"
+            "with warnings.catch_warnings(record=True) as w:\n"
+            "    warnings.simplefilter('always')\n"
+            "    from graphshard.dist import DistGraph, serve\n"
+            "print(DistGraph is gs.distributed.DistGraph, serve is gs.distributed.serve)\n"
+            "print([str(x.message) for x in w if x.category is DeprecationWarning])\n"
+            "print(gs.dist is __import__('graphshard.dist').dist)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    same, warned, attr = out.stdout.strip().splitlines()
+    assert same == "True True"
+    assert "renamed graphshard.distributed" in warned
+    assert attr == "True"

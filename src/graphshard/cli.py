@@ -606,7 +606,7 @@ def serve(config: str, address: str | None, placement: str, detach: bool, stop: 
     server then copies its part to its node's scratch folder once and checks it).
     The table shows each partition's Ray node (ID and IP) and process. It also prints the
     line that connects a trainer from another process, e.g.
-    dg = graphshard.dist.DistGraph('/abs/parts/rmat.json', address='127.0.0.1:PORT').
+    dg = graphshard.distributed.DistGraph('/abs/parts/rmat.json', address='127.0.0.1:PORT').
     Without --address (or RAY_ADDRESS) the servers run on a Ray started here, listening
     on 127.0.0.1: connect from this machine while the command runs. With --address,
     connect from any machine of the cluster (the config at the same path there); every
@@ -621,7 +621,7 @@ def serve(config: str, address: str | None, placement: str, detach: bool, stop: 
 
     from . import dist
     from ._util import fsys
-    from .dist.placement import parse_placement
+    from .distributed.placement import parse_placement
 
     if stop:
         dist.shutdown(config, address=address)

@@ -1,7 +1,7 @@
 """One type-lookup object: node types, canonical edge types and the lookups by name.
 
 :class:`Graph`, :class:`~graphshard.ids.RangePartitionBook` and
-:class:`~graphshard.dist.DistGraph` each hold a :class:`GraphTypes`, so a name resolves the
+:class:`~graphshard.distributed.DistGraph` each hold a :class:`GraphTypes`, so a name resolves the
 same way, with the same messages, in memory, in the partition book and on a cluster.
 
 An edge type may be written as DGL accepts it: a canonical ``(src, rel, dst)`` tuple, a
@@ -159,7 +159,7 @@ def _index(names: tuple, what: str, field: str) -> dict:
 
 class TypedGraph:
     """The type properties of :class:`~graphshard.Graph`,
-    :class:`~graphshard.ids.RangePartitionBook` and :class:`~graphshard.dist.DistGraph`
+    :class:`~graphshard.ids.RangePartitionBook` and :class:`~graphshard.distributed.DistGraph`
     (one definition for the three): each holds its :class:`GraphTypes` in ``_types``.
 
     Example:

@@ -233,7 +233,7 @@ def test_partitioned_graph_keeps_the_files_node_ids(tmp_path, shared_file):
     ID of every table row."""
     g = read_pgl({"u2click2i": shared_file(*TOY, "u2click2i.txt")}, symmetry=True)
     gs.partition_graph(g, "toy", 2, str(tmp_path), part_method="random")
-    whole = gs.dist.assemble_graph(tmp_path / "toy.json")
+    whole = gs.distributed.assemble_graph(tmp_path / "toy.json")
     res = train_walk_embedding(whole, metapath="u2click2i-i2click2u", walk_len=4,
                                walk_times=1, win_size=1, neg_num=1, emb_size=4, seed=0)
     for t in ("u", "i"):

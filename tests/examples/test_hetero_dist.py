@@ -21,8 +21,8 @@ def parted(ray_cluster, shop_hetero, tmp_path_factory):
     out = tmp_path_factory.mktemp("hetero2")
     gs.partition_graph(shop_hetero, "shop", 2, str(out), part_method="random")
     cfg = out / "shop.json"
-    dg = gs.dist.DistGraph(cfg, colocate=(), timeout=120.0)
-    yield gs.dist.assemble_graph(cfg), dg, cfg
+    dg = gs.distributed.DistGraph(cfg, colocate=(), timeout=120.0)
+    yield gs.distributed.assemble_graph(cfg), dg, cfg
     dg.close()
 
 

@@ -24,7 +24,7 @@ def balanced(ray_cluster, sbm_graph, tmp_path_factory):
     out = tmp_path_factory.mktemp("sbm_bal")
     gs.partition_graph(sbm_graph, "sbm", 2, str(out), part_method="metis",
                        balance_ntypes=np.asarray(sbm_graph.ndata["train_mask"]))
-    handle = gs.dist.serve(out / "sbm.json")
+    handle = gs.distributed.serve(out / "sbm.json")
     yield out / "sbm.json"
     handle.shutdown()
 
@@ -96,4 +96,4 @@ def test_more_trainer_cpus_than_the_cluster_has_is_an_error(balanced):
     with pytest.raises(gs.ValidationError, match=f"need {have + 1:g} CPUs; the Ray cluster "
                                                  f"has {have:g}"):
         RayTeam(balanced, 1, KW, trainer_cpus=have + 1)
-    assert gs.dist.find_servers(balanced) is not None  # the module's servers are untouched
+    assert gs.distributed.find_servers(balanced) is not None  # the module's servers are untouched

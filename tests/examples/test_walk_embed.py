@@ -56,10 +56,10 @@ def test_curve_depends_on_the_ids(sbm_graph, tmp_path):
     (what a DistGraph's run equals, tests/examples/test_dist_train.py) repeats itself, the
     original graph in its own IDs gives another curve."""
     gs.partition_graph(sbm_graph, "sbm", 2, tmp_path, part_method="random")
-    whole = gs.dist.assemble_graph(tmp_path / "sbm.json")
+    whole = gs.distributed.assemble_graph(tmp_path / "sbm.json")
     kw = {**KW, "epochs": 1}
     shuffled = train_walk_embedding(whole, **kw).step_losses
-    assert train_walk_embedding(gs.dist.assemble_graph(tmp_path / "sbm.json"),
+    assert train_walk_embedding(gs.distributed.assemble_graph(tmp_path / "sbm.json"),
                                 **kw).step_losses == shuffled
     assert train_walk_embedding(sbm_graph, **kw).step_losses != shuffled
 

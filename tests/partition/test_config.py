@@ -226,8 +226,8 @@ def test_the_typed_config_holds_what_the_file_holds(parts):
 def test_a_config_read_once_is_not_parsed_again(parts, tmp_path):
     """Loaders, the book, the whole graph and a co-located server take the object: a config
     file damaged after reading does not matter to them."""
-    from graphshard.dist._server import GraphServer
-    from graphshard.dist.whole import assemble_graph
+    from graphshard.distributed._server import GraphServer
+    from graphshard.distributed.whole import assemble_graph
 
     cfg = gs.partition.read_config(parts)
     parts.write_text("{")

@@ -532,3 +532,24 @@ def test_hash_by_original_node_id_same_as_partition_graph(shared_file, tmp_path)
                                   node_id % 2)
     np.testing.assert_array_equal(ref.parts, node_id % 2)
     assert_same_output(ref.config_path, res.partitions.config_path)
+
+
+@pytest.mark.parametrize(("graph", "method", "seed"), [("cora", "random", 0), ("cora", "random", 7),
+                                                       ("acm", "random", 3), ("acm", "hash", 0)])
+def test_count_only_methods_same_as_partition_graph(request, tmp_path, graph, method, seed):
+    """Issue 39: ``random`` and ``hash`` are one method each: partition_graph and the pipeline
+    give the same parts and the same part files for the same seed, and ``random`` balances
+    every node type."""
+    g = request.getfixturevalue(graph)
+    gs.io.write_chunked(g, tmp_path / "chunked", 2)
+    ref = build_partitions(g, "g", 3, tmp_path / "ref", part_method=method, seed=seed)
+    res = run_pipeline(tmp_path / "chunked", 3, tmp_path / "out", method=method,
+                       assign_options={"seed": seed},
+                       dispatch_options={"graph_name": "g"})
+    assigned = read_assignment(res.assignment.out_dir, g.ntypes)
+    np.testing.assert_array_equal(np.concatenate([assigned[t] for t in g.ntypes]), ref.parts)
+    assert_same_output(ref.config_path, res.partitions.config_path)
+    if method == "random":
+        for t in g.ntypes:
+            counts = np.bincount(assigned[t], minlength=3)
+            assert counts.max() - counts.min() <= 1, (t, counts)

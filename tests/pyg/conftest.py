@@ -38,9 +38,9 @@ def shop_store(request, shop2: Stores) -> Any:
     """The partitioned shop graph as a local Graph (assembled from the parts, so its IDs are
     the partitions') and as a DistGraph over 2 servers with no in-process part."""
     if request.param == "local":
-        yield gs.dist.assemble_graph(shop2.config)
+        yield gs.distributed.assemble_graph(shop2.config)
         return
     request.getfixturevalue("ray_cluster")
-    dg = gs.dist.DistGraph(shop2.config, colocate=(), timeout=120.0)
+    dg = gs.distributed.DistGraph(shop2.config, colocate=(), timeout=120.0)
     yield dg
     dg.close()

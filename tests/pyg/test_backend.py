@@ -75,8 +75,8 @@ def test_fanouts_hold_per_hop(shop_store, replace):
 
 
 def test_same_seed_same_batch_local_and_dist(shop2, ray_cluster):
-    local = gs.dist.assemble_graph(shop2.config)
-    dist = gs.dist.DistGraph(shop2.config, colocate=(), timeout=120.0)
+    local = gs.distributed.assemble_graph(shop2.config)
+    dist = gs.distributed.DistGraph(shop2.config, colocate=(), timeout=120.0)
     try:
         for a, b in zip(node_loader(local), node_loader(dist), strict=True):
             for nt in ("u", "i"):
@@ -166,7 +166,7 @@ def test_pyg_models_train_on_batches(shop2):
 
     from graphshard.pyg import metadata
 
-    g = gs.dist.assemble_graph(shop2.config)
+    g = gs.distributed.assemble_graph(shop2.config)
     meta = metadata(g)
     batch = next(iter(node_loader(g)))
     torch.manual_seed(0)
@@ -262,7 +262,7 @@ def test_prefetch_loader_keeps_order_and_batches(shop_store):
     prefetch = PrefetchLoader(node_loader(shop_store, seed=11), workers=3)
     # on a DistGraph the batches run as server-call generators (features fetched with the
     # hops), elsewhere on threads: the batches are PyG's own either way
-    assert (prefetch._pipelined() is not None) == isinstance(shop_store, gs.dist.DistGraph)
+    assert (prefetch._pipelined() is not None) == isinstance(shop_store, gs.distributed.DistGraph)
     threaded = list(prefetch)
     assert len(threaded) == len(plain) == len(PrefetchLoader(node_loader(shop_store)))
     for a, b in zip(plain, threaded, strict=True):

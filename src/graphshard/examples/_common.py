@@ -25,7 +25,7 @@ def open_store(store_or_config: Any) -> Iterator[GraphStore]:
     """A store for a Graph or GraphStore, or a DistGraph (closed on exit) for the path of a
     partition config JSON."""
     if isinstance(store_or_config, (str, os.PathLike)):
-        from ..dist import DistGraph
+        from ..distributed import DistGraph
 
         path = Path(store_or_config)
         if path.suffix != ".json":

@@ -1,6 +1,6 @@
 """Embedding tables of the walk-embedding trainer: one table per node type, local (a torch
 tensor on a NumPy row block, updated in place by the numba row optimisers) or distributed
-(a :class:`~graphshard.dist.DistEmbedding` with a server-side sparse optimizer).
+(a :class:`~graphshard.distributed.DistEmbedding` with a server-side sparse optimizer).
 
 Both kinds offer the same small interface: ``set_lr``, ``rows(ids)``, ``step(ids, grads)``
 (unique rows), ``all()`` (a copy of the table), ``snapshot()`` / ``restore(snap)`` (table and
@@ -32,8 +32,8 @@ _CHUNK = 1 << 16  # rows per server request when a whole DistEmbedding is read o
 class TorchTable:
     """A local embedding table: a torch tensor (on a NumPy row block, no copy) updated
     row-wise by sparse Adagrad, Adam or SGD (the updates of
-    :class:`~graphshard.dist.SparseAdagrad` and :class:`~graphshard.dist.SparseAdam`, done
-    in place on the rows)."""
+    :class:`~graphshard.distributed.SparseAdagrad` and
+    :class:`~graphshard.distributed.SparseAdam`, done in place on the rows)."""
 
     def __init__(self, torch: Any, init: np.ndarray, optimizer: str, lr: float) -> None:
         self.torch = torch
@@ -92,7 +92,7 @@ class DistTable:
 
     def __init__(self, dg: Any, ntype: str, init: np.ndarray, optimizer: str, lr: float
                  ) -> None:
-        from ..dist import DistEmbedding, SparseAdagrad, SparseAdam, SparseSGD
+        from ..distributed import DistEmbedding, SparseAdagrad, SparseAdam, SparseSGD
 
         self.emb = DistEmbedding(init.shape[0], init.shape[1], part_policy=f"node:{ntype}",
                                  graph=dg)
@@ -155,7 +155,7 @@ def init_tables(torch: Any, store: GraphStore, emb_size: int, optimizer: str, lr
     Raises:
         ValidationError: an ``init`` table of the wrong shape (field ``init``).
     """
-    from ..dist import DistGraph  # no Ray import until a DistGraph connects
+    from ..distributed import DistGraph  # no Ray import until a DistGraph connects
 
     rng = np.random.default_rng(subseed(seed, 2))
     dist = isinstance(store, DistGraph)

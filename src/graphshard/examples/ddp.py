@@ -4,7 +4,7 @@ Each trainer is a Ray actor holding a trainer of :data:`TRAINERS` (GraphSAGE nod
 classification, :class:`~graphshard.examples.sage_trainer.SageTrainer`, link prediction,
 :class:`~graphshard.examples.link_trainer.LinkTrainer`, or heterogeneous node
 classification, :class:`~graphshard.examples.hetero_trainer.HeteroTrainer`) over its own
-:class:`~graphshard.dist.DistGraph` connection (partitions on the trainer's machine are read
+:class:`~graphshard.distributed.DistGraph` connection (partitions on the trainer's machine are read
 in-process), with the model wrapped in ``torch.nn.parallel.DistributedDataParallel`` on a
 gloo process group.  Trainer ``r`` takes the training nodes (or edges) of its partitions
 (:func:`~graphshard.examples.sage_trainer.trainer_share`); all trainers take the same number
@@ -70,7 +70,7 @@ class _TrainerActor:
         torch = import_optional("torch", "training")
         tdist = torch.distributed
 
-        from ..dist import DistGraph
+        from ..distributed import DistGraph
 
         tdist.init_process_group("gloo", init_method=f"tcp://{master[0]}:{master[1]}",
                                  rank=rank, world_size=world)
@@ -133,7 +133,7 @@ class RayTeam:
 
     def __init__(self, config: str | os.PathLike[str], num_trainers: int, kw: dict[str, Any],
                  *, trainer_cpus: float = 1.0, trainer: str = "sage") -> None:
-        from ..dist import find_servers, serve
+        from ..distributed import find_servers, serve
 
         ray = import_optional("ray", "multi-trainer training")
         self.ray = ray

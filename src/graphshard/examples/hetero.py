@@ -2,7 +2,7 @@
 through PyG's ``NodeLoader`` over graphshard's PyG backend (:mod:`graphshard.pyg`).
 
 The same code runs on a local :class:`~graphshard.graph.Graph`, on a
-:class:`~graphshard.dist.DistGraph`, or from the path of a partition config with one or
+:class:`~graphshard.distributed.DistGraph`, or from the path of a partition config with one or
 several trainers (Ray actors on the partitions' servers, gradients all-reduced by torch DDP
 on gloo: :class:`~graphshard.examples.ddp.RayTeam`).  The models are in
 :mod:`~graphshard.examples._hetero_model` (per-type input maps, PyG ``RGCNConv`` or
@@ -261,7 +261,7 @@ def train_hetero(store_or_config: Any, *, target: str | None = None, model: str 
             raise ValidationError("train_hetero: num_trainers > 1 needs the path of a "
                                   "partition config JSON (each trainer connects to its "
                                   "servers)", field="store_or_config")
-        from ..dist import DistGraph
+        from ..distributed import DistGraph
         from .ddp import RayTeam
 
         if target is None:

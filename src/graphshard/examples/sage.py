@@ -3,13 +3,13 @@
 Training samples blocks around each mini-batch of training nodes with
 :func:`graphshard.sampling.sample_blocks` and reads features through the store protocol, so
 the same code runs on a local :class:`~graphshard.graph.Graph` and on a
-:class:`~graphshard.dist.DistGraph`.  Evaluation is exact full-neighbour inference, layer by
+:class:`~graphshard.distributed.DistGraph`.  Evaluation is exact full-neighbour inference, layer by
 layer over all nodes (as DGL's ``SAGE.inference``): each layer is computed once for every
 node, its neighbour mean one sparse product with the graph's mean in-adjacency (read through
 the store once and kept), so it has no sampling noise and costs about a training epoch or
 less (sparse features stay sparse).
 With the same seed, a DistGraph gives the loss curve of a local run on the same partitioned
-graph in its reshuffled IDs (``gs.dist.assemble_graph(config)``; equal up to float
+graph in its reshuffled IDs (``gs.distributed.assemble_graph(config)``; equal up to float
 rounding), because every sampling draw is keyed by node ID and batches come from a seeded
 permutation of IDs.  A run on the original graph, whose IDs differ, draws other samples and
 gives another curve (of the same kind, not the same numbers).

@@ -8,13 +8,13 @@ context's node type per pair, and minimises the sigmoid loss
 the centres and, by default, a second one for contexts and negatives (word2vec's; with
 ``context_table=False`` one table shared by both, as PGL's walk-based model).  The tables
 are sparse: a step reads and updates only the rows of its batch.  On a DistGraph they are
-:class:`~graphshard.dist.DistEmbedding` tables updated on the servers by
-:class:`~graphshard.dist.SparseAdagrad` / :class:`~graphshard.dist.SparseSGD`; locally they
-are torch tensors updated in place, row by row, with the same Adagrad / SGD rule, or (the
+:class:`~graphshard.distributed.DistEmbedding` tables updated on the servers by
+:class:`~graphshard.distributed.SparseAdagrad` / :class:`~graphshard.distributed.SparseSGD`; locally
+they are torch tensors updated in place, row by row, with the same Adagrad / SGD rule, or (the
 default there: ``optimizer="auto"``) by word2vec's SGD after every pair.  The defaults are
 DeepWalk's setting (see :class:`~graphshard.examples.walk_options.WalkOptions`).  With the
 same seed and optimizer, a DistGraph gives the loss curve of a local run on the partitioned
-graph in its reshuffled IDs (``gs.dist.assemble_graph(config)``; equal up to float
+graph in its reshuffled IDs (``gs.distributed.assemble_graph(config)``; equal up to float
 rounding): walks,
 pairs and negatives are keyed by node ID, so the original graph, in other IDs, gives
 another curve.
@@ -144,7 +144,7 @@ class _Run:
 def _options(store: Any, options: WalkOptions | None, overrides: dict[str, Any]
              ) -> WalkOptions:
     """``options`` with ``overrides`` applied, checked against ``store``."""
-    from ..dist import DistGraph
+    from ..distributed import DistGraph
 
     unknown = sorted(set(overrides) - set(WalkOptions.names()))
     if unknown:

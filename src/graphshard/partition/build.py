@@ -189,7 +189,8 @@ def build_partitions(g: Graph, graph_name: str, num_parts: int, out_path: str | 
         total = num_parts * num_trainers_per_machine
         options = MethodOptions(imbalance=imbalance, objtype=objtype, seed=seed,
                                 threads=threads, node_ids=original_node_ids(g),
-                                time_budget=time_budget)
+                                time_budget=time_budget,
+                                type_counts=tuple(g.num_nodes(t) for t in g.ntypes))
         adj = adj.with_vertex_weights(weights)
         parts = run_method(adj, min(total, max(n, 1)), method, options)
         if method == "auto":  # record what ran

@@ -11,6 +11,8 @@ from :data:`METHODS`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from ..errors import ValidationError
@@ -22,8 +24,8 @@ from .balance import enforce_balance
 from .metis_lib import metis_kway
 from .registry import METHODS, Method, MethodOptions, PartitionFn, lookup, register_method
 
-__all__ = ["METHODS", "Method", "MethodOptions", "PartitionFn", "original_node_ids",
-           "register_method", "run_method"]
+__all__ = ["METHODS", "RANDOM_BLOCK", "Method", "MethodOptions", "PartitionFn",
+           "balanced_random_parts", "original_node_ids", "register_method", "run_method"]
 
 
 def run_method(adj: Adjacency, num_parts: int, method: str, options: MethodOptions) -> IdArray:
@@ -71,13 +73,50 @@ def _check_parts(result: object, method: str, num_nodes: int, num_parts: int) ->
     return parts
 
 
-@register_method("random", "balanced random assignment (a seeded permutation, dealt out)",
-                 uses_structure=False)
-def _random(adj: Adjacency, num_parts: int, options: MethodOptions) -> IdArray:
-    rng = np.random.default_rng(options.seed)
-    parts = np.empty(adj.num_nodes, dtype=np.int64)
-    parts[rng.permutation(adj.num_nodes)] = np.arange(adj.num_nodes) % num_parts
+#: Nodes per block of :func:`balanced_random_parts` (its draws are made a block at a time,
+#: so an out-of-core caller holds one block of the permutation, never all of it).
+RANDOM_BLOCK = 1 << 20
+
+
+def balanced_random_parts(type_counts: Sequence[int], num_parts: int, seed: int) -> IdArray:
+    """Balanced random parts of every node, in homogeneous order: each node type's IDs are
+    cut into blocks of :data:`RANDOM_BLOCK`, each block is dealt round-robin
+    (``id % num_parts``) and shuffled with a generator keyed by ``(seed, type, block)``.
+    Every node type is balanced to within one node per block; ``partition_graph`` and the
+    out-of-core ``assign`` both call this, so the same seed gives the same parts in both.
+
+    Args:
+        type_counts: Nodes of each node type, in declared order.
+        num_parts: Number of parts (>= 1).
+        seed: Seed of the draws.
+
+    Returns:
+        int64 array of ``sum(type_counts)`` parts (a new array).
+
+    Example:
+        >>> parts = balanced_random_parts([4, 6], 2, seed=0)
+        >>> np.bincount(parts[:4]).tolist(), np.bincount(parts[4:]).tolist()
+        ([2, 2], [3, 3])
+    """
+    parts = np.empty(int(sum(type_counts)), dtype=np.int64)
+    offset = 0
+    for t, n in enumerate(type_counts):
+        for b, lo in enumerate(range(0, int(n), RANDOM_BLOCK)):
+            hi = min(lo + RANDOM_BLOCK, int(n))
+            rng = np.random.default_rng([seed, t, b])
+            parts[offset + lo:offset + hi] = rng.permutation(np.arange(lo, hi) % num_parts)
+        offset += int(n)
     return parts
+
+
+@register_method("random", "balanced random assignment (per node type, dealt round-robin "
+                 "and shuffled, the same draws as the out-of-core assign)", uses_structure=False)
+def _random(adj: Adjacency, num_parts: int, options: MethodOptions) -> IdArray:
+    counts = options.type_counts or (adj.num_nodes,)
+    if sum(counts) != adj.num_nodes:
+        raise ValidationError(f"random: type_counts {list(counts)} sum to {sum(counts)}, but "
+                              f"the graph has {adj.num_nodes} nodes", field="type_counts")
+    return balanced_random_parts(counts, num_parts, options.seed)
 
 
 @register_method("hash", "part = original node ID % num_parts (the graph's integer node_id "

@@ -38,6 +38,8 @@ class MethodOptions:
             ``"node_id"`` feature, e.g. Euler's), or None; ``hash`` splits by them.
         time_budget: ``auto`` only: the CPU time its backend may take on a skewed graph, as
             a multiple of METIS k-way's (None: ``portfolio.AUTO_TIME_BUDGET``, 1.0).
+        type_counts: Nodes of each node type in declared order (the homogeneous order is
+            type by type), or None for one type; ``random`` balances each type.
     """
 
     imbalance: float = 0.03
@@ -46,6 +48,7 @@ class MethodOptions:
     threads: int | None = None
     node_ids: npt.NDArray[np.integer] | None = field(default=None, compare=False, repr=False)
     time_budget: float | None = None
+    type_counts: tuple[int, ...] | None = None
 
 
 PartitionFn = Callable[[Adjacency, int, MethodOptions], IdArray]

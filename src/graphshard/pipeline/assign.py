@@ -21,16 +21,13 @@ from .._util.files import check_out_dir, claim_out_dir, json_object_with, mark_c
 from ..errors import FormatError, ValidationError
 from ..io.chunked import ChunkedMeta, iter_node_data_chunks, load_chunked_meta
 from ..partition.assignment import assignment_num_parts, read_assignment, write_assignment
+from ..partition.methods import balanced_random_parts
 from ..partition.registry import Method, lookup
 from ..typing import IdArray
 
 __all__ = ["ASSIGN_METHODS", "AssignResult", "assign", "import_assignment"]
 
 log = logging.getLogger(__name__)
-
-#: Nodes per block of the count-only methods (their memory is one block).
-BLOCK = 1 << 20
-
 
 @dataclass(frozen=True)
 class AssignResult:
@@ -45,16 +42,12 @@ class AssignResult:
 
 def _random(meta: ChunkedMeta, num_parts: int, *, seed: int, **_: object
             ) -> dict[str, IdArray]:
-    """Balanced random: each block of node IDs is dealt round-robin, then shuffled (keyed)."""
-    out = {}
-    for t, (ntype, n) in enumerate(meta.num_nodes.items()):
-        parts = np.empty(n, dtype=np.int64)
-        for b, lo in enumerate(range(0, n, BLOCK)):
-            hi = min(lo + BLOCK, n)
-            rng = np.random.default_rng([seed, t, b])
-            parts[lo:hi] = rng.permutation(np.arange(lo, hi) % num_parts)
-        out[ntype] = parts
-    return out
+    """Balanced random, the draws of ``partition_graph``'s ``random``
+    (:func:`~graphshard.partition.methods.balanced_random_parts`: per node type, blocks dealt
+    round-robin and shuffled), split into node types."""
+    counts = list(meta.num_nodes.values())
+    parts = balanced_random_parts(counts, num_parts, seed)
+    return dict(zip(meta.num_nodes, np.split(parts, np.cumsum(counts)[:-1]), strict=True))
 
 
 def _hash(meta: ChunkedMeta, num_parts: int, **_: object) -> dict[str, IdArray]:

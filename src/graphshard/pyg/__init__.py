@@ -4,7 +4,7 @@ PyTorch Geometric defines a remote-backend interface (``torch_geometric.data.Fea
 ``torch_geometric.data.GraphStore`` and a ``torch_geometric.sampler.BaseSampler``) that its
 ``NodeLoader`` and ``LinkLoader`` drive.  This package implements it over graphshard's store
 protocol, so the same loader code trains on a local :class:`~graphshard.graph.Graph` or on
-a :class:`~graphshard.dist.DistGraph` served from partitions, with graphshard's sampling
+a :class:`~graphshard.distributed.DistGraph` served from partitions, with graphshard's sampling
 kernels (on the graph servers for a DistGraph) instead of pyg-lib:
 
 - :class:`FeatureStore`: node and edge features by type and index (dense, ragged as torch

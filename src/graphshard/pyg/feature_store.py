@@ -3,8 +3,8 @@
 A tensor is addressed as PyG does, ``(group_name, attr_name, index)``: the group is a node
 type (None for a graph with one node type) or a canonical edge type tuple, the index per-type
 node or edge IDs (a tensor, an array, a slice, or None for all rows).  Reads go through the
-store protocol, so a :class:`~graphshard.dist.DistGraph` answers each feature with one request
-per graph server.  Names can be mapped, so that a model reads ``x`` and ``y`` while the
+store protocol, so a :class:`~graphshard.distributed.DistGraph` answers each feature with one
+request per graph server.  Names can be mapped, so that a model reads ``x`` and ``y`` while the
 partition stores ``feat`` and ``label``.
 
 Example:

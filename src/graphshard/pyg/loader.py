@@ -7,10 +7,10 @@ keeps ``workers`` batches in flight instead, two ways:
 
 - A ``NodeLoader`` with graphshard's :class:`~graphshard.pyg.NeighborSampler` and
   :class:`~graphshard.pyg.FeatureStore` over one DistGraph runs as
-  :class:`~graphshard.dist.BlockLoader` does, one loop for all batches: each is a generator of
-  server calls (:meth:`NeighborSampler.node_steps`: the hops, with the features of the nodes
-  found so far fetched in the same calls), and the calls of several batches ready for their
-  next round go to each server as one.  PyG's own ``filter_fn`` then builds each batch
+  :class:`~graphshard.distributed.BlockLoader` does, one loop for all batches: each is a generator
+  of server calls (:meth:`NeighborSampler.node_steps`: the hops, with the features of the nodes
+  found so far fetched in the same calls), and the calls of several batches ready for their next
+  round go to each server as one.  PyG's own ``filter_fn`` then builds each batch
   (``Data`` / ``HeteroData``, transforms) on one helper thread while the next rounds are
   sent, its feature reads answered from the rows already fetched
   (:meth:`FeatureStore.serving`).  The batches equal the loader's own.
@@ -86,7 +86,7 @@ class PrefetchLoader:
         server-call generators (a NodeLoader, our sampler and feature store, one DistGraph)."""
         from torch_geometric.loader import NodeLoader
 
-        from ..dist.graph import DistGraph
+        from ..distributed.graph import DistGraph
         from .feature_store import FeatureStore
         from .sampler import NeighborSampler
 
@@ -104,7 +104,7 @@ class PrefetchLoader:
         return sampler, fs, names
 
     def _steps(self, sampler: Any, fs: Any, names: list[str]) -> Iterator[Any]:
-        from ..dist.loader import pipeline
+        from ..distributed.loader import pipeline
 
         loader = self.loader
 

@@ -11,7 +11,7 @@ drawn with graphshard's keyed draws.
 Reproducible: with ``seed`` set, the random stream of a batch is derived from ``(seed,
 epoch, the batch's seed IDs)``, so a batch is the same on a local graph and on a
 DistGraph over any number of servers (with the same IDs: a local graph assembled from the
-partitions, ``gs.dist.assemble_graph``), and the same in every loader worker.  Call
+partitions, ``gs.distributed.assemble_graph``), and the same in every loader worker.  Call
 :meth:`NeighborSampler.set_epoch` to draw new samples for the same batches in a new epoch.
 
 Example:
@@ -172,11 +172,11 @@ class NeighborSampler(BaseSampler):
                    ) -> Generator[list[Any], list[Any], tuple[Any, dict[str, dict[str, Any]]]]:
         """:meth:`sample_from_nodes` on a DistGraph as a generator of server calls, with the
         node features ``features`` (stored names) of every sampled node fetched in the same
-        calls (see :func:`graphshard.dist.sampling.subgraph_steps`); returns the same
+        calls (see :func:`graphshard.distributed.sampling.subgraph_steps`); returns the same
         output and ``{feature: {ntype: rows}}``.  :class:`~graphshard.pyg.PrefetchLoader`
         drives these for several batches at once."""
-        from ..dist.graph import DistGraph
-        from ..dist.sampling import subgraph_steps
+        from ..distributed.graph import DistGraph
+        from ..distributed.sampling import subgraph_steps
 
         if not isinstance(self.store, DistGraph):
             raise ValidationError(f"node_steps samples on graph servers: the store is a "

@@ -7,7 +7,7 @@ reads both ways: DGL-style (``src_nodes``, ``dst_nodes``, local ``src``/``dst`` 
 type) and PyG-style (``node_ids`` and a ``2 x E`` ``edge_index`` into them).
 
 :func:`to_block` turns a sampled frontier graph into a block as DGL's ``to_block`` does (the
-flow of seed 001: ``sample_neighbors`` on a :class:`~graphshard.dist.DistGraph`, then
+flow of seed 001: ``sample_neighbors`` on a :class:`~graphshard.distributed.DistGraph`, then
 ``to_block``, then ``map_to_per_etype`` / ``map_to_per_ntype`` on the block's data).  A
 block's ``srcdata`` / ``dstdata`` / ``edata`` hold columns keyed by :data:`NID` (node IDs),
 :data:`EID` (edge IDs) and whatever the caller stores, :data:`NTYPE` / :data:`ETYPE` by
@@ -267,7 +267,7 @@ def to_block(g: Graph, dst_nodes: Any = None, *, backend: str = "cpu") -> Block:
     Source nodes are the destination nodes first, then the other edge sources in order of
     first appearance; edges keep the frontier's order, so ``block.edata[EID]`` (the
     frontier's edge IDs ``0..E-1`` per type) lines up with the frontier's own edge data,
-    e.g. the global IDs that :func:`graphshard.dist.sample_neighbors` stores there.
+    e.g. the global IDs that :func:`graphshard.distributed.sample_neighbors` stores there.
 
     Args:
         g: The frontier (a :class:`~graphshard.graph.Graph`; every edge must end at a

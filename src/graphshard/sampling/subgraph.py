@@ -119,7 +119,7 @@ def subgraph_rounds(store: Any, seeds: Any, num_neighbors: Any, *, backend: str 
                     ) -> Rounds:
     """:func:`sample_subgraph` as a generator of hops, so that the caller does the sampling
     (one hop at a time locally, or as calls to graph servers sent together with other
-    requests; see :func:`graphshard.dist.sampling.subgraph_steps`).
+    requests; see :func:`graphshard.distributed.sampling.subgraph_steps`).
 
     Each ``yield`` hands out the hop to sample (``{etype: (destination IDs, fanout,
     salt)}``, fanout 0 and empty fronts left out) and the node IDs per type known so far

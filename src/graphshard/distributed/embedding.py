@@ -7,7 +7,7 @@ state save to safetensors (or ``.npy``) files, rows in per-type ID order; never 
 
 Example:
     >>> import graphshard as gs
-    >>> dg = gs.dist.DistGraph("parts/shop.json")  # doctest: +SKIP
+    >>> dg = gs.distributed.DistGraph("parts/shop.json")  # doctest: +SKIP
     >>> emb = DistEmbedding(dg.num_nodes("user"), 16, "user_emb", graph=dg)  # doctest: +SKIP
     >>> opt = SparseAdagrad([emb], lr=0.1)  # doctest: +SKIP
     >>> opt.step(ids, grads)  # doctest: +SKIP
@@ -110,7 +110,7 @@ class DistEmbedding:
         embedding_dim: Columns.
         name: Table name (an existing table of that name is attached to).
         init_func: ``init_func(local_shape, dtype) -> array`` per partition (zeros: None).
-        part_policy: A :class:`~graphshard.dist.PartitionPolicy`
+        part_policy: A :class:`~graphshard.distributed.PartitionPolicy`
             (``g.get_node_partition_policy(ntype)``) or ``"node:<ntype>"`` (None: inferred
             from ``num_embeddings``).
         graph: The DistGraph whose servers hold the rows (may be left out with a

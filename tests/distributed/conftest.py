@@ -71,7 +71,7 @@ def partition(g: gs.Graph, name: str, num_parts: int, out: str, **kw: Any) -> Pa
     nids, eids = gs.partition_graph(g, name, num_parts, out, part_method="random",
                                     return_mapping=True, **kw)
     cfg = f"{out}/{name}.json"
-    return Parted(cfg, g, nids, eids, gs.dist.assemble_graph(cfg))
+    return Parted(cfg, g, nids, eids, gs.distributed.assemble_graph(cfg))
 
 
 @pytest.fixture(scope="session")
@@ -84,7 +84,7 @@ def shop_parts(tmp_path_factory) -> dict[int, Parted]:
 @pytest.fixture(scope="session")
 def shop_dist(ray_cluster, shop_parts):
     """DistGraphs over 1, 2 and 4 servers (all remote), closed at the end of the session."""
-    graphs = {k: gs.dist.DistGraph(p.config, colocate=(), timeout=120.0)
+    graphs = {k: gs.distributed.DistGraph(p.config, colocate=(), timeout=120.0)
               for k, p in shop_parts.items()}
     yield graphs
     for dg in graphs.values():

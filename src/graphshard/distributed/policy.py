@@ -9,7 +9,7 @@ takes one as ``part_policy``.  Unstable API.
 
 Example:
     >>> import graphshard as gs
-    >>> dg = gs.dist.DistGraph("parts/acm.json")  # doctest: +SKIP
+    >>> dg = gs.distributed.DistGraph("parts/acm.json")  # doctest: +SKIP
     >>> pol = dg.get_node_partition_policy("paper")  # doctest: +SKIP
     >>> str(pol), pol.get_size()  # doctest: +SKIP
     ('node:paper', 3025)

@@ -5,7 +5,7 @@ DistGraph connects.  Unstable API: the server protocol may change between releas
 
 Example:
     >>> import graphshard as gs
-    >>> sorted(gs.dist.OPTIMIZERS)
+    >>> sorted(gs.distributed.OPTIMIZERS)
     ['adagrad', 'sgd']
 """
 

@@ -7,7 +7,7 @@ graph data.  Reads and writes group rows by owner: one call per server.
 
 Example:
     >>> import graphshard as gs
-    >>> dg = gs.dist.DistGraph("parts/shop.json")  # doctest: +SKIP
+    >>> dg = gs.distributed.DistGraph("parts/shop.json")  # doctest: +SKIP
     >>> t = DistTensor((dg.num_nodes("item"), 4), "float32", "h", graph=dg)  # doctest: +SKIP
     >>> t[[0, 1]] = np.ones((2, 4), np.float32)  # doctest: +SKIP
 """
@@ -102,7 +102,7 @@ class DistTensor:
         init_func: ``init_func(local_shape, dtype) -> array`` called once per partition
             for a new tensor (zeros when None), with ``dtype`` as given here (a torch
             dtype stays one, so DGL-style ``th.zeros(shape, dtype=dtype)`` works).
-        part_policy: A :class:`~graphshard.dist.PartitionPolicy` (from
+        part_policy: A :class:`~graphshard.distributed.PartitionPolicy` (from
             ``g.get_node_partition_policy(ntype)`` or ``g.get_edge_partition_policy``),
             ``"node:<ntype>"`` or ``"edge:<etype>"`` (None: inferred from ``shape[0]``).
         persistent: Keep the tensor when this object is garbage-collected (otherwise the

@@ -9,7 +9,7 @@ the trainer are read in-process from the same memory-mapped files.
 
 Example:
     >>> import graphshard as gs
-    >>> dg = gs.dist.DistGraph("parts/shop.json")  # doctest: +SKIP
+    >>> dg = gs.distributed.DistGraph("parts/shop.json")  # doctest: +SKIP
     >>> dg.nodes["item"].data["feat"][[0, 5]].shape  # doctest: +SKIP
     (2, 100)
 """
@@ -88,7 +88,7 @@ class DistGraph(TypedGraph):
         if actors is None:
             if not start:
                 raise ValidationError(f"{self.config}: no graph servers are running; start "
-                                      "them with graphshard.dist.serve", field="config")
+                                      "them with graphshard.distributed.serve", field="config")
             self.handle = serve(cfg, address=address)
             actors = self.handle.actors()
         infos = _server_infos(ray, actors, self.config, timeout)
@@ -351,11 +351,11 @@ class DistGraph(TypedGraph):
                             fraction: float = 0.1) -> FeatureCache | None:
         """Keep the rows of feature ``name`` of the ``fraction`` of ``ntype`` nodes with the
         highest out-degree (owned by remote servers) in this process, for
-        :func:`graphshard.dist.sample_blocks` and the loader (see
-        :mod:`graphshard.dist.cache`); ``fraction=0`` drops the cache.
+        :func:`graphshard.distributed.sample_blocks` and the loader (see
+        :mod:`graphshard.distributed.cache`); ``fraction=0`` drops the cache.
 
         Returns:
-            The :class:`~graphshard.dist.cache.FeatureCache` (None after a drop).
+            The :class:`~graphshard.distributed.cache.FeatureCache` (None after a drop).
         """
         nt = self._ntype(ntype)
         key = ("feature-cache", nt, name)
@@ -434,7 +434,7 @@ def _server_infos(ray: Any, actors: Sequence[Any], config: str, timeout: float
         except ray.exceptions.RayActorError as exc:
             raise ServerError(f"{config}: the graph server of partition {p} is not "
                               f"reachable ({type(exc).__name__}); stop the servers "
-                              "(graphshard.dist.shutdown) and serve again", path=config,
+                              "(graphshard.distributed.shutdown) and serve again", path=config,
                               field="part_id", value=p) from exc
     return infos
 

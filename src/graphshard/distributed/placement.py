@@ -1,4 +1,4 @@
-"""Where graph servers run: the placement rules of :func:`graphshard.dist.serve`.
+"""Where graph servers run: the placement rules of :func:`graphshard.distributed.serve`.
 
 Three rules, one per partition server:
 

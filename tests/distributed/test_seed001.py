@@ -1,9 +1,9 @@
 """Seed 001 (DGL guide 7.5, heterogeneous graph internals): each of its code blocks, run as
 written against graphshard with ``dgl.`` replaced by our module names, on HGB ACM.
 
-The replacements: ``dgl.distributed.sample_neighbors`` -> ``gs.dist.sample_neighbors``,
+The replacements: ``dgl.distributed.sample_neighbors`` -> ``gs.distributed.sample_neighbors``,
 ``dgl.to_block`` -> ``gs.sampling.to_block``, ``dgl.NID``/``EID``/``NTYPE``/``ETYPE`` ->
-``gs.sampling.NID``/..., ``dgl.distributed.DistGraph``/``DistTensor`` -> ``gs.dist.*``; the
+``gs.sampling.NID``/..., ``dgl.distributed.DistGraph``/``DistTensor`` -> ``gs.distributed.*``; the
 graph names ('graph_name', 'T0', 'paper') become ACM's, and ``seeds``/``fanout`` (left free in
 the seed) are chosen here.  Each block is then checked against the unpartitioned graph.
 """
@@ -120,13 +120,13 @@ def acm_parts(acm, tmp_path_factory):
     out = tmp_path_factory.mktemp("acm_parts")
     gs.partition_graph(acm, "acm", 2, str(out), part_method="random")
     cfg = str(out / "acm.json")
-    return cfg, gs.dist.assemble_graph(cfg)
+    return cfg, gs.distributed.assemble_graph(cfg)
 
 
 @pytest.fixture(scope="module")
 def acm_dist(ray_cluster, acm_parts):
     """A DistGraph over ACM's two partitions, every request through the servers."""
-    dg = gs.dist.DistGraph(acm_parts[0], colocate=(), timeout=120.0)
+    dg = gs.distributed.DistGraph(acm_parts[0], colocate=(), timeout=120.0)
     yield dg
     dg.close()
 
@@ -142,7 +142,7 @@ def test_block2_sample_neighbors_to_block_flow(acm_dist, acm_parts):
     cur = gpb.map_to_homo_nid(seeds, 'paper')
     # For a heterogeneous input graph, the returned frontier is stored in
     # the homogeneous graph format.
-    frontier = gs.dist.sample_neighbors(g, cur, fanout, replace=False)
+    frontier = gs.distributed.sample_neighbors(g, cur, fanout, replace=False)
     block = gs.sampling.to_block(frontier, cur)
     cur = block.srcdata[gs.sampling.NID]
     block.edata[gs.sampling.EID] = frontier.edata[gs.sampling.EID]
@@ -173,25 +173,25 @@ def test_block2_sample_neighbors_to_block_flow(acm_dist, acm_parts):
         assert np.bincount(dst_local[sel], minlength=len(seeds)).tolist() == np.minimum(
             deg, fanout).tolist()
     # the frontier's draws are the local engine's for a seed
-    front = gs.dist.sample_neighbors(g, gpb.map_to_homo_nid(seeds, "paper"), fanout, seed=9)
+    front = gs.distributed.sample_neighbors(g, gpb.map_to_homo_nid(seeds, "paper"), fanout, seed=9)
     local = gs.sampling.sample_neighbors(whole, {"paper": seeds}, fanout, seed=9)
     types, per_type = gpb.map_to_per_etype(front.edata[EID])
     for t, et in enumerate(g.canonical_etypes):
         if et in local.eids:
             assert per_type[types == t].tolist() == local.eids[et].tolist()
-    by_type = gs.dist.sample_neighbors(g, {"paper": seeds}, fanout, seed=9)
+    by_type = gs.distributed.sample_neighbors(g, {"paper": seeds}, fanout, seed=9)
     assert by_type.edges["author2paper"].data[EID].tolist() == local.eids[
         ("author", "author2paper", "paper")].tolist()
     assert by_type.num_edges("paper2author") == 0  # no author seeds: present but empty
     # homogeneous edge IDs to exclude: the rest of the in-edges, and nothing excluded
     homo_seeds = gpb.map_to_homo_nid(seeds, "paper")
-    rest = gs.dist.sample_neighbors(g, homo_seeds, -1, exclude_edges=front.edata[EID])
+    rest = gs.distributed.sample_neighbors(g, homo_seeds, -1, exclude_edges=front.edata[EID])
     assert not np.isin(rest.edata[EID], front.edata[EID]).any()
-    every = gs.dist.sample_neighbors(g, homo_seeds, -1)
+    every = gs.distributed.sample_neighbors(g, homo_seeds, -1)
     assert sorted(np.concatenate([rest.edata[EID], front.edata[EID]]).tolist()) == sorted(
         every.edata[EID].tolist())
     with pytest.raises(gs.ValidationError, match="out of range"):
-        gs.dist.sample_neighbors(g, [g.num_nodes()], fanout)
+        gs.distributed.sample_neighbors(g, [g.num_nodes()], fanout)
 
 
 def test_block3_and_4_features_and_dist_tensor(acm_dist, acm_parts):
@@ -201,14 +201,14 @@ def test_block3_and_4_features_and_dist_tensor(acm_dist, acm_parts):
     th = pytest.importorskip("torch")
     whole = acm_parts[1]
     # --- seed block 3 (DistGraph('graph_name', part_config='data/graph_name.json')) ---
-    g = gs.dist.DistGraph('acm', part_config=acm_parts[0])
+    g = gs.distributed.DistGraph('acm', part_config=acm_parts[0])
     feat = g.nodes['paper'].data['feat'][[0, 10, 20]]
     assert np.array_equal(feat, whole.nodes["paper"].data["feat"][[0, 10, 20]])
     assert g.ntypes[g.get_ntype_id("term")] == "term"
     with pytest.raises(gs.ValidationError, match="the graph is 'acm', not 'graph_name'"):
-        gs.dist.DistGraph('graph_name', part_config=acm_parts[0])
+        gs.distributed.DistGraph('graph_name', part_config=acm_parts[0])
     # --- seed block 4 ---
-    g.nodes['paper'].data['feat1'] = gs.dist.DistTensor(
+    g.nodes['paper'].data['feat1'] = gs.distributed.DistTensor(
         (g.num_nodes('paper'), 1), th.float32, 'feat1',
         part_policy=g.get_node_partition_policy('paper'))
     t = g.nodes['paper'].data['feat1']
@@ -224,16 +224,16 @@ def test_block3_and_4_features_and_dist_tensor(acm_dist, acm_parts):
     assert (str(pol), pol.get_size()) == ("edge:paper:paper2author:author", 9949)
     assert pol.to_partid([0, 9948]).tolist() == acm_dist.get_partition_book().eid2partid(
         [0, 9948], "paper2author").tolist()
-    e = gs.dist.DistTensor((9949, 2), th.int64, part_policy=pol,
+    e = gs.distributed.DistTensor((9949, 2), th.int64, part_policy=pol,
                            init_func=lambda shape, dtype: th.full(shape, 7, dtype=dtype))
     assert e.dtype == np.int64 and e[[0, 9948]].dtype == th.int64
     assert e[[0, 9948]].tolist() == [[7, 7], [7, 7]]
     # a NumPy dtype keeps NumPy rows
-    n = gs.dist.DistTensor((9949,), np.int32, part_policy=pol)
+    n = gs.distributed.DistTensor((9949,), np.int32, part_policy=pol)
     assert isinstance(n[[5]], np.ndarray) and n[[5]].dtype == np.int32
     n.delete()
     with pytest.raises(gs.ValidationError, match="no NumPy equivalent"):
-        gs.dist.DistTensor((9949, 2), th.bfloat16, part_policy=pol)
+        gs.distributed.DistTensor((9949, 2), th.bfloat16, part_policy=pol)
     e.delete()
     t.delete()
     g.close()

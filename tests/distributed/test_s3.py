@@ -2,7 +2,7 @@
 
 The endpoint is moto's standalone server (``moto[server]``, in the ``test`` extra):
 a real HTTP S3 API on loopback that pyarrow's S3 client talks to as to AWS, started once
-per session (the ``s3_endpoint`` fixture of tests/dist/conftest.py).  The tests skip when
+per session (the ``s3_endpoint`` fixture of tests/distributed/conftest.py).  The tests skip when
 moto is not installed.
 """
 
@@ -141,8 +141,8 @@ def test_dist_graph_served_from_s3(ray_cluster, cora, s3_endpoint, s3_dir, tmp_p
            "&scheme=http&region=us-east-1")
     res = gs.partition.build_partitions(cora, "cora", 2, uri, part_method="metis")
     gs.partition_graph(cora, "cora", 2, tmp_path, part_method="metis")
-    whole = gs.dist.assemble_graph(str(tmp_path / "cora.json"))
-    dg = gs.dist.DistGraph(str(res.config_path), colocate=(), timeout=120.0)
+    whole = gs.distributed.assemble_graph(str(tmp_path / "cora.json"))
+    dg = gs.distributed.DistGraph(str(res.config_path), colocate=(), timeout=120.0)
     try:
         assert dg.config == res.config_path
         ids = np.random.default_rng(0).integers(0, cora.num_nodes(), 200)

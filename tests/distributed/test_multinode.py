@@ -3,7 +3,7 @@ own tests do): placement rules, a client on the head, the CLI joining through RA
 and a node lost mid-run.
 
 One cluster for the module (a head and two workers, 1 CPU each, all on 127.0.0.1), built
-before any other Ray of the test session starts (tests/dist/conftest.py orders this module
+before any other Ray of the test session starts (tests/distributed/conftest.py orders this module
 first): a process joins one Ray only.
 """
 
@@ -91,7 +91,7 @@ def _cora3(cora, out) -> Cora3:
     nids, _ = gs.partition_graph(cora, "cora", 3, str(out), part_method="random",
                                  return_mapping=True)
     cfg = str(out / "cora.json")
-    return Cora3(cfg, np.asarray(nids), gs.dist.assemble_graph(cfg))
+    return Cora3(cfg, np.asarray(nids), gs.distributed.assemble_graph(cfg))
 
 
 @pytest.fixture(scope="module")
@@ -113,12 +113,12 @@ def _check_answers(dg, p: Cora3, cora, ids) -> None:
 
 
 def test_spread_puts_one_server_on_each_node_and_a_head_client_reads(nodes, cora3, cora):
-    handle = gs.dist.serve(cora3.config, placement="spread", timeout=120)
+    handle = gs.distributed.serve(cora3.config, placement="spread", timeout=120)
     try:
         assert sorted(handle.node_ids) == sorted([nodes.head, *nodes.workers])
         assert handle.node_ips == (LOOPBACK,) * 3
         assert [pl.part_id for pl in handle.places] == [0, 1, 2]
-        dg = gs.dist.DistGraph(cora3.config, colocate=(), timeout=60)
+        dg = gs.distributed.DistGraph(cora3.config, colocate=(), timeout=60)
         assert dg.handle is None  # joined the running servers
         book = dg.get_partition_book()
         ids = np.arange(0, 2708, 37)
@@ -126,18 +126,18 @@ def test_spread_puts_one_server_on_each_node_and_a_head_client_reads(nodes, cora
         _check_answers(dg, cora3, cora, ids)
     finally:
         handle.shutdown()
-    assert gs.dist.find_servers(cora3.config) is None
+    assert gs.distributed.find_servers(cora3.config) is None
 
 
 def test_pack_and_pinned_placement(nodes, cora3):
-    handle = gs.dist.serve(cora3.config, placement="pack", timeout=120)
+    handle = gs.distributed.serve(cora3.config, placement="pack", timeout=120)
     try:
         assert handle.node_ids == (nodes.driver,) * 3
     finally:
         handle.shutdown()
     want = [nodes.workers[1], nodes.head, nodes.workers[0]]
     pins = {0: want[0][:12], 1: want[1], 2: want[2][:8]}  # IDs and ID prefixes
-    handle = gs.dist.serve(cora3.config, placement=pins, timeout=120)
+    handle = gs.distributed.serve(cora3.config, placement=pins, timeout=120)
     try:
         assert list(handle.node_ids) == want, (handle.node_ids, want, nodes)
         assert [pl.node_id for pl in handle.locate()] == want
@@ -150,8 +150,8 @@ def test_pack_and_pinned_placement(nodes, cora3):
            ("west", r"placement must be one of \['spread', 'pack'\]")]
     for placement, message in bad:
         with pytest.raises(gs.ValidationError, match=message):
-            gs.dist.serve(cora3.config, placement=placement)
-        assert gs.dist.find_servers(cora3.config) is None  # nothing left started
+            gs.distributed.serve(cora3.config, placement=placement)
+        assert gs.distributed.find_servers(cora3.config) is None  # nothing left started
 
 
 def test_cli_serve_joins_through_ray_address_and_prints_nodes(nodes, cora3):
@@ -170,14 +170,14 @@ def test_cli_serve_joins_through_ray_address_and_prints_nodes(nodes, cora3):
             ("2", nodes.head[:12], LOOPBACK)]
         assert f"address: {nodes.cluster.address}" in run.stdout
         assert "from any machine of the cluster" in run.stdout
-        actors = gs.dist.find_servers(cora3.config)  # detached: still running
+        actors = gs.distributed.find_servers(cora3.config)  # detached: still running
         assert actors is not None
         infos = nodes.ray.get([a.info.remote() for a in actors], timeout=60)
         assert [i["node_id"] for i in infos] == [nodes.workers[0], nodes.workers[1],
                                                  nodes.head]
     finally:
-        gs.dist.shutdown(cora3.config)
-    assert gs.dist.find_servers(cora3.config) is None
+        gs.distributed.shutdown(cora3.config)
+    assert gs.distributed.find_servers(cora3.config) is None
 
 
 def test_cli_refuses_a_bad_placement_before_starting_ray(tmp_path):
@@ -322,11 +322,11 @@ def test_losing_a_node_moves_its_servers_or_fails_clearly(nodes, cora3, cora,
     pins = {0: nodes.head, 1: gone, 2: other}
     # the same graph served twice: restarted servers, and servers Ray will not restart
     fragile = _cora3(cora, tmp_path_factory.mktemp("cora3-fragile"))
-    kept = gs.dist.serve(cora3.config, placement=pins, timeout=120)
-    once = gs.dist.serve(fragile.config, placement=pins, max_restarts=0, timeout=120)
+    kept = gs.distributed.serve(cora3.config, placement=pins, timeout=120)
+    once = gs.distributed.serve(fragile.config, placement=pins, max_restarts=0, timeout=120)
     try:
-        dg = gs.dist.DistGraph(cora3.config, colocate=(), timeout=60)
-        dg_once = gs.dist.DistGraph(fragile.config, colocate=(), timeout=30)
+        dg = gs.distributed.DistGraph(cora3.config, colocate=(), timeout=60)
+        dg_once = gs.distributed.DistGraph(fragile.config, colocate=(), timeout=30)
         ids = np.arange(0, 2708, 11)
         _check_answers(dg, cora3, cora, ids)
         _check_answers(dg_once, fragile, cora, ids)
@@ -338,11 +338,11 @@ def test_losing_a_node_moves_its_servers_or_fails_clearly(nodes, cora3, cora,
         assert [pl.node_id for pl in moved[::2]] == [nodes.head, other]  # others stay
         # without restarts: a clear error naming the partition, not a timeout
         on1 = ids[dg_once.get_partition_book().nid2partid(ids, "_N") == 1]
-        with pytest.raises(gs.dist.ServerError,
+        with pytest.raises(gs.distributed.ServerError,
                            match=r"graph server of partition 1 \(cora-\w+:part1\) is gone "
                                  r"for good") as err:
             dg_once.nodes["_N"].data["feat"][on1]
-        assert not isinstance(err.value, gs.dist.ServerTimeoutError)
+        assert not isinstance(err.value, gs.distributed.ServerTimeoutError)
         off1 = ids[dg_once.get_partition_book().nid2partid(ids, "_N") != 1]
         np.testing.assert_array_equal(dg_once.nodes["_N"].data["feat"][off1],
                                       cora.ndata["feat"][fragile.nids[off1]])

@@ -8,8 +8,8 @@ for ``serve(config, address=...)`` (any machine of the cluster, with the config 
 path, since the servers' names come from it).
 They are placed by a rule (``placement``: ``"spread"``, one per machine while machines last,
 the default; ``"pack"``, all on this process's node; or pinned, ``{part_id: node}``: see
-:mod:`graphshard.dist.placement`), ask for almost no CPU by default (they mostly wait on I/O and
-leave the cores to trainers), and are restarted by Ray when they die (``max_restarts``),
+:mod:`graphshard.distributed.placement`), ask for almost no CPU by default (they mostly wait
+on I/O and leave the cores to trainers), and are restarted by Ray when they die (``max_restarts``),
 reloading their partition; a server whose node is lost comes back on another node, which
 must see the partition folder at the same path.
 
@@ -135,9 +135,9 @@ class ServeHandle:
 
         Example:
             >>> ServeHandle("/p/g.json", (), (), (), "/t", "127.0.0.1:6379").connect_code()
-            "dg = graphshard.dist.DistGraph('/p/g.json', address='127.0.0.1:6379')"
+            "dg = graphshard.distributed.DistGraph('/p/g.json', address='127.0.0.1:6379')"
         """
-        return f"dg = graphshard.dist.DistGraph({self.config!r}, address={self.address!r})"
+        return f"dg = graphshard.distributed.DistGraph({self.config!r}, address={self.address!r})"
 
     def actors(self) -> list[Any]:
         """The servers' actor handles."""
@@ -197,10 +197,10 @@ def serve(config: ConfigLike, *, address: str | None = None, placement: Placemen
             ``"pack"`` (all on this process's node), or ``{part_id: node}`` with a Ray node
             ID, a unique prefix of one (8+ hex digits) or a node's IP (partitions not named
             are spread).  "pack" and pinned servers move to a surviving node when theirs
-            is lost (:mod:`graphshard.dist.placement`).
+            is lost (:mod:`graphshard.distributed.placement`).
         max_restarts: Times Ray restarts a dead server (-1: forever).
         num_cpus: CPUs each server reserves (on a Ray of several nodes at least
-            :data:`~graphshard.dist.placement.MIN_CPUS`, 0.001, without which Ray ignores
+            :data:`~graphshard.distributed.placement.MIN_CPUS`, 0.001, without which Ray ignores
             the placement).
         tensor_dir: Folder of distributed tensors (default: a folder under the temp dir,
             one per graph); must be visible to a server after a restart.
@@ -223,7 +223,8 @@ def serve(config: ConfigLike, *, address: str | None = None, placement: Placemen
     names = server_names(cfg)
     if find_servers(cfg) is not None:
         raise ConfigError(f"{path}: graph servers are already running ({names[0]}, ...); "
-                          "connect with DistGraph or stop them with graphshard.dist.shutdown",
+                          "connect with DistGraph or stop them with "
+                          "graphshard.distributed.shutdown",
                           path=str(path))
     tdir = tensor_dir or os.path.join(tempfile.gettempdir(), f"graphshard-tensors-{base}")
     strategies = scheduling_strategies(ray, placement, num_parts)

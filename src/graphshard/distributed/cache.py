@@ -2,15 +2,15 @@
 
 In a power-law graph, a node turns up as a sampled in-neighbour about in proportion to its
 out-degree, so a few hub nodes make up most of a mini-batch's input nodes (figures:
-benchmarks/TUNING.md).  :func:`build_feature_cache` copies the rows of the top nodes
-owned by *remote* servers into the trainer once (partitions read in-process need no cache);
-:func:`graphshard.dist.sample_blocks` and :class:`~graphshard.dist.BlockLoader` then fetch
-only the other rows.  Features served by the graph servers are read-only, so the cache never
+benchmarks/TUNING.md).  :func:`build_feature_cache` copies the rows of the top nodes owned by
+*remote* servers into the trainer once (partitions read in-process need no cache);
+:func:`graphshard.distributed.sample_blocks` and :class:`~graphshard.distributed.BlockLoader` then
+fetch only the other rows.  Features served by the graph servers are read-only, so the cache never
 goes stale; a DistTensor is not cached.
 
 Example:
     >>> import graphshard as gs
-    >>> dg = gs.dist.DistGraph("parts/shop.json")  # doctest: +SKIP
+    >>> dg = gs.distributed.DistGraph("parts/shop.json")  # doctest: +SKIP
     >>> dg.cache_node_features("feat", fraction=0.1)  # doctest: +SKIP
     FeatureCache(ntype='item', name='feat', rows=5000, MB=2.0)
 """

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 import graphshard as gs
-from graphshard.dist._index import PartIndex
-from graphshard.dist._rpc import group_by_owner, merge_calls, split_results
-from graphshard.dist._server import GraphServer
-from graphshard.dist._tensors import TensorShard
+from graphshard.distributed._index import PartIndex
+from graphshard.distributed._rpc import group_by_owner, merge_calls, split_results
+from graphshard.distributed._server import GraphServer
+from graphshard.distributed._tensors import TensorShard
 from graphshard.errors import ValidationError
 from graphshard.store import as_store
 
@@ -150,7 +150,7 @@ def test_import_dist_does_not_import_ray():
     import subprocess
     import sys
 
-    code = "import graphshard, graphshard.dist, sys; print('ray' in sys.modules)"
+    code = "import graphshard, graphshard.distributed, sys; print('ray' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"

@@ -60,14 +60,14 @@ def test_serve_in_one_process_connect_from_another(cora, tmp_path):
         assert host == "127.0.0.1" and int(port) > 0  # a local Ray: loopback only
         assert "from another process on this machine" in out
         connect = textwrap.dedent("".join(printed[-2:]))  # "import graphshard" + "dg = ..."
-        assert connect == (f"import graphshard\ndg = graphshard.dist.DistGraph({cfg!r}, "
+        assert connect == (f"import graphshard\ndg = graphshard.distributed.DistGraph({cfg!r}, "
                            f"address={address!r})\n")
         client = subprocess.run([sys.executable, "-c", _CLIENT, connect], capture_output=True,
                                 text=True, env=env, timeout=240)
         assert client.returncode == 0, client.stderr[-3000:]
         got = json.loads(client.stdout.strip().splitlines()[-1])
         assert got["owns_servers"] is False  # it joined the running servers
-        whole = gs.dist.assemble_graph(cfg)  # the same partitions, read here without Ray
+        whole = gs.distributed.assemble_graph(cfg)  # the same partitions, read here without Ray
         assert got["deg"] == gs.sampling.degrees(whole, [0, 1, 2, 633, 2707]).tolist()
         feat = whole.nodes["_N"].data["feat"][[5, 2000]].sum(axis=1)
         np.testing.assert_allclose(got["feat"], feat, rtol=1e-6)

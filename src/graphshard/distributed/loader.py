@@ -2,7 +2,7 @@
 
 A trainer's loader wants throughput: while it merges the answers of one batch, the servers
 should already be working on the next ones.  :class:`BlockLoader` keeps ``prefetch`` batches
-in flight, each a :func:`~graphshard.dist.sampling.blocks_steps` generator.  Whenever some
+in flight, each a :func:`~graphshard.distributed.sampling.blocks_steps` generator.  Whenever some
 batches are ready for their next round, their calls are sent together, one call per server
 (several batches' requests ride in one ``multi`` call, so the per-call cost of Ray is
 shared); the loader then waits for whichever round answers first, hands the answers back and
@@ -11,7 +11,7 @@ while the caller trains on the batch just yielded.
 
 Example:
     >>> import graphshard as gs
-    >>> dg = gs.dist.DistGraph("parts/shop.json")  # doctest: +SKIP
+    >>> dg = gs.distributed.DistGraph("parts/shop.json")  # doctest: +SKIP
     >>> loader = BlockLoader(dg, seed_batches, [10, 25], features="feat", seed=0)
     ... # doctest: +SKIP
     >>> for batch in loader:  # doctest: +SKIP
@@ -99,8 +99,8 @@ class BlockLoader:
 
 def pipeline(g: DistGraph, steps: Iterable[Generator[list[Call], list[Any], _T]], *,
              prefetch: int, group: int) -> Iterator[_T]:
-    """Drive step generators (:func:`~graphshard.dist.sampling.blocks_steps`,
-    :func:`~graphshard.dist.sampling.subgraph_steps`) with ``prefetch`` in flight, the calls
+    """Drive step generators (:func:`~graphshard.distributed.sampling.blocks_steps`,
+    :func:`~graphshard.distributed.sampling.subgraph_steps`) with ``prefetch`` in flight, the calls
     of up to ``group`` ready ones sent together as one call per server; their results, in
     order.  A generator is started only when a slot is free (so its errors come then)."""
     return _Pipeline(g.router, prefetch, group).run(steps)

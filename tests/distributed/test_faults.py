@@ -23,10 +23,10 @@ def _alive(pid: int) -> bool:
 def test_killed_server_restarts_and_the_request_is_answered(ray_cluster, make_parts,
                                                             tmp_path):
     p = make_parts(1, "faulty", 2, str(tmp_path / "parts"))
-    handle = gs.dist.serve(p.config, tensor_dir=str(tmp_path / "tensors"))
+    handle = gs.distributed.serve(p.config, tensor_dir=str(tmp_path / "tensors"))
     try:
-        dg = gs.dist.DistGraph(p.config, colocate=(), timeout=60.0)
-        t = gs.dist.DistTensor((90,), "float32", "kept", graph=dg, part_policy="node:u",
+        dg = gs.distributed.DistGraph(p.config, colocate=(), timeout=60.0)
+        t = gs.distributed.DistTensor((90,), "float32", "kept", graph=dg, part_policy="node:u",
                                persistent=True)
         t[np.arange(90)] = np.arange(90, dtype=np.float32)
         ids = np.arange(90)
@@ -55,9 +55,9 @@ class _Counting:
 
 def test_server_gone_for_good_fails_at_once(ray_cluster, make_parts, tmp_path, caplog):
     p = make_parts(2, "fragile", 2, str(tmp_path / "parts"))
-    handle = gs.dist.serve(p.config, max_restarts=1)
+    handle = gs.distributed.serve(p.config, max_restarts=1)
     try:
-        dg = gs.dist.DistGraph(p.config, colocate=(), timeout=30.0)
+        dg = gs.distributed.DistGraph(p.config, colocate=(), timeout=30.0)
         ids = np.arange(90)
         feat = dg.nodes["u"].data["feat"]
         want = p.whole.nodes["u"].data["feat"]
@@ -65,27 +65,27 @@ def test_server_gone_for_good_fails_at_once(ray_cluster, make_parts, tmp_path, c
         np.testing.assert_array_equal(feat[ids], want[ids])
         os.kill(ray_cluster.get(handle.actors()[0].info.remote())["pid"], signal.SIGKILL)
         gone = r"graph server of partition 0 \(fragile-\w+:part0\) is gone for good"
-        with pytest.raises(gs.dist.ServerError, match=gone):
+        with pytest.raises(gs.distributed.ServerError, match=gone):
             feat[ids]
         # known dead now: the next request fails without sending anything or retrying
         dg.router.actors[0] = spy = _Counting(dg.router.actors[0])
-        with caplog.at_level(logging.INFO, logger="graphshard.dist._rpc"), \
-                pytest.raises(gs.dist.ServerError, match=gone) as err:
+        with caplog.at_level(logging.INFO, logger="graphshard.distributed._rpc"), \
+                pytest.raises(gs.distributed.ServerError, match=gone) as err:
             dg.degrees(ids, "follows")
         assert spy.calls == 0
         assert not [r for r in caplog.records if "retrying" in r.getMessage()]
         assert (err.value.field, err.value.value) == ("part_id", 0)
         on1 = ids[dg.get_partition_book().nid2partid(ids, "u") == 1]
         np.testing.assert_array_equal(feat[on1], want[on1])  # partition 1 still answers
-        with pytest.raises(gs.dist.ServerError, match="partition 0 is not reachable"):
-            gs.dist.DistGraph(p.config, colocate=(), timeout=30.0)  # finds the dead server
+        with pytest.raises(gs.distributed.ServerError, match="partition 0 is not reachable"):
+            gs.distributed.DistGraph(p.config, colocate=(), timeout=30.0)  # finds the dead server
     finally:
         handle.shutdown()
-    assert gs.dist.find_servers(p.config) is None
+    assert gs.distributed.find_servers(p.config) is None
     for pid in handle.pids:
         assert not _alive(pid)
 
 
 def test_serving_twice_is_refused(ray_cluster, shop_parts, shop_dist):
     with pytest.raises(gs.ConfigError, match="graph servers are already running"):
-        gs.dist.serve(shop_parts[2].config)
+        gs.distributed.serve(shop_parts[2].config)

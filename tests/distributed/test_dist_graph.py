@@ -111,7 +111,7 @@ def test_sampling_distribution_matches_exact_probabilities(shop_parts, shop_dist
 
 def test_colocated_partitions_give_the_same_answers(ray_cluster, shop_parts, shop_dist):
     p = shop_parts[2]
-    dg = gs.dist.DistGraph(p.config, colocate=[0])
+    dg = gs.distributed.DistGraph(p.config, colocate=[0])
     assert dg.colocated == [0] and dg.handle is None  # servers shared with shop_dist[2]
     ids = np.arange(90)[::-1]
     np.testing.assert_array_equal(dg.nodes["u"].data["feat"][ids],

@@ -40,18 +40,18 @@ def test_fused_sampling_and_loader_equal_the_local_engine(shop_parts, shop_dist,
     for opts in ({}, {"replace": True}):
         want = [gs.sampling.sample_blocks(whole, s, FAN, seed=7 + b, **opts)
                 for b, s in enumerate(seeds)]
-        _same(gs.dist.sample_blocks(dg, seeds[0], FAN, features="feat", seed=7, **opts),
+        _same(gs.distributed.sample_blocks(dg, seeds[0], FAN, features="feat", seed=7, **opts),
               want[0], whole, "feat")
-        got = list(gs.dist.BlockLoader(dg, seeds, FAN, features="feat", prefetch=3, seed=7,
+        got = list(gs.distributed.BlockLoader(dg, seeds, FAN, features="feat", prefetch=3, seed=7,
                                        **opts))
         assert len(got) == 5
         for batch, w in zip(got, want, strict=True):
             _same(batch, w, whole, "feat")
     # a Ragged feature (only "u" has it), and a trainer co-located with one server
-    co = gs.dist.DistGraph(shop_parts[k].config, colocate=[0])
+    co = gs.distributed.DistGraph(shop_parts[k].config, colocate=[0])
     want = gs.sampling.sample_blocks(whole, seeds[1], FAN, seed=3)
     for g in (dg, co):
-        _same(gs.dist.sample_blocks(g, seeds[1], FAN, features="tags", seed=3), want, whole,
+        _same(gs.distributed.sample_blocks(g, seeds[1], FAN, features="tags", seed=3), want, whole,
               "tags")
     # a feature cache of hub nodes owned by remote servers: same rows, fewer fetched
     cache = co.cache_node_features("feat", "u", fraction=0.3)
@@ -66,7 +66,7 @@ def test_fused_sampling_and_loader_equal_the_local_engine(shop_parts, shop_dist,
                                   whole.nodes["u"].data["feat"][kept])
     with pytest.raises(ValidationError, match="only fixed-size rows are cached"):
         co.cache_node_features("tags", "u", fraction=0.5)
-    for b, batch in enumerate(gs.dist.BlockLoader(co, seeds, FAN, features="feat",
+    for b, batch in enumerate(gs.distributed.BlockLoader(co, seeds, FAN, features="feat",
                                                   prefetch=2, seed=1)):
         _same(batch, gs.sampling.sample_blocks(whole, seeds[b], FAN, seed=1 + b), whole,
               "feat")
@@ -76,9 +76,9 @@ def test_fused_sampling_and_loader_equal_the_local_engine(shop_parts, shop_dist,
     assert co.cache_node_features("feat", "u", fraction=0) is None
     assert co.feature_cache("u", "feat") is None
     with pytest.raises(ValidationError, match="no node type has a feature 'nope'"):
-        gs.dist.sample_blocks(dg, seeds[0], FAN, features="nope")
+        gs.distributed.sample_blocks(dg, seeds[0], FAN, features="nope")
     with pytest.raises(ValidationError, match="prefetch must be an int >= 1"):
-        gs.dist.BlockLoader(dg, seeds, FAN, prefetch=0)
+        gs.distributed.BlockLoader(dg, seeds, FAN, prefetch=0)
 
 
 def test_ragged_features_are_served(shop_parts, shop_dist):
@@ -105,13 +105,14 @@ def test_sparse_features_are_served(shop_parts, shop_dist):
         got = col[ids]
         assert isinstance(got, gs.SparseRows) and got.equals(orig.take(p.nids["i"][ids]))
         assert len(dg.node_features("i", "bow", np.zeros(0, np.int64))) == 0
-    co = gs.dist.DistGraph(shop_parts[4].config, colocate=[0, 2])
+    co = gs.distributed.DistGraph(shop_parts[4].config, colocate=[0, 2])
     whole = shop_parts[4].whole
     assert co.node_features("i", "bow", ids).equals(whole.nodes["i"].data["bow"].take(ids))
     seeds = {"i": np.array([3, 9, 41]), "u": np.array([2, 70])}
     want = gs.sampling.sample_blocks(whole, seeds, FAN, seed=5)
     for g in (shop_dist[4], co):
-        _same(gs.dist.sample_blocks(g, seeds, FAN, features="bow", seed=5), want, whole, "bow")
+        _same(gs.distributed.sample_blocks(g, seeds, FAN, features="bow", seed=5), want, whole,
+              "bow")
     with pytest.raises(ValidationError, match="is sparse: only fixed-size rows are cached"):
         co.cache_node_features("bow", "i", fraction=0.5)
 
@@ -122,14 +123,14 @@ def test_embedding_autograd_records_sparse_grads_like_a_dense_model(shop_dist):
     rng = np.random.default_rng(5)
     w0 = rng.normal(size=(50, 3)).astype(np.float32)
     embs = {}
-    for cls in (gs.dist.SparseSGD, gs.dist.SparseAdagrad):
-        emb = gs.dist.DistEmbedding(50, 3, f"auto_{cls.__name__}", graph=dg)
+    for cls in (gs.distributed.SparseSGD, gs.distributed.SparseAdagrad):
+        emb = gs.distributed.DistEmbedding(50, 3, f"auto_{cls.__name__}", graph=dg)
         emb.weight[np.arange(50)] = w0
         embs[cls] = (emb, cls([emb], lr=0.1))
     dense = {cls: torch.nn.Parameter(torch.from_numpy(w0.copy())) for cls in embs}
-    dense_opt = {gs.dist.SparseSGD: torch.optim.SGD([dense[gs.dist.SparseSGD]], lr=0.1),
-                 gs.dist.SparseAdagrad: torch.optim.Adagrad([dense[gs.dist.SparseAdagrad]],
-                                                            lr=0.1, eps=1e-10)}
+    sgd, adagrad = gs.distributed.SparseSGD, gs.distributed.SparseAdagrad
+    dense_opt = {sgd: torch.optim.SGD([dense[sgd]], lr=0.1),
+                 adagrad: torch.optim.Adagrad([dense[adagrad]], lr=0.1, eps=1e-10)}
     proj = torch.from_numpy(rng.normal(size=(3,)).astype(np.float32))
     for _ in range(3):
         ids = torch.from_numpy(rng.integers(0, 50, (4, 5)))  # 2-D, with repeats

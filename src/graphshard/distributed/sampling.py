@@ -11,7 +11,7 @@ sampling calls: each round asks a server, in one call, for the next hop around t
 owns and for the features of the nodes that the previous round added; one last round fetches
 the features of the nodes the last hop added.  A sample of ``L`` hops takes ``L + 1`` rounds
 of one call per server.  The rounds are written as a generator (:func:`blocks_steps`), so that
-:class:`~graphshard.dist.loader.BlockLoader` can keep several batches in flight and send the
+:class:`~graphshard.distributed.loader.BlockLoader` can keep several batches in flight and send the
 calls of all of them to a server as one.
 
 :func:`sample_neighbors` is DGL's ``dgl.distributed.sample_neighbors``: one hop around
@@ -24,9 +24,9 @@ on it directly.
 
 Example:
     >>> import graphshard as gs
-    >>> dg = gs.dist.DistGraph("parts/shop.json")  # doctest: +SKIP
-    >>> batch = gs.dist.sample_blocks(dg, {"item": [0, 1]}, [10, 25], features="feat", seed=0)
-    ... # doctest: +SKIP
+    >>> dg = gs.distributed.DistGraph("parts/shop.json")  # doctest: +SKIP
+    >>> batch = gs.distributed.sample_blocks(dg, {"item": [0, 1]}, [10, 25],
+    ...                                      features="feat", seed=0)  # doctest: +SKIP
     >>> batch.features["item"].shape[0] == len(batch.blocks.input_nodes["item"])  # doctest: +SKIP
     True
 """
@@ -300,7 +300,7 @@ def subgraph_steps(g: DistGraph, seeds: Any, num_neighbors: Any, *,
     """The rounds of :func:`~graphshard.sampling.sample_subgraph` (PyG's hop semantics) on
     the servers, with the node features ``features`` of every sampled node fetched in the
     same calls, as a generator of calls (driven by :func:`run_steps` or
-    :class:`~graphshard.dist.loader.BlockLoader`'s pipeline).
+    :class:`~graphshard.distributed.loader.BlockLoader`'s pipeline).
 
     As :func:`blocks_steps`: each round asks a server for the next hop around the nodes it
     owns and for the features of the nodes that the previous round added; ``L`` hops take
