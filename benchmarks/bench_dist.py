@@ -130,7 +130,7 @@ def main() -> None:
 
     system = ({"max_direct_call_object_size": int(args.inline_mb * 2**20)}
               if args.inline_mb > 0 else {})
-    from graphshard._util.ray import init_ray  # a local Ray on loopback only
+    from graphshard.runtime.ray import init_ray  # a local Ray on loopback only
 
     init_ray(ray, include_dashboard=False, log_to_driver=False, _system_config=system)
     dg = gs.distributed.DistGraph(cfg, colocate=[0], timeout=120.0)

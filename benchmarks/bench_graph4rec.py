@@ -1,7 +1,7 @@
 """Graph4Rec options on HGB DBLP: metapath APVPA walk embeddings of authors, scored by
 multinomial logistic regression (torch, L-BFGS, L2 as scikit-learn's C = 1) on the
 embeddings (L2-normalised) of HGB's labelled authors (label.dat), mean of 5 random
-80/20 splits, Macro/Micro-F1 from graphshard.examples.metrics.
+80/20 splits, Macro/Micro-F1 from graphshard.train.metrics.
 
     python benchmarks/bench_graph4rec.py                      # every variant below
     python benchmarks/bench_graph4rec.py --walk-times 2 --walk-len 21 --variants base hinge
@@ -37,7 +37,7 @@ def logreg_f1(x: np.ndarray, y: np.ndarray, seed: int) -> tuple[float, float]:
     """Macro, Micro-F1 (%) of multinomial logistic regression on one 80/20 split."""
     import torch
 
-    from graphshard.examples.metrics import f1_scores
+    from graphshard.train.metrics import f1_scores
 
     perm = np.random.default_rng(seed).permutation(len(y))
     a, b = perm[:int(0.8 * len(y))], perm[int(0.8 * len(y)):]
@@ -73,7 +73,7 @@ def main() -> None:
     import torch
 
     import graphshard as gs
-    from graphshard.examples import train_walk_embedding
+    from graphshard.train import train_walk_embedding
     from graphshard.ragged import Ragged
 
     torch.set_num_threads(args.threads)

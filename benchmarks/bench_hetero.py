@@ -4,7 +4,7 @@
     python benchmarks/bench_hetero.py --datasets DBLP ACM --epochs 30 --seeds 0 1 2
     python benchmarks/bench_hetero.py --datasets DBLP ACM --models hgt --patience 5
 
-:func:`graphshard.examples.train_hetero` (PyG ``RGCNConv`` / ``HGTConv`` through PyG's
+:func:`graphshard.train.train_hetero` (PyG ``RGCNConv`` / ``HGTConv`` through PyG's
 ``NodeLoader`` on graphshard's PyG backend) with the same hyper-parameters on both sides:
 (1) one process on the whole graph (torch with ``--threads`` threads); (2) ``--trainers``
 trainer processes (Ray actors, 1 CPU each, DDP on gloo) over ``--parts`` METIS partitions
@@ -66,8 +66,8 @@ def main() -> None:
     import torch
 
     import graphshard as gs
-    from graphshard._util.ray import init_ray  # a local Ray on loopback only
-    from graphshard.examples import train_hetero
+    from graphshard.train import train_hetero
+    from graphshard.runtime.ray import init_ray  # a local Ray on loopback only
 
     torch.set_num_threads(args.threads)
     os.environ.setdefault("RAY_worker_niceness", "0")  # as bench_train.py: same priority

@@ -8,7 +8,7 @@ the row-normalised bag of words, projected by a fixed Gaussian matrix (seed 0) t
 columns and scaled to unit rows (the 6805 raw columns of CS would make every batch's input
 rows hundreds of MB).  One split (``--split-seed``: 5% of the pairs for validation, 10% for
 testing, both directions held out, 100 fixed negatives each,
-:func:`graphshard.examples.partition_for_link`); the training graph is cut into ``--parts``
+:func:`graphshard.train.partition_for_link`); the training graph is cut into ``--parts``
 METIS parts and served by Ray graph servers on this machine.  Per model seed: (1)
 ``train_link`` in one process on the training graph (original IDs); (2) ``--trainers``
 trainer processes (Ray actors, DDP on gloo) on the partition config, each taking the edges
@@ -87,9 +87,9 @@ def main(argv: list[str] | None = None) -> None:
     import torch
 
     import graphshard as gs
-    from graphshard._util.ray import init_ray
-    from graphshard.examples import partition_for_link, train_link
-    from graphshard.examples.link_metrics import link_metrics
+    from graphshard.train import partition_for_link, train_link
+    from graphshard.train.link_metrics import link_metrics
+    from graphshard.runtime.ray import init_ray
 
     os.environ.setdefault("RAY_worker_niceness", "0")  # as bench_train: same priority
     init_ray(ray, num_cpus=2, include_dashboard=False, log_to_driver=False)

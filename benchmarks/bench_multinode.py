@@ -30,7 +30,7 @@ In each child:
 3. with S3 (moto's S3 server on loopback, in the child; ``--no-s3`` skips it): the same
    pipeline from an ``s3://`` chunked folder to an ``s3://`` output (no folder shared:
    tasks read chunks and work pieces from S3 and upload theirs), the bytes the driver
-   read and wrote through graphshard's file layer (:func:`graphshard._util.fsys.traffic`)
+   read and wrote through graphshard's file layer (:func:`graphshard.storage.fsys.traffic`)
    and those of the Ray tasks (summed from the executor's per-node log lines);
 4. ``serve`` (3 nodes: the servers pinned to the two worker nodes, none on the head where
    the client runs; 1 node: all on the head) of the S3 output (else the local one), the
@@ -202,7 +202,7 @@ def _start_cluster(a: argparse.Namespace, root: Path) -> tuple[Any, list[str], l
     """The layout's Cluster; returns it, its worker node IDs and every raylet's temp dir."""
     from ray.cluster_utils import Cluster
 
-    from graphshard._util.ray import _local_node_address, _use_local_token
+    from graphshard.runtime.ray import _local_node_address, _use_local_token
 
     _use_local_token()
     nodes = 3 if a.child == "3" else 1
@@ -303,9 +303,9 @@ def child(a: argparse.Namespace) -> None:
     import ray
 
     import graphshard as gs
-    from graphshard._util import fsys
-    from graphshard._util.ray import init_ray
     from graphshard.pipeline import run_pipeline
+    from graphshard.runtime.ray import init_ray
+    from graphshard.storage import fsys
 
     cluster = server = None
     out: dict[str, Any] = {"layout": f"{a.child} node" + ("s" if a.child == "3" else "")}
@@ -346,12 +346,12 @@ def child(a: argparse.Namespace) -> None:
                     src.child(f.relative_to(a.dir / "big").as_posix()).upload(f)
             t0, before = fsys.traffic(), _transfers(dirs)
             tasks = _TaskBytes()
-            logging.getLogger("graphshard.pipeline.executor").addHandler(tasks)
-            logging.getLogger("graphshard.pipeline.executor").setLevel(logging.INFO)
+            logging.getLogger("graphshard.runtime.executor").addHandler(tasks)
+            logging.getLogger("graphshard.runtime.executor").setLevel(logging.INFO)
             clock = time.perf_counter()
             rs = run_pipeline(src.uri, a.parts, f"s3://{BUCKET}/{a.child}/parts", **opts)
             out["s3_pipeline_s"] = time.perf_counter() - clock
-            logging.getLogger("graphshard.pipeline.executor").removeHandler(tasks)
+            logging.getLogger("graphshard.runtime.executor").removeHandler(tasks)
             t1 = fsys.traffic()
             out["s3_file_bytes"] = [t1.read - t0.read, t1.written - t0.written]
             out["s3_task_file_bytes"] = tasks.bytes

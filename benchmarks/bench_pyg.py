@@ -60,8 +60,8 @@ def main() -> None:
 
     import graphshard as gs
     from bench_dist import _prepare  # the same graph and partitions as bench_dist.py
-    from graphshard._util.ray import init_ray  # a local Ray on loopback only
     from graphshard.pyg import NeighborSampler, PrefetchLoader, remote_backend
+    from graphshard.runtime.ray import init_ray  # a local Ray on loopback only
 
     t0 = time.perf_counter()
     cfg = _prepare(args)

@@ -16,7 +16,7 @@ with the same assignment (METIS on the sparse run, given to the dense run).
 The child processes also return the float64 sum of the rows they read and the number of
 rows; the two variants must agree before any ratio is printed.
 
-With ``--train-seeds 0 1 2`` both folders also train ``gs.examples.train_sage`` (one
+With ``--train-seeds 0 1 2`` both folders also train ``gs.train.train_sage`` (one
 trainer over the DistGraph of the parts; GraphSAGE-mean, fanouts [10, 25], hidden 64,
 Adam lr 1e-2, weight decay 5e-4, batch 256, ``--epochs`` epochs evaluated every 5) on the
 Shchur split (20 train / 30 val nodes per class, the rest test; split seed 0, the masks
@@ -141,7 +141,7 @@ def main() -> None:
     for seed in args.train_seeds:
         acc = {}
         for name in ("sparse", "dense"):
-            r = gs.examples.train_sage(str(out / name / "cs.json"), epochs=args.epochs,
+            r = gs.train.train_sage(str(out / name / "cs.json"), epochs=args.epochs,
                                        eval_every=5, seed=seed, hidden=64, lr=1e-2,
                                        weight_decay=5e-4, batch_size=256)
             acc[name] = (r.best_epoch, r.val_at_best_val, r.test_at_best_val)

@@ -124,14 +124,14 @@ def bench_sage(args: argparse.Namespace) -> list[tuple[str, ...]]:
     import ray
 
     import graphshard as gs
-    from graphshard.examples import train_sage
+    from graphshard.train import train_sage
 
     rows = []
     # Ray starts its workers at niceness 15: on a shared machine the trainer actors would
     # then lose the CPU to every other process, and the comparison with the one-process run
     # (niceness 0) would measure the scheduler.  Same priority for both:
     os.environ.setdefault("RAY_worker_niceness", "0")
-    from graphshard._util.ray import init_ray  # a local Ray on loopback only
+    from graphshard.runtime.ray import init_ray  # a local Ray on loopback only
 
     init_ray(ray, num_cpus=2, include_dashboard=False, log_to_driver=False)
     for name in args.datasets:
@@ -312,7 +312,7 @@ def walk_kwargs(args: argparse.Namespace) -> dict:
 
 def walk_setting(kw: dict) -> str:
     """The full setting a local run of ``kw`` uses (defaults resolved), for the table."""
-    from graphshard.examples import WalkOptions
+    from graphshard.train import WalkOptions
 
     o = WalkOptions(**kw).resolve()
     return (f"walk_len {o.walk_len}, walk_times {o.walk_times}, "
@@ -324,7 +324,7 @@ def walk_setting(kw: dict) -> str:
 
 
 def bench_walk(args: argparse.Namespace) -> list[tuple[str, ...]]:
-    from graphshard.examples import train_walk_embedding
+    from graphshard.train import train_walk_embedding
 
     g, y = blogcatalog()
     print(f"BlogCatalog: {g.num_nodes()} nodes, {g.num_edges()} directed edges")
@@ -399,7 +399,7 @@ def bench_dblp(args: argparse.Namespace) -> list[tuple[str, ...]]:
     from sklearn.linear_model import LogisticRegression
     from sklearn.metrics import f1_score
 
-    from graphshard.examples import train_walk_embedding
+    from graphshard.train import train_walk_embedding
 
     g, (tr_id, tr_y), (te_id, _) = dblp()  # test_full is printed, not scored (see below)
     print(f"DBLP: {dict((t, g.num_nodes(t)) for t in g.ntypes)}, {g.num_edges()} edges; "
@@ -462,7 +462,7 @@ def main() -> None:
     p.add_argument("--trainers", type=int, default=2)
     p.add_argument("--dgl", metavar="PYTHON", help="interpreter with dgl 2.1 (peer run)")
     p.add_argument("--dgl-worker", choices=sorted(SHCHUR), help=argparse.SUPPRESS)
-    lib = " (default: the library's, graphshard.examples.WalkOptions)"
+    lib = " (default: the library's, graphshard.train.WalkOptions)"
     p.add_argument("--walk-len", type=int, help="nodes per walk" + lib)
     p.add_argument("--walk-times", type=int, help="walks per node" + lib)
     p.add_argument("--dblp-walk-len", type=int, default=41)

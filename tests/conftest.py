@@ -98,7 +98,7 @@ def ray_cluster():
     ray = pytest.importorskip("ray", reason="needs ray (pip install 'graphshard[ray]')")
     started = not ray.is_initialized()
     if started:
-        from graphshard._util.ray import init_ray  # a local Ray on loopback only
+        from graphshard.runtime.ray import init_ray  # a local Ray on loopback only
 
         init_ray(ray, num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield ray

@@ -477,7 +477,7 @@ def test_quiet_starts_ray_logging_errors_only():
     logger, which ray.init's logging_level sets), for that invocation only."""
     import click
 
-    from graphshard._util.ray import init_ray
+    from graphshard.runtime.ray import init_ray
 
     class FakeRay:
         def init(self, **kwargs):

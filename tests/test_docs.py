@@ -179,7 +179,7 @@ API_PAGES = {"graphshard": "graphshard", "io": "graphshard.io",
              "datasets": "graphshard.datasets", "partition": "graphshard.partition",
              "pipeline": "graphshard.pipeline", "sampling": "graphshard.sampling",
              "distributed": "graphshard.distributed", "pyg": "graphshard.pyg",
-             "examples": "graphshard.examples"}
+             "train": "graphshard.train"}
 
 
 def _resolve(path: str) -> object:

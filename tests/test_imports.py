@@ -120,18 +120,38 @@ def test_import_graphshard_stays_light(heavy):
     assert out.stdout.strip() == "False"
 
 
-def test_old_dist_name_warns_and_gives_the_distributed_objects():
-    """``graphshard.dist`` (renamed ``graphshard.distributed``) stays importable for a release,
-    with a DeprecationWarning naming the new package."""
-    code = ("import warnings, graphshard as gs\n"
-            "with warnings.catch_warnings(record=True) as w:\n"
-            "    warnings.simplefilter('always')\n"
-            "    from graphshard.dist import DistGraph, serve\n"
-            "print(DistGraph is gs.distributed.DistGraph, serve is gs.distributed.serve)\n"
-            "print([str(x.message) for x in w if x.category is DeprecationWarning])\n"
-            "print(gs.dist is __import__('graphshard.dist').dist)\n")
+@pytest.mark.parametrize(("old", "new", "module", "name"), [
+    ("graphshard.dist", "graphshard.distributed", "graph", "DistGraph"),
+    ("graphshard.examples", "graphshard.train", "walk_options", "WalkOptions"),
+])
+def test_old_package_names_warn_and_give_the_same_objects(old, new, module, name):
+    """Renamed packages stay importable for a release, their modules included, as the same
+    objects, with a DeprecationWarning naming the new package."""
+    code = (f"import importlib, warnings\n"
+            f"with warnings.catch_warnings(record=True) as w:\n"
+            f"    warnings.simplefilter('always')\n"
+            f"    from {old} import {name} as a\n"
+            f"    from {old}.{module} import {name} as b\n"
+            f"c = getattr(importlib.import_module('{new}.{module}'), '{name}')\n"
+            f"print(a is b is c)\n"
+            f"print(sorted({{str(x.message) for x in w if x.category is DeprecationWarning}}))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    same, warned, attr = out.stdout.strip().splitlines()
-    assert same == "True True"
-    assert "renamed graphshard.distributed" in warned
-    assert attr == "True"
+    same, warned = out.stdout.strip().splitlines()
+    assert same == "True"
+    assert f"{old} is renamed {new}" in warned
+    assert f"{old}.{module} is renamed {new}.{module}" in warned
+
+
+@pytest.mark.parametrize(("layer", "allowed"), [
+    ("storage", ("graphshard.errors", "graphshard.typing", "graphshard._util",
+                 "graphshard.storage")),
+    ("runtime", ("graphshard.errors", "graphshard.typing", "graphshard._util",
+                 "graphshard.storage", "graphshard.runtime")),
+])
+def test_storage_and_runtime_import_nothing_above_them(layer, allowed):
+    """DESIGN §2: the storage and runtime layers sit under everything else."""
+    bad = sorted(f"{module} imports {target}" for module, found in _imports().items()
+                 if module.startswith(f"graphshard.{layer}")
+                 for target, _ in found
+                 if target != "graphshard" and not target.startswith(allowed))
+    assert bad == []

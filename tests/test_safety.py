@@ -77,7 +77,7 @@ def test_corrupt_files_raise_format_error(ring, tmp_path):
 
 @pytest.mark.parametrize("cut", [0, 4, 7, 8, 30, 100])
 def test_truncated_safetensors(tmp_path, cut):
-    from graphshard._util.tensorfile import load_tensors, save_tensors
+    from graphshard.storage.tensorfile import load_tensors, save_tensors
 
     path = tmp_path / "t.safetensors"
     save_tensors(path, {"a": np.arange(10), "b": np.ones((2, 3), dtype=np.float32)})
@@ -96,7 +96,7 @@ def test_import_stays_light():
 
 
 def test_short_of_space_warns_with_the_folder_and_figures(tmp_path, monkeypatch, caplog):
-    from graphshard._util import files as _files
+    from graphshard.storage import files as _files
 
     usage = type(shutil.disk_usage(tmp_path))
     monkeypatch.setattr(_files.shutil, "disk_usage", lambda p: usage(10**10, 10**10 - 2 * 10**8,
@@ -104,7 +104,7 @@ def test_short_of_space_warns_with_the_folder_and_figures(tmp_path, monkeypatch,
     missing = tmp_path / "not" / "yet"
     assert not _files.warn_if_short_of_space(missing, 10**8, "the demo")
     assert not caplog.records
-    with caplog.at_level("WARNING", logger="graphshard._util.files"):
+    with caplog.at_level("WARNING", logger="graphshard.storage.files"):
         assert _files.warn_if_short_of_space(missing, 3 * 10**9, "the demo", "use another disk")
     assert caplog.records[0].getMessage() == (
         f"the demo needs about 3.0 GB in {missing}, which has 0.2 GB free: the run may fail "

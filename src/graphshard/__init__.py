@@ -37,6 +37,7 @@ _LAZY = {
     "dist": ".dist",
     "pipeline": ".pipeline",
     "datasets": ".datasets",
+    "train": ".train",
     "examples": ".examples",
     "partition_graph": ".partition",
     "load_partition": ".partition",
@@ -61,7 +62,6 @@ __all__ = [
     "ValidationError",
     "datasets",
     "distributed",
-    "examples",
     "graph",
     "heterograph",
     "io",
@@ -72,6 +72,7 @@ __all__ = [
     "partition_graph",
     "pipeline",
     "sampling",
+    "train",
 ]
 
 

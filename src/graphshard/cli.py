@@ -23,12 +23,12 @@ from rich.console import Console
 from rich.table import Column, Table
 
 from . import datasets
-from ._util import fsys
 from ._util.progress import disable_progress
-from ._util.ray import quiet_ray
 from .errors import GraphshardError, ValidationError
 from .io.convert import COMPRESSED, READERS, WRITERS, format_names, format_of_path
 from .partition import DEFAULT_METHOD, METHODS, PartitionReport, build_partitions, read_config
+from .runtime.ray import quiet_ray
+from .storage import fsys
 
 __all__ = ["main"]
 
@@ -620,8 +620,8 @@ def serve(config: str, address: str | None, placement: str, detach: bool, stop: 
     import time
 
     from . import dist
-    from ._util import fsys
     from .distributed.placement import parse_placement
+    from .storage import fsys
 
     if stop:
         dist.shutdown(config, address=address)
@@ -700,9 +700,9 @@ def train(ctx: click.Context, config: Path, plot: Path | None, checkpoint_dir: P
     """
     import importlib.util
 
-    from .examples import read_config as read_train_config
-    from .examples import train_from_config
-    from .examples.curves import plot_curves
+    from .train import read_config as read_train_config
+    from .train import train_from_config
+    from .train.curves import plot_curves
 
     has_mpl = importlib.util.find_spec("matplotlib") is not None
     if plot is not None and not has_mpl:  # fail before training, not after

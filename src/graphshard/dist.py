@@ -1,18 +1,18 @@
 """Deprecated alias of :mod:`graphshard.distributed`, kept for one release.
 
 The package was renamed because pytest, linters and packaging tools skip folders named
-``dist``: its tests and doctests never ran. Every public name of
-:mod:`graphshard.distributed` is reachable here too; importing this module warns once.
-Submodules (``graphshard.dist.graph``) are not aliased: import them from
-``graphshard.distributed``.
+``dist``: its tests and doctests never ran.  Every name of :mod:`graphshard.distributed`
+and of its modules (``graphshard.dist.graph``, ...) is reachable here too, as the same
+objects; importing this module warns once.
 
 Example:
     >>> import warnings
     >>> with warnings.catch_warnings():
     ...     warnings.simplefilter("ignore", DeprecationWarning)
     ...     from graphshard.dist import DistGraph
+    ...     from graphshard.dist.graph import DistGraph as FromModule
     >>> import graphshard.distributed
-    >>> DistGraph is graphshard.distributed.DistGraph
+    >>> DistGraph is FromModule is graphshard.distributed.DistGraph
     True
 """
 
@@ -21,19 +21,20 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from . import distributed as _distributed
+from . import distributed as _new
+from ._util.aliases import alias_package, deprecation
 
-warnings.warn("graphshard.dist is renamed graphshard.distributed; the old name goes in the "
-              "next release", DeprecationWarning, stacklevel=2)
+warnings.warn(deprecation("graphshard.dist", "graphshard.distributed"), DeprecationWarning,
+              stacklevel=2)
 
-__all__ = list(_distributed.__all__)
+__all__ = list(_new.__all__)
+#: a package, so that ``graphshard.dist.<module>`` resolves (through the alias finder)
+__path__: list[str] = []
+alias_package(__name__, _new.__name__)
 
 
 def __getattr__(name: str) -> Any:
-    if name in _distributed.__all__:
-        return getattr(_distributed, name)
-    raise AttributeError(f"module 'graphshard.dist' has no attribute {name!r} "
-                         "(it is graphshard.distributed now)")
+    return getattr(_new, name)
 
 
 def __dir__() -> list[str]:

@@ -45,7 +45,7 @@ def nodes():
                     "(run this module alone or first)")
     from ray.cluster_utils import Cluster
 
-    from graphshard._util.ray import _local_node_address, _use_local_token, init_ray
+    from graphshard.runtime.ray import _local_node_address, _use_local_token, init_ray
 
     # a private Ray temp folder: Ray writes the cluster's address there, where another
     # process of this machine starting a Ray of its own would otherwise find and join it
@@ -196,11 +196,11 @@ def test_pipeline_on_three_nodes_writes_what_one_process_writes(nodes, cora, tmp
     import logging
     import re
 
-    from graphshard._util.tensorfile import load_tensors
     from graphshard.pipeline import run_pipeline
+    from graphshard.storage.tensorfile import load_tensors
 
     gs.io.write_chunked(cora, tmp_path / "chunked", 3, fmt="parquet")
-    caplog.set_level(logging.INFO, logger="graphshard.pipeline.executor")
+    caplog.set_level(logging.INFO, logger="graphshard.runtime.executor")
     runs = {engine: run_pipeline(tmp_path / "chunked", 3, tmp_path / engine, method="random",
                                  use_ray=engine == "ray", assign_options={"seed": 4})
             for engine in ("local", "ray")}
@@ -243,9 +243,9 @@ def test_pipeline_from_s3_to_s3_on_three_nodes_shares_no_folder(nodes, cora, s3_
     import logging
     import re
 
-    from graphshard._util import fsys
     from graphshard.partition.config import read_config
     from graphshard.pipeline import run_pipeline
+    from graphshard.storage import fsys
 
     chunked = tmp_path / "chunked"
     gs.io.write_chunked(cora, chunked, 3, fmt="parquet", graph_name="cora")
@@ -255,7 +255,7 @@ def test_pipeline_from_s3_to_s3_on_three_nodes_shares_no_folder(nodes, cora, s3_
         if file.is_file():
             fsys.open_location(src).child(file.relative_to(chunked).as_posix()).upload(file)
             chunk_bytes += file.stat().st_size if file.name != "metadata.json" else 0
-    caplog.set_level(logging.INFO, logger="graphshard.pipeline.executor")
+    caplog.set_level(logging.INFO, logger="graphshard.runtime.executor")
     before = fsys.traffic()
     res = run_pipeline(src, 3, out, method="random", use_ray=True, assign_options={"seed": 4})
     driver = fsys.traffic()
@@ -293,9 +293,9 @@ def test_lp_pipeline_from_s3_to_s3_on_three_nodes(nodes, cora, s3_dir, s3_uri, t
     """lp on the 3-node cluster with input and output in S3: its shard actors exchange
     their files through OUT/.graphshard-work (removed at the end) and get the driver's
     arrays through the object store; the assignment and the parts are a local run's."""
-    from graphshard._util import fsys
     from graphshard.partition.config import read_config
     from graphshard.pipeline import run_pipeline
+    from graphshard.storage import fsys
 
     chunked = tmp_path / "chunked"
     gs.io.write_chunked(cora, chunked, 3, graph_name="cora")
@@ -393,7 +393,7 @@ def _lose_a_node_during(nodes, flags, patch, run) -> BaseException | None:
     still going 240 s after the loss."""
     import threading
 
-    from graphshard._util.ray import _local_node_address
+    from graphshard.runtime.ray import _local_node_address
 
     with _local_node_address():
         node = nodes.cluster.add_node(num_cpus=1, node_ip_address=LOOPBACK,

@@ -10,9 +10,9 @@ import textwrap
 
 import pytest
 
-import graphshard._util.ray
-from graphshard._util.ray import LOOPBACK, is_loopback
-from graphshard.pipeline.executor import start_ray
+import graphshard.runtime.ray
+from graphshard.runtime.executor import start_ray
+from graphshard.runtime.ray import LOOPBACK, is_loopback
 
 # Runs in a fresh interpreter (one Ray per process; the session's shared Ray is another one):
 # DistGraph starts a local Ray and the graph servers, then the listening TCP sockets of this
@@ -75,7 +75,7 @@ class _FakeRay:
 
 def test_the_pipeline_starts_a_loopback_ray_and_joins_a_cluster_as_told(monkeypatch):
     pytest.importorskip("ray", reason="needs ray (pip install 'graphshard[ray]')")
-    monkeypatch.setattr(graphshard._util.ray, "_cluster_found", lambda: False)  # no `ray start`
+    monkeypatch.setattr(graphshard.runtime.ray, "_cluster_found", lambda: False)  # no `ray start`
     local = _FakeRay()
     assert start_ray(local, num_cpus=2)
     assert local.calls == [{"address": None, "_node_ip_address": LOOPBACK, "num_cpus": 2,

@@ -15,11 +15,11 @@ import pytest
 from click.testing import CliRunner
 
 import graphshard as gs
-from graphshard._util import fsys
-from graphshard._util.files import INCOMPLETE_MARKER
 from graphshard.cli import cli
 from graphshard.errors import FormatError, PartitionNotFoundError, ValidationError
 from graphshard.partition.config import read_config
+from graphshard.storage import fsys
+from graphshard.storage.files import INCOMPLETE_MARKER
 
 
 def _same_partition(a: tuple, b: tuple) -> None:

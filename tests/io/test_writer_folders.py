@@ -14,9 +14,9 @@ import pytest
 from io_helpers import assert_graphs_equal, random_graph
 
 import graphshard as gs
-from graphshard._util import files as _files
 from graphshard.errors import ConfigError, ValidationError
 from graphshard.io import convert, read_chunked, read_euler, write_chunked, write_euler
+from graphshard.storage import files as _files
 
 
 def _ring(n: int) -> gs.Graph:

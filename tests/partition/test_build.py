@@ -212,7 +212,7 @@ def test_sparse_features_round_trip_under_id_maps(tmp_path, num_parts):
 
 
 def _metadata(path) -> dict:
-    from graphshard._util.tensorfile import load_tensors
+    from graphshard.storage.tensorfile import load_tensors
 
     return load_tensors(path)[1]
 

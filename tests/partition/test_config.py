@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import graphshard as gs
-from graphshard._util.files import file_sha256
 from graphshard.errors import FormatError, ValidationError
+from graphshard.storage.files import file_sha256
 
 
 @pytest.fixture
@@ -165,7 +165,7 @@ def test_feature_rows_behind_a_valid_checksum_are_checked(parts):
     ({}, "{", r"metadata 'sparse' is not JSON"),
 ])
 def test_sparse_features_behind_a_valid_checksum_are_checked(parts, tensors, meta, message):
-    from graphshard._util.tensorfile import save_tensors
+    from graphshard.storage.tensorfile import save_tensors
 
     rel = "part0/node_feats.safetensors"
     arrays = {"_N/x": np.zeros(4), "_N/s/indptr": np.array([0, 1, 2, 3, 4]),

@@ -17,9 +17,9 @@ import pytest
 
 import graphshard as gs
 from fuzzing import mutate_bytes, mutate_json, mutate_text, run_fuzz
-from graphshard._util.files import file_sha256
 from graphshard.ragged import Ragged
 from graphshard.sparse import SparseRows
+from graphshard.storage.files import file_sha256
 
 
 def _hetero() -> gs.Graph:
@@ -172,8 +172,8 @@ def test_header_cases_found_by_the_fuzz_test(tmp_path, change, message):
     RuntimeWarning) instead of being compared exactly."""
     import warnings
 
-    from graphshard._util.tensorfile import load_tensors, save_tensors
     from graphshard.errors import FormatError
+    from graphshard.storage.tensorfile import load_tensors, save_tensors
 
     path = tmp_path / "t.safetensors"
     save_tensors(path, {"a": np.zeros((4, 3), np.float32)}, {"k": "v"})

@@ -340,7 +340,7 @@ def test_cli_export_and_import(tmp_path, cora):
 def test_original_ids_travel_as_dgl_pipeline_files(tmp_path, acm):
     """save_orig_ids: export writes DGL's pipeline files orig_nids.dgl / orig_eids.dgl
     ({type: per-type original IDs}); import reads them back into orig_id and orig_ids."""
-    from graphshard._util.tensorfile import load_tensors
+    from graphshard.storage.tensorfile import load_tensors
 
     gs.partition_graph(acm, "acm", 2, tmp_path / "ours", part_method="metis",
                        save_orig_ids=True)

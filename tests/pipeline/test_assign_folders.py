@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import graphshard as gs
-from graphshard._util import files as _files
 from graphshard.errors import ConfigError, ValidationError
 from graphshard.pipeline import assign, import_assignment
+from graphshard.storage import files as _files
 
 
 @pytest.fixture

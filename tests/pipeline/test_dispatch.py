@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 
 import graphshard as gs
-from graphshard._util.tensorfile import load_tensors
 from graphshard.errors import ConfigError, ValidationError
 from graphshard.partition import build_partitions
 from graphshard.partition.assignment import read_assignment, write_assignment
 from graphshard.pipeline import assign, dispatch, run_pipeline
-from graphshard.pipeline.executor import ray_session, start_ray
 from graphshard.ragged import Ragged
+from graphshard.runtime.executor import ray_session, start_ray
+from graphshard.storage.tensorfile import load_tensors
 
 
 def assert_same_output(a_cfg, b_cfg):
@@ -245,13 +245,13 @@ def test_halo_of_part_sorts_when_the_bitmap_would_outweigh_the_part(monkeypatch)
 
 
 def test_short_of_space_warns_and_still_writes(cora, tmp_path, monkeypatch, caplog):
-    from graphshard._util import files as _files
+    from graphshard.storage import files as _files
 
     gs.io.write_chunked(cora, tmp_path / "chunked", 2)
     write_assignment(tmp_path / "assign", {"_N": np.arange(cora.num_nodes()) % 2}, 2)
     usage = type(_files.shutil.disk_usage(tmp_path))
     monkeypatch.setattr(_files.shutil, "disk_usage", lambda p: usage(10**9, 10**9 - 1000, 1000))
-    with caplog.at_level("WARNING", logger="graphshard._util.files"):
+    with caplog.at_level("WARNING", logger="graphshard.storage.files"):
         result = dispatch(tmp_path / "chunked", tmp_path / "assign", tmp_path / "parts")
     warned = [r.getMessage() for r in caplog.records]
     assert len(warned) == 1 and warned[0].startswith("dispatch's output needs about")
@@ -276,8 +276,8 @@ def test_same_output_as_the_two_steps(cora, tmp_path):
 def test_the_assignment_scratch_goes_to_the_dispatch(cora, tmp_path, monkeypatch):
     """lp leaves its scratch files in the pool it is given; run_pipeline hands them to
     dispatch, whose files are written over them: the same output, no scratch left."""
-    from graphshard._util import files as _files
-    from graphshard._util import scratch as _scratch
+    from graphshard.storage import files as _files
+    from graphshard.storage import scratch as _scratch
 
     monkeypatch.setattr(_scratch, "REUSE_MIN_BYTES", 1)  # cora's files are small
     monkeypatch.setattr(_files, "REUSE_MIN_BYTES", 1)
@@ -394,7 +394,7 @@ def test_ray_session_keeps_the_ray_a_step_started():
             assert not start_ray(ray)  # ... and the next step joins it
         assert ray.up  # an inner block leaves it running
     assert (ray.inits, ray.shutdowns, ray.up) == (2, 2, False)
-    from graphshard._util.ray import init_ray  # a local Ray on loopback only
+    from graphshard.runtime.ray import init_ray  # a local Ray on loopback only
 
     init_ray(ray)
     with ray_session():
@@ -407,9 +407,9 @@ def test_each_step_logs_its_tasks_and_seconds(tmp_path, caplog):
     src = np.arange(40)
     gs.io.write_chunked(gs.graph((src, (src + 1) % 40)), tmp_path / "ring", 3)
     write_assignment(tmp_path / "assign", {"_N": src % 2}, 2)
-    with caplog.at_level("INFO", logger="graphshard.pipeline.executor"):
+    with caplog.at_level("INFO", logger="graphshard.runtime.executor"):
         dispatch(tmp_path / "ring", tmp_path / "assign", tmp_path / "parts")
-    lines = [r.getMessage() for r in caplog.records if r.name == "graphshard.pipeline.executor"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "graphshard.runtime.executor"]
     assert [line.split(":")[0] for line in lines] == [
         "mapping node IDs", "routing edges", "building parts"]
     assert lines[1].startswith("routing edges: 3 tasks in ")

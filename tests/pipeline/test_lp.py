@@ -273,13 +273,13 @@ def test_work_dir_is_created_and_a_file_there_is_refused(tmp_path):
 
 
 def test_short_of_space_warns_about_the_work_dir(tmp_path, monkeypatch, caplog):
-    from graphshard._util import files as _files
+    from graphshard.storage import files as _files
 
     src = np.arange(40)
     gs.io.write_chunked(gs.graph((src, (src + 1) % 40)), tmp_path / "ring", 3)
     usage = type(_files.shutil.disk_usage(tmp_path))
     monkeypatch.setattr(_files.shutil, "disk_usage", lambda p: usage(10**9, 10**9 - 100, 100))
-    with caplog.at_level("WARNING", logger="graphshard._util.files"):
+    with caplog.at_level("WARNING", logger="graphshard.storage.files"):
         lp_assign(load_chunked_meta(tmp_path / "ring"), 2, work_dir=tmp_path / "work")
     warned = [r.getMessage() for r in caplog.records]
     assert len(warned) == 1 and warned[0].startswith("lp's scratch needs about")
@@ -305,7 +305,7 @@ def test_ray_matches_in_process(tmp_path):
     local = lp_assign(meta, 4, **opts)["_N"]
     started = not ray.is_initialized()
     if started:
-        from graphshard._util.ray import init_ray  # a local Ray on loopback only
+        from graphshard.runtime.ray import init_ray  # a local Ray on loopback only
 
         init_ray(ray, num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
@@ -432,8 +432,8 @@ def test_cli_assign_balance_edges_reaches_lp(tmp_path):
 def test_gather_thins_a_level_above_the_limit_to_its_heaviest_symmetric_edges(tmp_path):
     from pathlib import Path
 
-    from graphshard.pipeline.executor import InProcessExecutor
     from graphshard.pipeline.lp.levels import contract_level, level0_from_chunks
+    from graphshard.runtime.executor import InProcessExecutor
 
     g = gs.datasets.rmat(5000, 50000, seed=1, num_features=0)
     ex = InProcessExecutor(2)
@@ -455,9 +455,9 @@ def test_gather_thins_a_level_above_the_limit_to_its_heaviest_symmetric_edges(tm
 def test_two_hop_groups_the_leaves_left_alone_by_their_favourite_cluster(tmp_path):
     from pathlib import Path
 
-    from graphshard.pipeline.executor import InProcessExecutor
     from graphshard.pipeline.lp.clustering import two_hop
     from graphshard.pipeline.lp.levels import level0_from_chunks
+    from graphshard.runtime.executor import InProcessExecutor
 
     leaves = np.arange(1, 101)  # two stars: hubs 0 and 101, 100 leaves each
     src = np.concatenate([leaves, leaves + 101])

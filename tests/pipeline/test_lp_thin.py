@@ -12,12 +12,12 @@ import graphshard as gs
 from graphshard.io.chunked import load_chunked_meta
 from graphshard.partition.backends import adjacency_cut, max_part_weight
 from graphshard.partition.methods import MethodOptions, run_method
-from graphshard.pipeline.executor import InProcessExecutor
 from graphshard.pipeline.lp import lp_assign
 from graphshard.pipeline.lp.kernels.levels import weight_histogram
 from graphshard.pipeline.lp.levels import contract_level, level0_from_chunks
 from graphshard.pipeline.lp.shards import gather
 from graphshard.pipeline.lp.thin import thin_level, thin_weight
+from graphshard.runtime.executor import InProcessExecutor
 
 
 def _csr(adj, n):

@@ -23,13 +23,13 @@ from typing import Any, cast
 
 import numpy as np
 
-from .._util import fsys
 from .._util.arrays import as_ids
 from ..errors import ValidationError
 from ..partition.config import ConfigLike, as_config, location
 from ..partition.files import load_partition_data
 from ..sampling.backend import get_backend
 from ..sampling.neighbors import sample_etype
+from ..storage import fsys
 from ..store import GraphStore, Rows
 from ..typing import EdgeType, IdArray
 from ._index import PartIndex
@@ -71,7 +71,7 @@ class GraphServer:
     def info(self) -> dict[str, Any]:
         """Part ID, process ID, Ray node ID and IP (if in Ray), the feature schema, and the
         bytes this process read and wrote through remote URIs (``file_bytes``: its copy of
-        a part given as a URI; :func:`graphshard._util.fsys.traffic`)."""
+        a part given as a URI; :func:`graphshard.storage.fsys.traffic`)."""
         node_id = node_ip = None
         try:
             import ray

@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from .._util.arrays import as_ids
-from .._util.files import check_path_name
 from ..errors import ValidationError
+from ..storage.files import check_path_name
 
 __all__ = ["OPTIMIZERS", "TensorShard", "check_name"]
 
@@ -38,7 +38,7 @@ def check_name(name: str) -> str:
     """``name`` if it is a valid tensor name, else raise ValidationError.
 
     A tensor name becomes the file ``<name>.npy``: it passes the one check of names that
-    become paths (:func:`graphshard._util.files.check_path_name`: no ``/``, no leading ``.``,
+    become paths (:func:`graphshard.storage.files.check_path_name`: no ``/``, no leading ``.``,
     ...) and is made of letters, digits, ``_ . -`` only.
 
     Example:

@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 
 from .._util.optional import import_optional
-from .._util.tensorfile import load_tensors, save_tensors
 from ..errors import FormatError, ValidationError
+from ..storage.tensorfile import load_tensors, save_tensors
 from .graph import DistGraph
 from .policy import PartitionPolicy
 from .tensor import DistTensor

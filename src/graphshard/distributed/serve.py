@@ -38,9 +38,9 @@ from typing import Any
 
 from .._util.optional import import_optional
 from .._util.process import process_running
-from .._util.ray import init_ray
 from ..errors import ConfigError, ServerError, ServerTimeoutError
 from ..partition.config import ConfigLike, as_config, location
+from ..runtime.ray import init_ray
 from ._server import GraphServer
 from .placement import MIN_CPUS, Placement, scheduling_strategies
 
@@ -56,7 +56,7 @@ _REMOTE: dict[str, Any] = {}
 
 def ensure_ray(address: str | None = None) -> Any:
     """The ``ray`` module, initialised: joins ``address`` or starts a local Ray that listens
-    on 127.0.0.1 only (:func:`graphshard._util.ray.init_ray`)."""
+    on 127.0.0.1 only (:func:`graphshard.runtime.ray.init_ray`)."""
     ray = import_optional("ray", "graph servers")
     if not ray.is_initialized():
         init_ray(ray, address, include_dashboard=False, log_to_driver=False)

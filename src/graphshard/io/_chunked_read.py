@@ -16,9 +16,9 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from .._util.files import load_npy
 from ..errors import FormatError
 from ..ragged import Ragged
+from ..storage.files import load_npy
 from ._common import PathLike, column_to_numpy, fail, list_to_ragged, regular_file
 
 FORMATS = ("csv", "numpy", "parquet")
@@ -67,7 +67,7 @@ def local_chunk(spec: FileSpec, i: int) -> Iterator[Path]:
     if spec.source is None:
         yield file
         return
-    from .._util import fsys
+    from ..storage import fsys
 
     base = spec.owner.parent if spec.owner is not None else file.parent
     rel = Path(os.path.relpath(file, base))

@@ -15,7 +15,12 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from .._util.files import (
+from .._util.progress import progress
+from ..errors import ValidationError
+from ..graph import Graph
+from ..ragged import Ragged
+from ..sparse import SparseRows
+from ..storage.files import (
     atomic_write,
     check_out_dir,
     check_path_name,
@@ -25,11 +30,6 @@ from .._util.files import (
     path_inside,
     write_json_atomic,
 )
-from .._util.progress import progress
-from ..errors import ValidationError
-from ..graph import Graph
-from ..ragged import Ragged
-from ..sparse import SparseRows
 from ._common import PathLike, ragged_to_arrow
 
 FMT_EXT = {"csv": "csv", "numpy": "npy", "parquet": "parquet"}

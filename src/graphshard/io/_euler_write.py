@@ -9,7 +9,12 @@ from typing import Any
 
 import numpy as np
 
-from .._util.files import (
+from .._util.progress import progress
+from ..errors import ValidationError
+from ..graph import Graph
+from ..ragged import Ragged
+from ..sparse import SparseRows
+from ..storage.files import (
     atomic_write,
     check_out_dir,
     check_path_name,
@@ -18,11 +23,6 @@ from .._util.files import (
     mark_complete,
     write_json_atomic,
 )
-from .._util.progress import progress
-from ..errors import ValidationError
-from ..graph import Graph
-from ..ragged import Ragged
-from ..sparse import SparseRows
 from ._common import PathLike
 
 #: Meta file names :func:`~graphshard.io.read_euler` looks for next to the data.

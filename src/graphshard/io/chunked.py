@@ -5,7 +5,7 @@ The format (DGL user guide 7.1, "Chunked Graph Format") has top-level keys ``gra
 ``num_edges_per_chunk``, ``edges``, ``node_data`` and ``edge_data``.  Each file spec is
 ``{"format": {"name": "csv"|"numpy"|"parquet", "delimiter": " "}, "data": [paths]}``; paths
 are relative to the metadata file or absolute.  A folder given as a URI (``s3://``,
-``gs://``, ``hdfs://``; :mod:`graphshard._util.fsys`) is read in place: only
+``gs://``, ``hdfs://``; :mod:`graphshard.storage.fsys`) is read in place: only
 ``metadata.json`` is copied when it is loaded, and each chunk file is copied to node-local
 scratch when it is read and removed afterwards (its size checked; the format has no
 checksums); its chunk paths must be relative and inside the folder.  Newer DGL revisions write
@@ -25,9 +25,9 @@ from typing import Any, cast
 
 import numpy as np
 
-from .._util.files import atomic_path
 from ..graph import Graph
 from ..ragged import Ragged
+from ..storage.files import atomic_path
 from ..typing import EdgeType, IdArray
 from ._chunked_read import (
     FORMATS,
@@ -167,7 +167,7 @@ def load_chunked_meta(path: PathLike) -> ChunkedMeta:
         >>> load_chunked_meta(d).num_edges
         {('_N', '_E', '_N'): 2}
     """
-    from .._util import fsys
+    from ..storage import fsys
 
     if fsys.is_remote(path):
         return _remote_meta(str(path))
@@ -232,7 +232,7 @@ def _remote_meta(uri: str) -> ChunkedMeta:
     it is read."""
     from dataclasses import replace
 
-    from .._util import fsys
+    from ..storage import fsys
 
     loc = fsys.open_location(uri)
     if not loc.path.endswith(".json"):

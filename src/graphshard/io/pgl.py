@@ -24,10 +24,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from .._util.files import check_path_name
 from ..errors import ValidationError
 from ..graph import DEFAULT_NTYPE, Graph, heterograph
 from ..ragged import Ragged
+from ..storage.files import check_path_name
 from ..typing import EdgeType
 from ._common import PathLike, column_to_numpy, fail, id_column
 from ._edge_ids import INT_TOKEN, NUMBER_TOKEN, IdColumn, parse_ids, text_line, unify

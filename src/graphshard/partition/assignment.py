@@ -17,8 +17,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from .._util.files import atomic_path, check_path_name, load_npy, write_json_atomic
 from ..errors import FormatError, PartitionNotFoundError
+from ..storage.files import atomic_path, check_path_name, load_npy, write_json_atomic
 from ..typing import IdArray
 
 __all__ = ["assignment_from_folder", "read_assignment", "write_assignment"]

@@ -18,14 +18,14 @@ from typing import Any, cast
 
 import numpy as np
 
-from .._util import files as _files
-from .._util import fsys
 from .._util.arrays import as_ids
-from .._util.files import INCOMPLETE_MARKER, check_path_name
 from .._util.progress import progress
-from .._util.scratch import scratch_folder
 from ..errors import ConfigError, ValidationError
 from ..graph import Graph
+from ..storage import files as _files
+from ..storage import fsys
+from ..storage.files import INCOMPLETE_MARKER, check_path_name
+from ..storage.scratch import scratch_folder
 from ..typing import IdArray
 from .adjacency import symmetric_adjacency
 from .assignment import assignment_from_folder
@@ -279,7 +279,7 @@ def _check_arguments(g: Graph, graph_name: str, num_parts: int, out_path: Any, n
 
 def check_out_dir(out_dir: Path) -> Path:
     """An output directory is new, empty or a previous graphshard output; never anything else
-    (the rule of every writer: :func:`graphshard._util.files.check_out_dir`)."""
+    (the rule of every writer: :func:`graphshard.storage.files.check_out_dir`)."""
     return _files.check_out_dir(out_dir, lambda d: bool(_previous_configs(d)),
                                 "graphshard partition config")
 

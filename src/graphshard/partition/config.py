@@ -35,8 +35,6 @@ from typing import Any
 
 import numpy as np
 
-from .._util import fsys
-from .._util.files import atomic_write, file_sha256, path_inside, write_json_atomic
 from ..errors import (
     FormatError,
     GraphshardError,
@@ -44,6 +42,8 @@ from ..errors import (
     ValidationError,
 )
 from ..ids import RangePartitionBook
+from ..storage import fsys
+from ..storage.files import atomic_write, file_sha256, path_inside, write_json_atomic
 from ..typing import EdgeType
 from .file_checks import bad_value, check_ranges, check_type_ids, is_int
 from .report import PartitionReport
@@ -114,7 +114,7 @@ class PartitionConfig:
             for a config read from a URI, its node-local copy.
         uri: The ``s3://``, ``gs://`` or ``hdfs://`` URI the config was read from (None for
             a local one): part files are copied from its folder into ``path``'s folder when
-            a part opens them (:mod:`graphshard._util.fsys`).
+            a part opens them (:mod:`graphshard.storage.fsys`).
     """
 
     graph_name: str

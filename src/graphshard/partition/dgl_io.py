@@ -28,10 +28,10 @@ from typing import Any
 
 import numpy as np
 
-from .._util import files as _files
 from .._util.optional import import_optional
-from .._util.tensorfile import load_tensors
 from ..errors import FormatError, PartitionNotFoundError, ValidationError
+from ..storage import files as _files
+from ..storage.tensorfile import load_tensors
 from .build import claim_out_dir, mark_complete, remove_previous_configs
 from .config import ConfigLike, PartitionConfig, as_config, make_config, write_config
 from .dgl_layout import (

@@ -27,12 +27,12 @@ from typing import Any
 
 import numpy as np
 
-from .._util.tensorfile import load_tensors, save_tensors
 from ..errors import FormatError
 from ..graph import Graph, graph
 from ..ids import RangePartitionBook
 from ..ragged import Ragged
 from ..sparse import SparseRows
+from ..storage.tensorfile import load_tensors, save_tensors
 from ..typing import EdgeType
 from .config import FORMAT_VERSION, ConfigLike, PartitionConfig, as_config
 from .file_checks import check_features, check_part_arrays
@@ -62,7 +62,7 @@ def write_part(out_dir: Path, part_id: int, local: LocalGraph, *, node_part: np.
 
     The per-local-node arrays (``node_part``, ``node_orig``, ``node_type``) and per-local-
     edge arrays (``edge_orig``, ``edge_type``) follow ``local``'s order.  Big files go
-    around the page cache (:mod:`graphshard._util.direct`).
+    around the page cache (:mod:`graphshard.storage.direct`).
     """
     node_data = {
         "_ID": local.nodes,

@@ -17,9 +17,9 @@ import numpy as np
 
 from ..errors import ValidationError
 from ..graph import Graph
+from ..runtime.alone import run_alone
 from ..typing import IdArray
 from .adjacency import Adjacency
-from .alone import run_alone
 from .balance import enforce_balance
 from .metis_lib import metis_kway
 from .registry import METHODS, Method, MethodOptions, PartitionFn, lookup, register_method

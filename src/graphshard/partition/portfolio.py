@@ -10,9 +10,9 @@ from dataclasses import replace
 import numpy as np
 
 from .._util.optional import is_installed
+from ..runtime.alone import run_alone
 from ..typing import IdArray
 from .adjacency import Adjacency
-from .alone import run_alone
 from .backends import (
     _metis_fallback,
     adjacency_cut,

@@ -6,8 +6,8 @@ import os
 
 import numpy as np
 
-from .._util.files import atomic_path
 from .._util.optional import import_optional
+from ..storage.files import atomic_path
 from .report import PartitionReport
 
 __all__ = ["plot_report"]

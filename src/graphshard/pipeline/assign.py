@@ -17,12 +17,12 @@ from typing import Any
 
 import numpy as np
 
-from .._util.files import check_out_dir, claim_out_dir, json_object_with, mark_complete
 from ..errors import FormatError, ValidationError
 from ..io.chunked import ChunkedMeta, iter_node_data_chunks, load_chunked_meta
 from ..partition.assignment import assignment_num_parts, read_assignment, write_assignment
 from ..partition.methods import balanced_random_parts
 from ..partition.registry import Method, lookup
+from ..storage.files import check_out_dir, claim_out_dir, json_object_with, mark_complete
 from ..typing import IdArray
 
 __all__ = ["ASSIGN_METHODS", "AssignResult", "assign", "import_assignment"]
@@ -110,7 +110,7 @@ def _is_ours(folder: Path) -> bool:
 def check_assign_out(out_dir: str | os.PathLike[str]) -> Path:
     """Refuse an assignment folder that is a file, or a folder holding anything but an
     earlier assignment of ours (the rule of every writer,
-    :func:`graphshard._util.files.check_out_dir`)."""
+    :func:`graphshard.storage.files.check_out_dir`)."""
     if Path(out_dir).exists() and not Path(out_dir).is_dir():
         raise ValidationError(f"{out_dir}: exists and is not a folder; the assignment needs "
                               "a folder", field="out_dir", value=str(out_dir))

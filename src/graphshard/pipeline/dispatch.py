@@ -30,18 +30,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from .._util import fsys
 from .._util.arrays import group_order
-from .._util.files import (
-    INCOMPLETE_MARKER,
-    atomic_path,
-    check_path_name,
-    file_sha256,
-    load_npy,
-    warn_if_short_of_space,
-)
-from .._util.scratch import ScratchPool, scratch_folder
-from .._util.tensorfile import load_tensors, save_tensors
 from ..errors import FormatError, ValidationError
 from ..io.chunked import ChunkedMeta, load_chunked_meta, read_data_chunk, read_edge_chunk
 from ..partition.assignment import assignment_num_parts, read_assignment
@@ -49,10 +38,21 @@ from ..partition.build import check_out_dir, mark_complete, remove_previous_conf
 from ..partition.config import make_config, write_config
 from ..partition.report import PartitionReport
 from ..ragged import Ragged
-from .executor import make_executor
+from ..runtime.executor import make_executor
+from ..storage import fsys
+from ..storage.files import (
+    INCOMPLETE_MARKER,
+    atomic_path,
+    check_path_name,
+    file_sha256,
+    load_npy,
+    warn_if_short_of_space,
+)
+from ..storage.scratch import ScratchPool, scratch_folder
+from ..storage.tensorfile import load_tensors, save_tensors
+from ..storage.workstore import WorkStore, new_run_id
 from .kernels import new_ids_of_block, route_edges
 from .parts import build_part
-from .workstore import WorkStore, new_run_id
 
 __all__ = ["DispatchResult", "Plan", "checked_graph_name", "dispatch"]
 
@@ -479,7 +479,7 @@ def dispatch(chunked_dir: str | os.PathLike[str], assign_dir: str | os.PathLike[
             the work folder there too (``<out_dir>/.graphshard-work``): every task copies
             the pieces it reads to node-local scratch and uploads what it writes, each
             part task uploads its part, and the config comes last (see
-            :mod:`graphshard.pipeline.workstore`), so no two workers share a disk.
+            :mod:`graphshard.storage.workstore`), so no two workers share a disk.
         graph_name: Name in the config (default: the chunked metadata's).
         num_parts: Number of parts (default: from ``assignment.json`` or the largest ID).
         num_hops: HALO hops (>= 1).
@@ -489,9 +489,9 @@ def dispatch(chunked_dir: str | os.PathLike[str], assign_dir: str | os.PathLike[
             the largest chunk or part does not fit, saying which.
         node_block: Nodes per node-ID task.
         keep_work: Keep the work folder (``out_dir/.graphshard-work``) after success.
-        scratch_pool: A :class:`~graphshard._util.scratch.ScratchPool` folder of freed files
+        scratch_pool: A :class:`~graphshard.storage.scratch.ScratchPool` folder of freed files
             (an earlier step's scratch) for the routed pieces to be written over in
-            place: fewer fresh pages (see :mod:`graphshard._util.scratch`).  Used only on the
+            place: fewer fresh pages (see :mod:`graphshard.storage.scratch`).  Used only on the
             file system of ``out_dir``; the caller removes it.
         num_trainers_per_machine: Trainers per machine (DGL's key): the assignment holds
             ``num_parts * num_trainers_per_machine`` trainer parts, trainer parts

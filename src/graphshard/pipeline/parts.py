@@ -8,15 +8,15 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from .._util import fsys
-from .._util.files import load_npy
 from ..errors import FormatError
 from ..partition.files import write_part
 from ..partition.local_graphs import LocalGraph, assemble_local_graph
 from ..ragged import Ragged
+from ..storage import fsys
+from ..storage.files import load_npy
+from ..storage.pieces import finish_piece, finished_summary
 from ..typing import IdArray
 from .kernels import halo_of_part
-from .pieces import finish_piece, finished_summary
 
 if TYPE_CHECKING:
     from .dispatch import Plan

@@ -1,9 +1,9 @@
 """Both steps of the pipeline in one call: :func:`assign`, then :func:`dispatch`, on one
 Ray session (one start and one stop instead of two of each).  A finished assignment is
-recorded like a dispatch piece (:mod:`graphshard.pipeline.pieces`), so a rerun after a
+recorded like a dispatch piece (:mod:`graphshard.storage.pieces`), so a rerun after a
 crash, or with other dispatch options, reuses it instead of computing it again.  The
 assignment's scratch files are handed to the dispatch, which writes its big files over
-them (:mod:`graphshard._util.scratch`).
+them (:mod:`graphshard.storage.scratch`).
 
 The chunked input and the output may be URIs (``s3://``, ``gs://``, ``hdfs://``): tasks
 read the chunks from the input URI, the assignment is written in this process's
@@ -25,15 +25,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._util import fsys
-from .._util.files import INCOMPLETE_MARKER, file_sha256
-from .._util.scratch import make_work_dir, scratch_folder
 from ..errors import ValidationError
 from ..partition.build import claim_out_dir
+from ..runtime.executor import ray_session
+from ..storage import fsys
+from ..storage.files import INCOMPLETE_MARKER, file_sha256
+from ..storage.scratch import make_work_dir, scratch_folder
+from ..storage.workstore import WorkStore
 from .assign import AssignResult, assign, check_assign_args
 from .dispatch import DispatchResult, check_memory_budget, checked_graph_name, dispatch
-from .executor import ray_session
-from .workstore import WorkStore
 
 __all__ = ["PipelineResult", "run_pipeline"]
 

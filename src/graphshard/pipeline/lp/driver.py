@@ -57,12 +57,12 @@ row) and a few per-node arrays (4 bytes a node each: labels and weights are int3
 they fit); the driver holds per-node arrays, the moves of one round (sweep and rebalancing
 tasks return moves, not a value per row), and, at step 3, the coarsest graph.  On Ray the
 per-node arrays reach the actors as ``.npy`` files in the work directory, which they
-memory-map (:func:`~graphshard.pipeline.executor.sharing_files`), so the driver's memory
+memory-map (:func:`~graphshard.runtime.executor.sharing_files`), so the driver's memory
 holds no object-store copies of them; with a URI ``work_dir`` they go through the object
 store instead, and the shard files through the URI (no folder shared between nodes).
 Merged pieces are not deleted but kept in a scratch pool (local work directories), and
 the next level's files are written over them in place
-(:mod:`graphshard._util.scratch`): fresh page-cache pages are what writing costs most on a
+(:mod:`graphshard.storage.scratch`): fresh page-cache pages are what writing costs most on a
 VM.  The result depends on ``seed`` and on the shard
 layout (``max_task_entries``), never on how the input is chunked, on ``num_workers``, or on
 ``use_ray``: every random choice is a keyed hash of (seed, node, step).
@@ -84,19 +84,20 @@ from typing import Any
 
 import numpy as np
 
-from ..._util import fsys
-from ..._util.files import warn_if_short_of_space
 from ..._util.optional import is_installed
-from ..._util.scratch import ScratchPool, make_work_dir, scratch_folder
 from ...errors import ValidationError
 from ...io.chunked import ChunkedMeta
 from ...partition.adjacency import Adjacency
 from ...partition.backends import adjacency_cut, max_part_weight
 from ...partition.balance import unmet_balance, weight_sums
 from ...partition.methods import METHODS, MethodOptions, run_method
+from ...runtime.alone import start_alone_process
+from ...runtime.executor import Executor, make_executor, sharing_files
+from ...storage import fsys
+from ...storage.files import warn_if_short_of_space
+from ...storage.scratch import ScratchPool, make_work_dir, scratch_folder
+from ...storage.workstore import WorkStore, new_run_id
 from ...typing import IdArray
-from ..executor import Executor, make_executor, sharing_files
-from ..workstore import WorkStore, new_run_id
 from .clustering import cluster_cap, coarsen, entry_elasticity, label_dtype, node_target
 from .levels import contract_level, level0_degrees, level0_from_chunks, type_offsets
 from .params import LpParams
@@ -159,7 +160,7 @@ def lp_assign(meta: ChunkedMeta, num_parts: int, params: LpParams | None = None,
             the shard files go through ``<work_dir>/lp-<run>`` (removed at the end) and
             the per-node arrays through Ray's object store, so that no folder is shared
             between nodes (:mod:`~graphshard.pipeline.lp.shards`).
-        scratch_pool: A :class:`~graphshard._util.scratch.ScratchPool` folder on the file
+        scratch_pool: A :class:`~graphshard.storage.scratch.ScratchPool` folder on the file
             system of ``work_dir``: freed scratch files are kept there for later ones to
             be written over, and at the end every scratch file is left there for the
             next step (``graphshard pipeline`` hands them to dispatch); the caller
@@ -199,6 +200,8 @@ def lp_assign(meta: ChunkedMeta, num_parts: int, params: LpParams | None = None,
         degrees = first_pass.submit(level0_degrees, meta)
         ex = make_executor(num_workers=num_workers, use_ray=use_ray, address=address,
                            actors=True, warm=warm_up)
+        if use_ray or address:  # METIS of the coarsest graph runs alone (runtime.alone)
+            start_alone_process(preload=("graphshard.partition.metis_lib",))
     tmp = scratch_folder(local_dir, "lp")  # also removes those of killed runs
     # a remote work folder: shard files go through it (this run's own subfolder, removed
     # at the end), shared arrays through Ray's object store; no folder is shared
@@ -396,7 +399,7 @@ def _coarse_balance_quiet() -> Any:
 def warm_up() -> float:
     """Run :func:`lp_assign` in-process on a tiny graph, so that this process has imported
     the pipeline and loaded (or compiled) every kernel it calls: what each Ray actor of
-    :class:`~graphshard.pipeline.executor.RayActorExecutor` runs as it starts.
+    :class:`~graphshard.runtime.executor.RayActorExecutor` runs as it starts.
 
     The in-process executor hands tasks read-only arrays, as Ray does, so the kernels are
     specialised exactly as the shard tasks of a real run will call them.

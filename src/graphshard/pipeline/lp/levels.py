@@ -14,12 +14,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ..._util import fsys
-from ..._util.scratch import ScratchPool
 from ...io.chunked import ChunkedMeta, iter_edge_chunks
 from ...partition.balance import weight_sums
+from ...runtime.executor import Executor
+from ...storage import fsys
+from ...storage.scratch import ScratchPool
 from ...typing import EdgeType, IdArray
-from ..executor import Executor
 from .kernels.levels import accumulate_degrees
 from .shards import ShardedGraph, build_shard, chunk_piece, contract_piece, shard_bounds
 
@@ -136,7 +136,7 @@ def level0_from_chunks(meta: ChunkedMeta, directory: Path | str, budget: int,
     (every entry weighs 1 until the shards merge repeats).  Node weights have one column
     per balance constraint: 1 (the node), and with ``edge_weighted`` its in-degree too
     (the edges its owner stores).  The merged pieces go to ``pool`` if given (for later
-    files to be written over; :mod:`graphshard._util.scratch`), else are deleted.
+    files to be written over; :mod:`graphshard.storage.scratch`), else are deleted.
     """
     _mkdir(directory)
     n = sum(meta.num_nodes.values())

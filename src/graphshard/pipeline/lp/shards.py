@@ -26,7 +26,7 @@ A level's folder is a local path (every worker sees it: one node or a shared fil
 system), or, when lp's work folder is a URI, ``<work URI>#<level>``: a task then writes
 its files in its node-local cache and uploads them with a done-marker (size and SHA-256
 of each file, written last), and a task reading them fetches a checked copy once per
-process (:class:`~graphshard.pipeline.workstore.WorkStore`).  No folder is shared
+process (:class:`~graphshard.storage.workstore.WorkStore`).  No folder is shared
 between nodes; a local folder is read and written in place, as before.
 """
 
@@ -39,14 +39,14 @@ from typing import Any, cast
 
 import numpy as np
 
-from ..._util import fsys
-from ..._util.files import load_npy
-from ..._util.scratch import save_npy
 from ...io.chunked import ChunkedMeta, read_edge_chunk
 from ...partition.adjacency import Adjacency
 from ...partition.balance import needed_moves, rebalance_candidates
+from ...storage import fsys
+from ...storage.files import load_npy
+from ...storage.scratch import save_npy
+from ...storage.workstore import WorkStore
 from ...typing import EdgeType, IdArray
-from ..workstore import WorkStore
 from .kernels.levels import (
     bucket_entries,
     contract_entries,
@@ -203,7 +203,7 @@ def write_piece(prefix: str, u: IdArray, v: IdArray, w: IdArray | None, num_node
     (slice of every shard).  Repeats are merged by the shard task (:func:`build_shard`),
     which groups its rows anyway: a piece costs O(entries), not a pass over every node
     of the level.  Files are written over freed ones from ``pool`` when it has some
-    (:func:`~graphshard._util.scratch.save_npy`).  Returns the number of entries written.
+    (:func:`~graphshard.storage.scratch.save_npy`).  Returns the number of entries written.
     """
     keys, weights, off = bucket_entries(
         np.ascontiguousarray(u, dtype=np.int64), np.ascontiguousarray(v, dtype=np.int64),

@@ -15,10 +15,10 @@ import logging
 
 import numpy as np
 
-from ..._util import fsys
-from ..._util.scratch import save_npy
+from ...runtime.executor import Executor
+from ...storage import fsys
+from ...storage.scratch import save_npy
 from ...typing import IdArray
-from ..executor import Executor
 from .kernels.thin import thin_entries
 from .shards import (
     SHARD_FILES,

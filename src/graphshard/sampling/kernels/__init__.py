@@ -3,7 +3,7 @@ concern.  The Python layer reaches them through :mod:`~graphshard.sampling.backe
 (``get_backend("cpu")``), never by importing a kernel module.
 
 - :mod:`~graphshard.sampling.kernels.rng`: keyed random numbers (also used by other packages'
-  kernels, e.g. :mod:`graphshard.examples.kernels`);
+  kernels, e.g. :mod:`graphshard.train.kernels`);
 - :mod:`~graphshard.sampling.kernels.neighbors`: uniform one-hop neighbour sampling;
 - :mod:`~graphshard.sampling.kernels.weighted`: weighted neighbour sampling;
 - :mod:`~graphshard.sampling.kernels.alias`: per-row alias tables (building and drawing);

@@ -1,0 +1,373 @@
+"""Atomic file writes and checksums: the one place graphshard writes files (scratch files
+reused in place: :mod:`graphshard.storage.scratch`)."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import shutil
+import tempfile
+import threading
+import tokenize
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import IO, Any, Literal
+
+from .scratch import REUSE_MIN_BYTES, claim_scratch
+
+__all__ = ["INCOMPLETE_MARKER", "atomic_path", "atomic_write", "check_out_dir",
+           "check_path_name", "claim_out_dir", "file_sha256", "json_object_with", "load_npy",
+           "mark_complete", "path_inside", "warn_if_short_of_space", "write_json_atomic"]
+
+_log = logging.getLogger(__name__)
+
+
+@contextlib.contextmanager
+def atomic_write(path: str | os.PathLike[str], mode: str = "wb", *,
+                 reuse: str | os.PathLike[str] | None = None, size: int = 0,
+                 durable: bool = True) -> Iterator[IO[Any]]:
+    """Open a temp file next to ``path``; on success fsync it and rename it onto ``path``.
+
+    On an exception the temp file is removed and ``path`` is left as it was.  With
+    ``reuse`` (a :class:`~graphshard.storage.scratch.ScratchPool` folder) and ``size`` (the
+    bytes about to be written), the temp file is a freed scratch file of the pool,
+    written over in place; ``durable=False`` skips the fsync (see :func:`atomic_path`).
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> d = pathlib.Path(tempfile.mkdtemp())
+        >>> with atomic_write(d / "x.txt", "w") as f:
+        ...     _ = f.write("hello")
+        >>> (d / "x.txt").read_text()
+        'hello'
+    """
+    with atomic_path(path, durable=durable, reuse=reuse, size=size) as tmp, \
+            open(tmp, mode.replace("w", "r+")) as handle:  # the temp file exists
+        yield handle
+        handle.truncate()  # a reused file may have been longer
+
+
+#: Longest name a path component may have on common file systems (bytes, UTF-8).
+MAX_NAME_BYTES = 255
+
+
+def check_path_name(name: Any, *, field: str, path: str | os.PathLike[str] | None = None) -> str:
+    """Return ``name`` if it is safe as one path component, else raise ValidationError.
+
+    The one check for every name that becomes a file or folder name (graph names, node
+    and edge type names, feature names, ``--name``), whether it comes from an argument or
+    from a file: a non-empty string of at most 255 UTF-8 bytes, not ``.`` or ``..``, not
+    starting with ``.`` (our temp and scratch files do), and without ``/``, ``\\``, NUL or
+    other control characters.  So no name can lead a write outside its folder.
+
+    Args:
+        name: The name to check.
+        field: What the name is, for the message (``graph_name``, ``ntypes[2]``, ...).
+        path: The file the name was read from, if any.
+
+    Raises:
+        ValidationError: naming the field (and file) and the offending value.
+
+    Example:
+        >>> check_path_name("shop", field="graph_name")
+        'shop'
+        >>> check_path_name("../../x", field="graph_name", path="meta.json")
+        Traceback (most recent call last):
+        ...
+        graphshard.errors.ValidationError: meta.json: graph_name must be a plain file name \
+(no '/', '\\', control characters, leading '.'), got '../../x'
+    """
+    from ..errors import ValidationError
+
+    bad = (not isinstance(name, str) or not name or name.startswith(".")
+           or any(ch in "/\\" or ord(ch) < 32 or ord(ch) == 127 for ch in name)
+           or len(name.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES)
+    if bad:
+        where = f"{path}: " if path is not None else ""
+        raise ValidationError(f"{where}{field} must be a plain file name (no '/', '\\', "
+                              f"control characters, leading '.'), got {name!r}",
+                              path=None if path is None else str(path), field=field,
+                              value=name)
+    return name
+
+
+def path_inside(folder: str | os.PathLike[str], relative: Any, *, field: str,
+                path: str | os.PathLike[str] | None = None) -> Path:
+    """Resolve ``relative`` against ``folder`` and return it if it stays inside ``folder``.
+
+    For paths read from files we write (a partition config's ``part-i`` entries): an
+    absolute path, a ``..`` that climbs out, or a symbolic link that leads out is refused
+    with a FormatError naming the file and field.
+
+    Example:
+        >>> import tempfile
+        >>> d = tempfile.mkdtemp()
+        >>> path_inside(d, "part0/graph.safetensors", field="part-0").name
+        'graph.safetensors'
+        >>> path_inside(d, "../etc/passwd", field="part-0", path="g.json")
+        Traceback (most recent call last):
+        ...
+        graphshard.errors.FormatError: g.json: part-0 is '../etc/passwd', which leads outside \
+the folder of the file
+    """
+    from ..errors import FormatError
+
+    where = f"{path}: " if path is not None else ""
+    if not isinstance(relative, str) or not relative or "\x00" in relative:
+        raise FormatError(f"{where}{field} must be a relative path string, got {relative!r}",
+                          path=None if path is None else str(path), field=field,
+                          value=relative)
+    base = Path(folder).resolve()
+    target = (base / relative).resolve()
+    if Path(relative).is_absolute() or not target.is_relative_to(base):
+        raise FormatError(f"{where}{field} is {relative!r}, which leads outside the folder "
+                          "of the file", path=None if path is None else str(path),
+                          field=field, value=relative)
+    return target
+
+
+#: Present in an output folder while a writer is filling it: the folder is ours (a rerun
+#: may write into it) and does not hold a complete output.
+INCOMPLETE_MARKER = ".graphshard-incomplete"
+
+#: Suffixes of files, not folders: a new output folder named like this is refused.
+_FILE_SUFFIXES = (".json", ".csv", ".tsv", ".txt", ".parquet", ".npy", ".npz", ".graph",
+                  ".safetensors")
+
+
+def json_object_with(path: str | os.PathLike[str], *keys: str) -> bool:
+    """Whether ``path`` is a JSON object holding every one of ``keys`` (False for a missing,
+    unreadable or malformed file): how a writer recognises a previous output of its own.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "m.json"
+        >>> _ = p.write_text('{"graphshard": {}, "edge_type": []}')
+        >>> json_object_with(p, "graphshard", "edge_type"), json_object_with(p, "node_map")
+        (True, False)
+    """
+    try:
+        with open(path, encoding="utf-8") as handle:
+            obj = json.load(handle)
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return False
+    return isinstance(obj, dict) and all(k in obj for k in keys)
+
+
+def check_out_dir(out_dir: str | os.PathLike[str], ours: Callable[[Path], bool],
+                  what: str) -> Path:
+    """The rule of every writer's output folder: new, empty, being written by us (it holds
+    :data:`INCOMPLETE_MARKER` or a ``.graphshard-work`` folder) or holding a previous
+    output of ours (``ours(folder)`` is true); never anything else, so no writer replaces
+    files it did not write.
+
+    Args:
+        out_dir: The output folder.
+        ours: Whether a folder holds a previous output of this writer.
+        what: That output, for the message (``"graphshard partition config"``).
+
+    Raises:
+        ConfigError: ``out_dir`` is a file, or a folder holding other things.
+        ValidationError: ``out_dir`` does not exist and is named like a file (``x.json``).
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> d = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (d / "keep.txt").write_text("mine")
+        >>> check_out_dir(d, lambda f: False, "chunked graph")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        graphshard.errors.ConfigError: ... is not empty and holds no chunked graph; refusing \
+to write into it (choose a new or empty directory)
+    """
+    from ..errors import ConfigError, ValidationError
+
+    out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ConfigError(f"{out_dir} exists and is not a directory", path=str(out_dir))
+    if not out_dir.exists() and out_dir.suffix.lower() in _FILE_SUFFIXES:
+        raise ValidationError(f"{out_dir}: the output is a folder, but this name looks like "
+                              f"a file ({out_dir.suffix}); name a folder", path=str(out_dir),
+                              field="out_dir", value=str(out_dir))
+    if out_dir.is_dir() and any(out_dir.iterdir()) \
+            and not (out_dir / INCOMPLETE_MARKER).exists() \
+            and not (out_dir / ".graphshard-work").is_dir() and not ours(out_dir):
+        raise ConfigError(f"{out_dir} is not empty and holds no {what}; refusing to write "
+                          "into it (choose a new or empty directory)", path=str(out_dir))
+    return out_dir
+
+
+def claim_out_dir(out_dir: str | os.PathLike[str], ours: Callable[[Path], bool],
+                  what: str) -> Path:
+    """:func:`check_out_dir`, then create the folder and put :data:`INCOMPLETE_MARKER` in
+    it: until :func:`mark_complete`, the folder is ours and known to be unfinished.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> d = pathlib.Path(tempfile.mkdtemp()) / "out"
+        >>> [p.name for p in claim_out_dir(d, lambda f: False, "output").iterdir()]
+        ['.graphshard-incomplete']
+        >>> mark_complete(d); list(d.iterdir())
+        []
+    """
+    out_dir = check_out_dir(out_dir, ours, what)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / INCOMPLETE_MARKER).touch()
+    return out_dir
+
+
+def mark_complete(out_dir: str | os.PathLike[str]) -> None:
+    """Remove :data:`INCOMPLETE_MARKER` (once the output's last file is in place)."""
+    (Path(out_dir) / INCOMPLETE_MARKER).unlink(missing_ok=True)
+
+
+def write_json_atomic(path: str | os.PathLike[str], obj: Any) -> None:
+    """Write ``obj`` as indented JSON (key order kept) atomically."""
+    with atomic_write(path, "w") as handle:
+        json.dump(obj, handle, indent=2)
+        handle.write("\n")
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """Hex SHA-256 of a file, read in 4 MiB blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 22), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+_umask_lock = threading.Lock()
+
+
+def file_mode() -> int:
+    """The mode of a new file as ``open()`` would create it: ``0o666`` less the umask.
+
+    Read from ``/proc/self/status`` where it says (Linux), else by setting and restoring
+    the umask under a lock (``os.umask`` has no read-only form).
+
+    Example:
+        >>> file_mode() & 0o600
+        384
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("Umask:"):
+                    return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    with _umask_lock:
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return 0o666 & ~mask
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike[str], *, durable: bool = True,
+                reuse: str | os.PathLike[str] | None = None, size: int = 0,
+                private: bool = False) -> Iterator[Path]:
+    """Yield a temp path next to ``path`` for a library to write; then fsync and rename it.
+
+    The file gets the mode a plain ``open()`` would give it (``0o666`` less the umask),
+    not the ``0o600`` of the temp file, so outputs are as readable as the user's other
+    files; ``private=True`` keeps ``0o600`` (for secrets).
+
+    ``durable=False`` skips the fsync: for scratch files that a crash makes worthless
+    anyway (a reader still never sees a partial file; fsync's cost: benchmarks/TUNING.md).  With
+    ``reuse`` (a :class:`~graphshard.storage.scratch.ScratchPool` folder on the same file
+    system) and ``size`` of at least :data:`~graphshard.storage.scratch.REUSE_MIN_BYTES`, the
+    temp file is a freed scratch file of the pool when it has one, for a writer that
+    writes over it in place and cuts it to length (:func:`atomic_write` does); else a
+    new empty file.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> d = pathlib.Path(tempfile.mkdtemp())
+        >>> with atomic_path(d / "y.bin") as tmp:
+        ...     _ = tmp.write_bytes(b"1")
+        >>> (d / "y.bin").read_bytes()
+        b'1'
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    reused = reuse is not None and size >= REUSE_MIN_BYTES and claim_scratch(reuse, size, tmp)
+    if reused or not private:  # reused or not, the same mode
+        os.chmod(tmp, 0o600 if private else file_mode())
+    try:
+        yield Path(tmp)
+        if durable:
+            with open(tmp, "rb+") as handle:
+                os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException as exc:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        if isinstance(exc, OSError) and exc.filename is None and exc.errno is not None:
+            # a failed write (disk full) names no file: name the one being written
+            raise type(exc)(exc.errno, exc.strerror, str(path)) from exc
+        raise
+
+
+def warn_if_short_of_space(folder: str | os.PathLike[str], need: int, what: str,
+                           hint: str = "") -> bool:
+    """Log a warning when the file system of ``folder`` (or of its nearest existing parent)
+    has less than ``need`` bytes free; return whether it did.
+
+    A warning, not an error: ``need`` is an estimate, and a run that fails for space
+    leaves nothing that looks complete, so the user decides.
+
+    Example:
+        >>> import tempfile
+        >>> warn_if_short_of_space(tempfile.gettempdir(), 1, "a byte")
+        False
+    """
+    path = Path(folder).absolute()
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    free = shutil.disk_usage(path).free
+    if free >= need:
+        return False
+    _log.warning("%s needs about %.1f GB in %s, which has %.1f GB free: the run may fail "
+                 "for lack of space%s", what, need / 1e9, folder, free / 1e9,
+                 f" ({hint})" if hint else "")
+    return True
+
+
+#: ``np.load`` parses a ``.npy`` header with ``ast.literal_eval``, and CPython 3.11 builds
+#: ASTs with state shared by all threads: parses in two threads at once can fail with
+#: "SystemError: AST constructor recursion depth mismatch" (python/cpython#106905).
+#: Loads are serialised; task threads mostly memory-map, which only parses the header
+_LOAD_LOCK = threading.Lock()
+
+
+def load_npy(path: str | os.PathLike[str], *,
+             mmap_mode: Literal["r", "r+", "w+", "c"] | None = None) -> Any:
+    """``np.load`` without pickle; a damaged file is a :class:`FormatError` naming it.
+    Safe to call from several threads at once (see :data:`_LOAD_LOCK`).
+
+    numpy reports a corrupt header as ValueError, SyntaxError or tokenize.TokenError
+    depending on the damage; all become FormatError here.
+
+    Example:
+        >>> import tempfile, pathlib, numpy as np
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "a.npy"
+        >>> np.save(p, np.arange(3))
+        >>> load_npy(p).tolist()
+        [0, 1, 2]
+    """
+    import numpy as np
+
+    from ..errors import FormatError
+
+    try:
+        with _LOAD_LOCK:
+            return np.load(path, mmap_mode=mmap_mode, allow_pickle=False)
+    except (ValueError, OSError, EOFError, SyntaxError, tokenize.TokenError) as exc:
+        raise FormatError(f"{path}: not a readable .npy/.npz file ({exc})",
+                          path=str(path)) from exc

@@ -1,0 +1,121 @@
+"""Heterogeneous node classifiers on PyG layers: R-GCN (``RGCNConv``) and HGT (``HGTConv``).
+
+Both start with one input map per node type to the hidden width: a per-type linear layer of
+the type's stored feature (widths may differ per type), or a learnable embedding row per
+node (``nn.Embedding(num_nodes, hidden)``, indexed by the sampled per-type IDs) for a type
+without features.  Then ``num_layers`` message-passing layers of width ``hidden`` and a
+linear head on the target type.
+
+- ``"rgcn"``: PyG's ``RGCNConv`` (Schlichtkrull et al.: a weight per relation, mean over
+  each relation's in-neighbours, summed over relations, plus a root weight), run on the
+  batch as one homogeneous graph with an edge-type vector; ReLU and dropout after each
+  layer.
+- ``"hgt"``: PyG's ``HGTConv`` (Hu et al.: type-specific attention with ``heads`` heads
+  and a gated skip connection), then a per-type ``LayerNorm`` and dropout after each layer.
+  The norm is the ``use_norm`` layer of the authors' implementation, which PyG's layer leaves
+  out; without it HGT on HGB DBLP sits about a point lower and peaks a few epochs in
+  (``benchmarks/bench_hetero.py``).
+
+Unstable API (issue 26).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["MODELS", "hetero_class"]
+
+#: Model names :func:`~graphshard.train.hetero.train_hetero` takes.
+MODELS = ("rgcn", "hgt")
+
+
+def hetero_class(torch: Any) -> type:
+    """The ``HeteroNodeClassifier`` module class, built on ``torch`` (imported lazily)."""
+    from torch_geometric.nn import HGTConv, RGCNConv
+
+    nn = torch.nn
+    module: Any = nn.Module
+
+    class HeteroNodeClassifier(module):
+        """Per-type input maps, R-GCN or HGT layers, and a linear head on the target type.
+
+        Args:
+            spec: ``model`` ("rgcn" | "hgt"), ``ntypes`` and ``etypes`` (PyG metadata),
+                ``in_dims`` (``{ntype: feature width}``, absent = an embedding),
+                ``num_nodes`` (``{ntype: N}`` for the embeddings), ``hidden``,
+                ``num_layers``, ``heads``, ``dropout``, ``num_classes``, ``target``.
+        """
+
+        def __init__(self, spec: dict[str, Any]) -> None:
+            super().__init__()
+            self.spec = spec
+            hidden = int(spec["hidden"])
+            self.ntypes = list(spec["ntypes"])
+            self.etypes = [tuple(et) for et in spec["etypes"]]
+            self.target = spec["target"]
+            self.kind = spec["model"]
+            dims = spec["in_dims"]
+            self.lins = nn.ModuleDict({nt: nn.Linear(int(dims[nt]), hidden)
+                                       for nt in self.ntypes if nt in dims})
+            self.embs = nn.ModuleDict({nt: nn.Embedding(int(spec["num_nodes"][nt]), hidden)
+                                       for nt in self.ntypes if nt not in dims})
+            meta = (self.ntypes, self.etypes)
+            layers = range(int(spec["num_layers"]))
+            if self.kind == "rgcn":
+                self.convs = nn.ModuleList(RGCNConv(hidden, hidden, len(self.etypes))
+                                           for _ in layers)
+            else:
+                self.convs = nn.ModuleList(HGTConv(hidden, hidden, meta, int(spec["heads"]))
+                                           for _ in layers)
+                self.norms = nn.ModuleList(
+                    nn.ModuleDict({nt: nn.LayerNorm(hidden) for nt in self.ntypes})
+                    for _ in layers)
+            self.dropout = nn.Dropout(float(spec["dropout"]))
+            self.head = nn.Linear(hidden, int(spec["num_classes"]))
+
+        def encode(self, x: dict[str, Any], n_id: dict[str, Any]) -> dict[str, Any]:
+            """Hidden inputs per node type: the linear map of ``x`` or the embedding rows."""
+            h = {}
+            for nt in self.ntypes:
+                if nt in self.lins:
+                    h[nt] = self.lins[nt](x[nt].float())
+                else:
+                    h[nt] = self.embs[nt](n_id[nt])
+            return {nt: self.dropout(v) for nt, v in h.items()}
+
+        def forward(self, x: dict[str, Any], n_id: dict[str, Any],
+                    edge_index: dict[Any, Any], num_seeds: int) -> Any:
+            """Logits of the first ``num_seeds`` target nodes (the loader's seeds)."""
+            h = self.encode(x, n_id)
+            for layer, conv in enumerate(self.convs):
+                h = self._rgcn(conv, h, edge_index) if self.kind == "rgcn" else \
+                    self._hgt(conv, self.norms[layer], h, edge_index)
+            return self.head(h[self.target][:num_seeds])
+
+        def _rgcn(self, conv: Any, h: dict[str, Any], edge_index: dict[Any, Any]) -> Any:
+            sizes = [h[nt].shape[0] for nt in self.ntypes]
+            offset = dict(zip(self.ntypes, [0, *torch.tensor(sizes).cumsum(0).tolist()[:-1]],
+                              strict=True))
+            eis, kinds = [], []
+            for k, et in enumerate(self.etypes):
+                ei = edge_index.get(et)
+                if ei is None or ei.numel() == 0:
+                    continue
+                shift = torch.tensor([[offset[et[0]]], [offset[et[2]]]], dtype=ei.dtype)
+                eis.append(ei + shift)
+                kinds.append(torch.full((ei.shape[1],), k, dtype=torch.long))
+            ei = torch.cat(eis, 1) if eis else torch.zeros((2, 0), dtype=torch.long)
+            kind = torch.cat(kinds) if kinds else torch.zeros(0, dtype=torch.long)
+            out = conv(torch.cat([h[nt] for nt in self.ntypes]), ei, kind)
+            out = self.dropout(torch.relu(out))
+            return dict(zip(self.ntypes, out.split(sizes), strict=True))
+
+        def _hgt(self, conv: Any, norms: Any, h: dict[str, Any],
+                 edge_index: dict[Any, Any]) -> Any:
+            present = {et: ei for et, ei in edge_index.items() if ei.numel() > 0}
+            out = conv(h, present) if present else {}
+            # a type that received no message keeps its input
+            return {nt: self.dropout(norms[nt](out[nt])) if out.get(nt) is not None else h[nt]
+                    for nt in self.ntypes}
+
+    return HeteroNodeClassifier

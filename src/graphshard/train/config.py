@@ -1,0 +1,326 @@
+"""Train from a YAML config with PGL / Graph4Rec's keys (the hook for ``graphshard train``).
+
+A walk config (``task: walk``, the default) is a Graph4Rec config: every key of PGL's
+Graph4Rec config block is read, ignored with a reason or refused, as
+:data:`~graphshard.train.graph4rec.G4R_KEYS` and ``docs/graph4rec.md`` list;
+``etype2files`` / ``ntype2files`` / ``symmetry`` name the data files the run reads
+(:func:`~graphshard.io.read_pgl`), and the dump keys its rows by the files' node IDs.  It
+also reads our ``neg_distribution`` (``uniform`` / ``degree``), ``optimizer``
+(``auto``, ``adagrad``, ``adam``, ``sgd``, ``pair_sgd``: word2vec's SGD after every pair,
+local graphs only), ``lr``, ``lr_decay`` (``auto``, ``none`` or ``linear``: word2vec's decay
+from ``lr`` to ``end_lr`` over the run's walks), ``end_lr`` (default ``lr * 1e-4``),
+``random_window`` (word2vec's reduced window), ``sample`` (or ``subsample``: word2vec's
+subsampling of frequent nodes, 0 = off, e.g. ``1e-4``), ``seed``, ``checkpoint_dir`` and
+``resume``; bad values raise a :class:`~graphshard.errors.ValidationError` naming the key.
+A key the config leaves out takes :class:`~graphshard.train.walk_options.WalkOptions`'s
+default (DeepWalk's setting since issue 27, not Graph4Rec's example values: without
+``sparse_type`` a local graph trains with ``pair_sgd``, a ``graph:`` with Adagrad; see
+``docs/graph4rec.md``).
+A GraphSAGE config (``task: sage``) reads ``fanouts``, ``hidden_size`` (or ``hidden``),
+``epochs``, ``batch_size``, ``lr``, ``weight_decay``, ``feat``, ``label``, ``train_mask``,
+``val_mask``, ``test_mask``, ``dropout``, ``seed``, ``eval_every`` (evaluate every this
+many epochs), ``patience`` (stop once validation accuracy has not improved for this many
+epochs; unset: never) and ``min_delta`` (the improvement that counts), ``num_trainers``
+(trainer processes, DDP; needs ``graph:``), ``trainer_cpus``, ``checkpoint_dir`` (a
+checkpoint after every epoch; a stopped run started again resumes from it) and ``resume``.
+A link-prediction config (``task: link``, :func:`~graphshard.train.link.train_link`)
+reads ``fanouts``, ``hidden_size`` (or ``hidden``), ``epochs``, ``batch_size``, ``lr``,
+``weight_decay``, ``feat``, ``dropout``, ``seed``, ``num_negatives`` (or PGL's ``neg_num``:
+training negatives per edge), ``decoder`` (``dot`` / ``mlp``), ``exclude``, ``hits`` (the K
+of Hits@K, e.g. ``[10, 50]``), ``monitor`` (``mrr``, ``auc`` or ``hits@K``), ``eval_every``,
+``patience``, ``min_delta``, ``num_trainers``, ``trainer_cpus``, ``checkpoint_dir`` and
+``resume``; its ``graph:`` is a partition config written by
+:func:`~graphshard.train.link_files.partition_for_link` (the held-out edges are read
+from beside it), and a ``generate:`` graph is split here by ``val_fraction``,
+``test_fraction``, ``eval_negatives`` (fixed negatives per held-out edge) and
+``split_seed`` (default: ``seed``).
+A heterogeneous node-classification config (``task: hetero``,
+:func:`~graphshard.train.hetero.train_hetero`) reads ``target``, ``model`` (``rgcn`` /
+``hgt``), ``fanouts`` (DGL order, input layer first), ``eval_fanouts``, ``num_layers``,
+``hidden_size`` (or ``hidden``), ``heads``, ``feat``, ``label``, ``train_mask``,
+``val_mask``, ``test_mask``, ``dropout``, ``weight_decay``, ``multilabel``, ``monitor``
+(``macro_f1`` / ``micro_f1``), ``patience``, ``eval_every``, ``eval_batch_size``,
+``num_trainers``, ``trainer_cpus``, and may name its graph with ``hgb:`` (an HGB
+dataset's .zip or folder; ``hgb_test_file``, ``hgb_val_ratio`` pass to
+:func:`~graphshard.datasets.load_hgb`; ``target`` defaults to the labelled type); it has
+no checkpoints yet.
+The graph is ``graph:`` (a partition config JSON, served by a DistGraph), ``generate:``
+(a :func:`graphshard.datasets.from_spec` spec) or, for a walk config, ``etype2files``;
+naming two is an error.  :data:`CONFIG_KEYS` lists the keys of each task; any other key is
+a ConfigError naming the closest known one (``epoch`` -> ``epochs``), in every task;
+relative paths are read from the YAML's folder.
+
+Checkpoints: with ``checkpoint_dir`` (either task) a checkpoint with the model or tables,
+the optimizer state, the epoch and the metrics is written after every epoch (a walk run:
+every ``save_model_interval`` epochs and after the last), and the same command started
+again resumes from it (``resume: false`` starts over).  A walk run also writes its tables
+to ``output_path`` (``<ntype>.npy`` and ``<ntype>.txt``); ``warm_start_from`` reads such a
+folder back as initial tables (no optimizer state), or with ``need_train: false`` only to
+dump it again.
+
+Unstable API (first pass of issue 7; Graph4Rec keys: issue 27).
+
+Example:
+    >>> [k for k in ("meta_path", "walk_len", "etype2files", "task_name", "output_path")
+    ...  if k in CONFIG_KEYS["walk"]]
+    ['meta_path', 'walk_len', 'etype2files', 'output_path']
+    >>> "output_path" in CONFIG_KEYS["sage"]
+    False
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "walk.yaml"
+    >>> _ = p.write_text("generate: sbm:nodes=50,edges=200\\nwalk_len: 4\\nepochs: 1\\n")
+    >>> read_config(p)["walk_len"]  # doctest: +SKIP
+    4
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .._util.optional import import_optional
+from ..errors import ConfigError
+from .graph4rec import (
+    G4R_KEYS,
+    SPARSE_TYPES,
+    WalkDump,
+    check_g4r_values,
+    dump_embeddings,
+    node_ids,
+    read_config_graph,
+    unknown_key_error,
+)
+
+__all__ = ["CONFIG_KEYS", "TASKS", "read_config", "train_from_config"]
+
+logger = logging.getLogger(__name__)
+
+#: Tasks a config can name.
+TASKS = ("walk", "sage", "link", "hetero")
+
+_COMMON = {"task", "graph", "generate", "seed", "epochs", "batch_size", "lr"}
+_WALK = {"meta_path": "metapath", "walk_len": "walk_len", "walk_times": "walk_times",
+         "win_size": "win_size", "neg_num": "neg_num", "embed_size": "emb_size",
+         "emb_size": "emb_size", "optimizer": "optimizer",
+         "excluded_train_pair": "exclude_pairs", "neg_distribution": "neg_distribution",
+         "checkpoint_dir": "checkpoint_dir", "resume": "resume", "lr_decay": "lr_decay",
+         "end_lr": "end_lr", "random_window": "random_window", "sample": "subsample",
+         "subsample": "subsample", "sparse_type": "optimizer", "sparse_lr": "lr",
+         "loss_type": "loss_type", "margin": "margin", "init_range": "init_range",
+         "softsign": "softsign", "sage_mode": "sage_mode", "sage_layer_type": "sage_layer_type",
+         "sage_alpha": "sage_alpha", "samples": "samples", "infer_samples": "infer_samples",
+         "sage_act": "sage_act", "use_degree_norm": "use_degree_norm",
+         "weighted_sample": "weighted_sample", "return_weight": "return_weight",
+         "dense_lr": "dense_lr", "slot_feature_lr": "slot_feature_lr", "slots": "slots",
+         "infer_batch_size": "infer_batch_size"}
+#: Graph4Rec keys a walk config reads outside WalkOptions (files, dump, flow).
+_WALK_FLOW = {"need_train", "need_inference", "warm_start_from", "output_path", "etype2files",
+              "ntype2files", "symmetry", "graph_data_local_path", "infer_node_type",
+              "dump_node_name", "dump_node_emb_name", "need_dump_walk", "save_model_interval",
+              "model_type", "hidden_size"}
+_SAGE = {"fanouts": "fanouts", "hidden_size": "hidden", "hidden": "hidden", "feat": "feat",
+         "label": "label", "train_mask": "train_mask", "val_mask": "val_mask",
+         "test_mask": "test_mask", "dropout": "dropout", "weight_decay": "weight_decay",
+         "num_trainers": "num_trainers", "trainer_cpus": "trainer_cpus",
+         "checkpoint_dir": "checkpoint_dir", "resume": "resume", "eval_every": "eval_every",
+         "patience": "patience", "min_delta": "min_delta"}
+
+_LINK = {"fanouts": "fanouts", "hidden_size": "hidden", "hidden": "hidden", "feat": "feat",
+         "dropout": "dropout", "weight_decay": "weight_decay", "num_negatives": "num_negatives",
+         "neg_num": "num_negatives", "decoder": "decoder", "exclude": "exclude",
+         "hits": "hits", "monitor": "monitor", "num_trainers": "num_trainers",
+         "trainer_cpus": "trainer_cpus", "checkpoint_dir": "checkpoint_dir",
+         "resume": "resume", "eval_every": "eval_every", "patience": "patience",
+         "min_delta": "min_delta"}
+_LINK_SPLIT = {"val_fraction", "test_fraction", "eval_negatives", "split_seed"}
+
+_HETERO = {"target": "target", "model": "model", "fanouts": "fanouts",
+           "eval_fanouts": "eval_fanouts", "num_layers": "num_layers",
+           "hidden_size": "hidden", "hidden": "hidden", "heads": "heads", "feat": "feat",
+           "label": "label", "train_mask": "train_mask", "val_mask": "val_mask",
+           "test_mask": "test_mask", "dropout": "dropout", "weight_decay": "weight_decay",
+           "multilabel": "multilabel", "monitor": "monitor", "patience": "patience",
+           "eval_every": "eval_every", "eval_batch_size": "eval_batch_size",
+           "num_trainers": "num_trainers", "trainer_cpus": "trainer_cpus"}
+_HGB = {"hgb", "hgb_test_file", "hgb_val_ratio"}
+
+#: The keys each task reads.  Any other key is a ConfigError naming the closest known key,
+#: except, in a walk config, Graph4Rec's keys that graphshard ignores or refuses with a
+#: reason (:data:`~graphshard.train.graph4rec.G4R_KEYS`).
+CONFIG_KEYS = {"walk": tuple(sorted(_COMMON | set(_WALK) | _WALK_FLOW)),
+               "sage": tuple(sorted(_COMMON | set(_SAGE))),
+               "link": tuple(sorted(_COMMON | set(_LINK) | _LINK_SPLIT)),
+               "hetero": tuple(sorted(_COMMON | set(_HETERO) | _HGB))}
+_TABLES = {"walk": _WALK, "sage": _SAGE, "link": _LINK}
+
+
+def read_config(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The YAML mapping at ``path``.
+
+    Raises:
+        ConfigError: the file is not YAML or not a mapping.
+        MissingDependencyError: pyyaml is not installed.
+    """
+    yaml = import_optional("yaml", "YAML training configs")
+    try:
+        cfg = yaml.safe_load(Path(path).read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"{path}: cannot read the YAML config: {exc}", path=str(path)) from exc
+    if not isinstance(cfg, dict):
+        raise ConfigError(f"{path}: expected a mapping of keys, got {type(cfg).__name__}",
+                          path=str(path))
+    return cfg
+
+
+def _graph(cfg: dict[str, Any], base: Path, path: Any) -> Any:
+    if "graph" in cfg:
+        p = Path(cfg["graph"])
+        return p if p.is_absolute() else base / p
+    if "generate" in cfg:
+        from ..datasets import from_spec
+
+        return from_spec(str(cfg["generate"]))
+    raise ConfigError(f"{path}: name the graph with 'graph: <partition config .json>' or "
+                      "'generate: <spec>'", path=str(path), field="graph")
+
+
+def train_from_config(path: str | os.PathLike[str], *, overrides: dict[str, Any] | None = None,
+                      on_epoch: Callable[[int, dict[str, float]], None] | None = None) -> Any:
+    """Run the training a YAML config describes (``graphshard train CONFIG.yaml``).
+
+    Args:
+        path: The YAML file.
+        overrides: Keys that replace the YAML's (e.g. from command-line options).
+        on_epoch: Called after each epoch with ``(epoch, metrics)``.
+
+    Returns:
+        A :class:`~graphshard.train.walk_embed.WalkEmbeddingResult` (``task: walk``; None
+        when ``need_train`` is false), a :class:`~graphshard.train.sage.TrainResult`
+        (``task: sage``), a :class:`~graphshard.train.link.LinkResult` (``task: link``)
+        or a :class:`~graphshard.train.hetero.HeteroResult` (``task: hetero``).
+
+    Raises:
+        ConfigError: unknown task, a missing graph, a bad value, or an unknown key of a
+            hetero config.
+        MissingDependencyError: torch or pyyaml is not installed.
+    """
+    cfg = {**read_config(path), **(overrides or {})}
+    base = Path(path).resolve().parent
+    task = cfg.get("task", "walk")
+    if task not in TASKS:
+        raise ConfigError(f"{path}: task must be one of {TASKS}, got {task!r}", path=str(path),
+                          field="task")
+    known = set(CONFIG_KEYS[task]) | (set(G4R_KEYS) if task == "walk" else set())
+    unknown = sorted(set(cfg) - known)
+    if unknown:
+        raise unknown_key_error(path, unknown[0], sorted(known), task)
+    if task == "walk":
+        check_g4r_values(cfg, path)
+    if task == "hetero":
+        return _hetero(cfg, base, path, on_epoch)
+    table = _TABLES[task]
+    kwargs = {table[k]: v for k, v in cfg.items() if k in table}
+    kwargs.update({k: cfg[k] for k in ("seed", "epochs", "batch_size", "lr") if k in cfg})
+    if isinstance(kwargs.get("exclude_pairs"), str):
+        kwargs["exclude_pairs"] = [p for p in kwargs["exclude_pairs"].split(";") if p]
+    if "optimizer" in kwargs:
+        kwargs["optimizer"] = SPARSE_TYPES.get(kwargs["optimizer"], kwargs["optimizer"])
+    sources = [k for k in ("graph", "generate", "etype2files") if k in cfg]
+    if len(sources) > 1:
+        raise ConfigError(f"{path}: name the graph once; found {sources}", path=str(path),
+                          field=sources[1])
+    if "etype2files" in cfg:
+        graph = read_config_graph(cfg, base, path)
+        cfg = {"output_path": "output", **cfg}  # PGL's files in, PGL's dump out
+    else:
+        graph = _graph(cfg, base, path)
+    out = cfg.get("output_path")
+    out = None if out is None else (Path(out) if Path(out).is_absolute() else base / out)
+    ck = kwargs.get("checkpoint_dir")
+    if ck is not None and not Path(ck).is_absolute():
+        kwargs["checkpoint_dir"] = base / ck
+    try:
+        if task == "sage":
+            from .sage import train_sage
+
+            return train_sage(graph, on_epoch=on_epoch, **kwargs)
+        if task == "link":
+            return _link(graph, kwargs, cfg, on_epoch)
+        return _walk(graph, {**kwargs, "on_epoch": on_epoch}, cfg, base, out)
+    except TypeError as exc:
+        raise ConfigError(f"{path}: {exc}", path=str(path)) from exc
+
+
+def _link(graph: Any, kwargs: dict[str, Any], cfg: dict[str, Any],
+          on_epoch: Callable[[int, dict[str, float]], None] | None) -> Any:
+    from .link import train_link
+
+    if not isinstance(graph, (str, os.PathLike)):  # generated: split it here
+        from .link_split import split_edges
+
+        split = {k: cfg[k] for k in ("val_fraction", "test_fraction") if k in cfg}
+        graph = split_edges(graph, **split, num_negatives=int(cfg.get("eval_negatives", 100)),
+                            seed=int(cfg.get("split_seed", cfg.get("seed", 0))))
+    return train_link(graph, on_epoch=on_epoch, **kwargs)
+def _hetero(cfg: dict[str, Any], base: Path, path: Any, on_epoch: Any) -> Any:
+    """``task: hetero``: train_hetero on ``graph:`` (partitions), ``generate:`` or ``hgb:``
+    (an HGB dataset's .zip or folder, read by :func:`~graphshard.datasets.load_hgb`)."""
+    from .hetero import train_hetero
+
+    kwargs = {_HETERO[k]: v for k, v in cfg.items() if k in _HETERO}
+    kwargs.update({k: cfg[k] for k in ("seed", "epochs", "batch_size", "lr") if k in cfg})
+    sources = [k for k in ("graph", "generate", "hgb") if k in cfg]
+    if len(sources) > 1:
+        raise ConfigError(f"{path}: name the graph once; found {sources}", path=str(path),
+                          field=sources[1])
+    if "hgb" in cfg:
+        from ..datasets import load_hgb
+
+        p = Path(cfg["hgb"])
+        opts = {k[4:]: cfg[k] for k in ("hgb_test_file", "hgb_val_ratio") if k in cfg}
+        ds = load_hgb(p if p.is_absolute() else base / p, **opts)
+        graph: Any = ds.graph
+        kwargs.setdefault("target", ds.target)
+    else:
+        graph = _graph(cfg, base, path)
+    try:
+        return train_hetero(graph, on_epoch=on_epoch, **kwargs)
+    except TypeError as exc:
+        raise ConfigError(f"{path}: {exc}", path=str(path)) from exc
+
+
+def _walk(graph: Any, kwargs: dict[str, Any], cfg: dict[str, Any], base: Path,
+          out: Path | None) -> Any:
+    from .walk_embed import load_embeddings, train_walk_embedding
+    from .walk_options import WalkOptions
+
+    warm = cfg.get("warm_start_from")
+    init = None
+    if warm:
+        warm_dir = Path(warm) if Path(warm).is_absolute() else base / warm
+        init = dict(load_embeddings(warm_dir))
+    if not cfg.get("need_train", True):
+        if init is None:
+            raise ConfigError("need_train is false: set warm_start_from to the tables to "
+                              "dump", field="warm_start_from")
+        if cfg.get("need_inference", True) and out is not None:
+            dump_embeddings(init, out, cfg, node_ids(graph), "config")
+        return None
+    names = set(WalkOptions.names())
+    options = WalkOptions(**{k: v for k, v in kwargs.items() if k in names})
+    rest = {k: v for k, v in kwargs.items() if k not in names}
+    ids = node_ids(graph)
+    if "save_model_interval" in cfg:
+        rest["checkpoint_every"] = int(cfg["save_model_interval"])
+        if rest.get("checkpoint_dir") is None and out is not None:
+            rest["checkpoint_dir"] = out / "model"
+    walks = WalkDump(ids) if cfg.get("need_dump_walk") else None
+    res = train_walk_embedding(graph, options, init=init, on_walks=walks, **rest)
+    if out is not None:  # without need_inference only the .npy tables (a checkpoint)
+        dump_embeddings(res.embeddings, out, cfg, res.node_ids or ids, "config")
+        if walks is not None:
+            walks.write(out)
+    return res

@@ -1,0 +1,201 @@
+"""Held-out link-prediction edges kept beside a partitioned graph, and the one call that
+splits and partitions.
+
+:func:`partition_for_link` splits a graph (:func:`~graphshard.train.link_split.split_edges`),
+partitions the training graph only (so no partition's local graph holds a validation or test
+edge) and stores the held-out edges with :func:`save_link_split`: they are mapped from the
+original node IDs to the partitioned graph's reshuffled IDs through ``partition_graph``'s
+``orig_nids`` and written into the partition folder as ``<graph_name>-link.safetensors``
+(tensors ``val/src``, ``val/dst``, ``val/neg_dst``, ``test/...``; no pickle) and, last,
+``<graph_name>-link.json`` with the SHA-256 of that file and of the partition config it
+belongs to.  :func:`load_link_split` verifies both, so a folder partitioned again after the
+split was written is refused instead of giving edges in stale IDs.
+
+Unstable API (issue 26).
+
+Example:
+    >>> import tempfile, graphshard as gs
+    >>> g = gs.datasets.sbm(60, 300, num_blocks=2, num_features=2, seed=0)
+    >>> out = tempfile.mkdtemp()
+    >>> res = partition_for_link(g, "sbm", 2, out, test_fraction=0.2, num_negatives=5)
+    >>> held = load_link_split(res.config_path)
+    >>> held.test.neg_dst.shape == (len(res.split.held_out.test), 5)
+    True
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+import numpy as np
+
+from ..errors import FormatError, PartitionNotFoundError, ValidationError
+from ..graph import Graph
+from ..storage.files import file_sha256, write_json_atomic
+from ..storage.tensorfile import load_tensors, save_tensors
+from ..typing import IdArray
+from .link_split import EdgeSplit, EvalEdges, LinkEval, split_edges
+
+__all__ = ["LinkPartitions", "link_split_path", "load_link_split", "partition_for_link",
+           "save_link_split"]
+
+_FORMAT = 1
+_SPLITS = ("val", "test")
+_FIELDS = ("src", "dst", "neg_dst")
+
+
+@dataclass(frozen=True)
+class LinkPartitions:
+    """What :func:`partition_for_link` wrote.
+
+    Attributes:
+        config_path: The partition config of the training graph.
+        split: The split in the input graph's node IDs.
+        orig_nids: New (reshuffled) -> original node ID (int64).
+    """
+
+    config_path: Path
+    split: EdgeSplit
+    orig_nids: IdArray
+
+    def __repr__(self) -> str:
+        return f"LinkPartitions(config_path={str(self.config_path)!r}, split={self.split!r})"
+
+
+def link_split_path(config: str | os.PathLike[str]) -> Path:
+    """``<graph_name>-link.json`` beside the partition config ``<graph_name>.json``."""
+    path = Path(config)
+    return path.with_name(f"{path.stem}-link.json")
+
+
+def save_link_split(held_out: LinkEval, config: str | os.PathLike[str], *,
+                    orig_nids: Any) -> Path:
+    """Write ``held_out`` (original node IDs) beside a partition config, in its IDs.
+
+    Args:
+        held_out: Validation and test edges in the original node IDs.
+        config: The partition config JSON of the training graph.
+        orig_nids: ``partition_graph(..., return_mapping=True)[0]``: the original ID of each
+            new node ID (a permutation of the config's nodes).
+
+    Returns:
+        The path of the JSON written last (:func:`link_split_path`).
+
+    Raises:
+        ValidationError: ``orig_nids`` is not a permutation of the config's nodes.
+    """
+    config = Path(config)
+    meta = json.loads(config.read_text())
+    num_nodes = int(meta["num_nodes"])
+    orig = np.asarray(orig_nids, dtype=np.int64)
+    if orig.shape != (num_nodes,) or not np.array_equal(np.sort(orig), np.arange(num_nodes)):
+        raise ValidationError(f"{config}: orig_nids must be a permutation of the config's "
+                              f"{num_nodes} nodes, got shape {orig.shape}", field="orig_nids")
+    new_of_orig = np.empty(num_nodes, dtype=np.int64)
+    new_of_orig[orig] = np.arange(num_nodes, dtype=np.int64)
+    mapped = held_out.remap(new_of_orig)
+    tensors = {f"{s}/{f}": np.ascontiguousarray(getattr(getattr(mapped, s), f))
+               for s in _SPLITS for f in _FIELDS}
+    out = link_split_path(config)
+    name = out.with_suffix(".safetensors").name
+    digest = save_tensors(out.parent / name, tensors)
+    write_json_atomic(out, {"format_version": _FORMAT, "graph_name": meta.get("graph_name"),
+                            "tensors": name, "sha256": digest,
+                            "config": config.name, "config_sha256": file_sha256(config),
+                            "num_nodes": num_nodes,
+                            "counts": {s: len(getattr(mapped, s)) for s in _SPLITS},
+                            "num_negatives": int(mapped.val.neg_dst.shape[1])})
+    return out
+
+
+def load_link_split(config: str | os.PathLike[str]) -> LinkEval:
+    """The held-out edges stored beside ``config``, in its (reshuffled) node IDs.
+
+    Raises:
+        PartitionNotFoundError: no link split beside the config.
+        FormatError: a damaged file, a checksum that differs, or a split written for another
+            version of the partition config.
+    """
+    config = Path(config)
+    path = link_split_path(config)
+    if not path.exists():
+        raise PartitionNotFoundError(f"{path}: no link split beside {config.name}; write one "
+                                     "with graphshard.train.partition_for_link",
+                                     path=str(path))
+    try:
+        meta = json.loads(path.read_text())
+        tensor_path = path.parent / Path(meta["tensors"]).name
+        num_nodes = int(meta["num_nodes"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise FormatError(f"{path}: damaged link split ({exc})", path=str(path)) from exc
+    if meta.get("format_version") != _FORMAT:
+        raise FormatError(f"{path}: format_version {meta.get('format_version')!r}, expected "
+                          f"{_FORMAT}", path=str(path), field="format_version")
+    if file_sha256(config) != meta.get("config_sha256"):
+        raise FormatError(f"{path}: written for another {config.name} (its SHA-256 differs): "
+                          "the graph was partitioned again; split it again", path=str(path),
+                          field="config_sha256")
+    if not tensor_path.exists() or file_sha256(tensor_path) != meta.get("sha256"):
+        raise FormatError(f"{tensor_path}: missing, or its SHA-256 differs from {path.name}",
+                          path=str(tensor_path), field="sha256")
+    tensors, _ = load_tensors(tensor_path, mmap=False)
+    splits = []
+    for s in _SPLITS:
+        try:
+            arrs = [np.asarray(tensors[f"{s}/{f}"], dtype=np.int64) for f in _FIELDS]
+        except KeyError as exc:
+            raise FormatError(f"{tensor_path}: tensor {exc} is missing", path=str(tensor_path),
+                              field=str(exc)) from exc
+        src, dst, neg = arrs
+        if src.ndim != 1 or dst.shape != src.shape or neg.ndim != 2 or len(neg) != len(src):
+            raise FormatError(f"{tensor_path}: {s} tensors have shapes {src.shape}, "
+                              f"{dst.shape}, {neg.shape}; expected (n,), (n,), (n, k)",
+                              path=str(tensor_path), field=s)
+        bad = [a for a in arrs if a.size and (a.min() < 0 or a.max() >= num_nodes)]
+        if bad:
+            raise FormatError(f"{tensor_path}: {s} has node IDs outside [0, {num_nodes})",
+                              path=str(tensor_path), field=s)
+        splits.append(EvalEdges(src, dst, neg))
+    return LinkEval(splits[0], splits[1])
+
+
+def partition_for_link(g: Graph, graph_name: str, num_parts: int,
+                       out_path: str | os.PathLike[str], *, val_fraction: float = 0.05,
+                       test_fraction: float = 0.1, num_negatives: int = 100,
+                       undirected: bool | None = None, seed: int = 0,
+                       **partition_kw: Any) -> LinkPartitions:
+    """Split ``g`` for link prediction, partition its training graph, store the rest.
+
+    Args:
+        g: A graph with one node type and one edge type.
+        graph_name: Name of the partitioned graph (``out_path/<graph_name>.json``).
+        num_parts: Number of parts.
+        out_path: Output folder of :func:`~graphshard.partition_graph`.
+        val_fraction: See :func:`~graphshard.train.link_split.split_edges`.
+        test_fraction: As ``val_fraction``.
+        num_negatives: As ``val_fraction``.
+        undirected: As ``val_fraction``.
+        seed: Seed of the split (the partition method's ``seed`` goes in ``partition_kw``).
+        **partition_kw: Keyword arguments of :func:`~graphshard.partition_graph`
+            (``part_method``, ``num_hops``, ``balance_edges``, ...).
+
+    Returns:
+        LinkPartitions with the config path, the split and the node mapping.
+    """
+    from ..partition import partition_graph
+
+    if "return_mapping" in partition_kw:
+        raise ValidationError("partition_for_link sets return_mapping itself",
+                              field="return_mapping")
+    split = split_edges(g, val_fraction=val_fraction, test_fraction=test_fraction,
+                        num_negatives=num_negatives, undirected=undirected, seed=seed)
+    mapping = partition_graph(split.train_graph, graph_name, num_parts, out_path,
+                              return_mapping=True, **partition_kw)
+    orig_nids = np.asarray(cast(tuple, mapping)[0], dtype=np.int64)  # return_mapping=True
+    config = Path(out_path) / f"{graph_name}.json"
+    save_link_split(split.held_out, config, orig_nids=orig_nids)
+    return LinkPartitions(config, split, orig_nids)

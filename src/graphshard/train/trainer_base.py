@@ -1,0 +1,80 @@
+"""What every trainer class shares: its model spec, training share, and state dicts.
+
+:class:`~graphshard.train.sage_trainer.SageTrainer`,
+:class:`~graphshard.train.link_trainer.LinkTrainer` and
+:class:`~graphshard.train.hetero_trainer.HeteroTrainer` subclass :class:`TrainerBase`; the
+multi-trainer team (:mod:`~graphshard.train.ddp`) relies on exactly these methods.
+
+Unstable API (issue 26).
+
+Example:
+    >>> import numpy as np, torch
+    >>> to_torch_state(torch, {"w": np.ones(2), "steps": [np.zeros(1)]})["w"].tolist()
+    [1.0, 1.0]
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+__all__ = ["TrainerBase", "to_torch_state"]
+
+
+class TrainerBase:
+    """A trainer's shared part.  A subclass sets ``torch``, ``model``, ``opt``, ``train``
+    (its training examples) and ``spec`` (plain data, the model's constructor arguments) and
+    defines a static ``build_model(spec)``; ``ddp_options`` are passed to DDP."""
+
+    ddp_options: ClassVar[dict[str, Any]] = {}
+    torch: Any
+    model: Any
+    net: Any
+    opt: Any
+    train: Any
+    spec: dict[str, Any]
+
+    def init_model(self, spec: dict[str, Any], *, seed: int, lr: float,
+                   weight_decay: float) -> None:
+        """Build the model of ``spec`` (the same initial parameters on every rank for one
+        ``seed``) and its Adam optimizer; ``net`` (what the steps call) starts as the model."""
+        self.spec = spec
+        self.torch.manual_seed(int(seed))
+        self.model = self.build_model(spec)
+        self.net = self.model
+        self.opt = self.torch.optim.Adam(self.model.parameters(), lr=lr,
+                                         weight_decay=weight_decay)
+
+    @staticmethod
+    def build_model(spec: dict[str, Any]) -> Any:
+        """A new model of ``spec``; each trainer class defines it."""
+        raise NotImplementedError
+
+    def model_spec(self) -> dict[str, Any]:
+        """The model's constructor arguments (plain data: sent between processes)."""
+        return dict(self.spec)
+
+    def num_train(self) -> int:
+        """Training examples (nodes or edges) of this trainer."""
+        return len(self.train)
+
+    def state(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(model, optimizer) state dicts."""
+        return self.model.state_dict(), self.opt.state_dict()
+
+    def load_state(self, model: dict[str, Any], optimizer: dict[str, Any]) -> None:
+        """Load state dicts whose tensors may be NumPy arrays (from a checkpoint)."""
+        self.model.load_state_dict(to_torch_state(self.torch, model))
+        self.opt.load_state_dict(to_torch_state(self.torch, optimizer))
+
+
+def to_torch_state(torch: Any, obj: Any) -> Any:
+    """``obj`` (nested dicts and lists) with every NumPy array as a new torch tensor."""
+    if isinstance(obj, np.ndarray):
+        return torch.from_numpy(np.array(obj))
+    if isinstance(obj, dict):
+        return {k: to_torch_state(torch, v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [to_torch_state(torch, v) for v in obj]
+    return obj

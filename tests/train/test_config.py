@@ -1,0 +1,161 @@
+"""``train_from_config``: PGL-style YAML keys, outputs, warm start."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import graphshard as gs
+
+pytest.importorskip("torch", reason="needs torch (pip install 'graphshard[train]')")
+from graphshard.train import (
+    TrainResult,
+    WalkEmbeddingResult,
+    train_from_config,
+)
+
+pytest.importorskip("yaml", reason="needs pyyaml")
+
+WALK = """\
+task_name: deepwalk.test
+generate: sbm:nodes=120,edges=600,blocks=2
+walk_len: 6
+walk_times: 2
+win_size: 2
+neg_num: 2
+embed_size: 4
+epochs: 2
+batch_size: 128
+lr: 0.1
+seed: 0
+output_path: out
+"""
+
+
+def test_walk_config_dumps_and_warm_starts(tmp_path, caplog):
+    cfg = tmp_path / "walk.yaml"
+    cfg.write_text(WALK)
+    res = train_from_config(cfg)
+    assert isinstance(res, WalkEmbeddingResult) and res.embeddings["_N"].shape == (120, 4)
+    assert "ignoring keys ['task_name'] (a label of PGL's job scripts)" in caplog.text
+    assert len((tmp_path / "out" / "_N.txt").read_text().splitlines()) == 120
+    first = np.load(tmp_path / "out" / "_N.npy")
+    # continue from the checkpoint: a second run starts from the saved tables
+    cfg.write_text(WALK.replace("output_path: out", "output_path: out2\nwarm_start_from: out"))
+    res2 = train_from_config(cfg)
+    assert res2.losses[0] < res.losses[0]
+    # dump only
+    cfg.write_text(WALK.replace("output_path: out", "output_path: out3\nwarm_start_from: out\n"
+                                "need_train: false"))
+    assert train_from_config(cfg) is None
+    np.testing.assert_array_equal(np.load(tmp_path / "out3" / "_N.npy"), first)
+
+
+def test_sage_config(tmp_path):
+    cfg = tmp_path / "sage.yaml"
+    cfg.write_text("task: sage\ngenerate: sbm:nodes=300,edges=1800,blocks=3,features=8\n"
+                   "fanouts: [5, 5]\nhidden_size: 8\nepochs: 2\nbatch_size: 64\nlr: 0.01\n")
+    res = train_from_config(cfg)
+    assert isinstance(res, TrainResult) and len(res.losses) == 2
+
+
+@pytest.mark.parametrize(("text", "match"), [
+    ("task: gcn\n", "task must be one of"),
+    ("walk_len: 4\n", "name the graph"),
+    ("- 1\n", "expected a mapping"),
+])
+def test_config_errors(tmp_path, text, match):
+    cfg = tmp_path / "bad.yaml"
+    cfg.write_text(text)
+    with pytest.raises(gs.ConfigError, match=match):
+        train_from_config(cfg)
+
+
+def test_walk_config_word2vec_keys(tmp_path):
+    cfg = tmp_path / "w2v.yaml"
+    cfg.write_text(WALK + "optimizer: pair_sgd\nlr_decay: linear\nend_lr: 0.001\n"
+                   "random_window: true\n")
+    res = train_from_config(cfg)
+    assert res.embeddings["_N"].shape == (120, 4) and np.isfinite(res.losses).all()
+    cfg.write_text(WALK + "lr_decay: sometimes\n")
+    with pytest.raises(gs.errors.ValidationError, match="lr_decay"):
+        train_from_config(cfg)
+
+
+def test_walk_config_sample_key(tmp_path):
+    cfg = tmp_path / "sample.yaml"
+    cfg.write_text(WALK + "sample: 1.0e-4\n")
+    sub = train_from_config(cfg)
+    cfg.write_text(WALK + "sample: 0\n")  # off (the default is 1e-4 since issue 27)
+    full = train_from_config(cfg)
+    assert sub.num_pairs[0] < 0.8 * full.num_pairs[0]
+    cfg.write_text(WALK + "sample: 2\n")
+    with pytest.raises(gs.errors.ValidationError, match="word2vec's sample"):
+        train_from_config(cfg)
+
+
+@pytest.mark.parametrize(("task", "extra", "match"), [
+    ("sage", "epoch: 3\n", "unknown key 'epoch' for task 'sage'; did you mean 'epochs'?"),
+    ("sage", "learning_rate: 0.1\n", "unknown key 'learning_rate' for task 'sage'"),
+    ("sage", "meta_path: u2i-i2u\n", "unknown key 'meta_path' for task 'sage'"),
+    ("link", "hidden_sise: 8\n", "did you mean 'hidden_size'?"),
+    ("walk", "walk_lenght: 4\n", "did you mean 'walk_len'?"),
+    ("walk", "e\u670d\u52a1pochs: 3\n", "did you mean 'epochs'?"),  # the seed's scrape noise
+    ("walk", "hadoop_shard: true\n", "hadoop_shard is not supported: HDFS sharding"),
+    ("walk", "sparse_type: ftrl\n", "sparse_type must be one of"),
+    ("walk", "model_type: GATNE\n", "model_type must be one of"),
+    ("walk", "emb_size: 8\nhidden_size: 16\n", "hidden_size 16 must equal emb_size 8"),
+    ("walk", "lr: 0.1\nsparse_lr: 0.2\n", r"lr \(0.1\) and sparse_lr \(0.2\) name the same"),
+    ("walk", "etype2files: u2i:e.txt\n", r"name the graph once; found \['generate', "),
+])
+def test_unknown_and_refused_keys_name_the_key(tmp_path, task, extra, match):
+    """Every task refuses a key in no table (typos: issue 28), naming the closest one, and
+    a walk config refuses what graphshard cannot honour, before any training."""
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"task: {task}\ngenerate: sbm:nodes=40,edges=160\noutput_path: out\n"
+                   .replace("output_path: out\n", "" if task != "walk" else "output_path: out\n")
+                   + extra)
+    with pytest.raises(gs.ConfigError, match=match):
+        train_from_config(cfg)
+    assert not (tmp_path / "out").exists()
+
+
+def test_sage_reads_weight_decay_and_eval_every(tmp_path):
+    cfg = tmp_path / "sage.yaml"
+    cfg.write_text("task: sage\ngenerate: sbm:nodes=120,edges=600,blocks=2,features=4\n"
+                   "fanouts: [3]\nhidden_size: 4\nepochs: 2\nbatch_size: 64\n"
+                   "weight_decay: 0.01\neval_every: 2\n")
+    res = train_from_config(cfg)
+    assert np.isnan(res.val_acc[0]) and not np.isnan(res.val_acc[1])  # evaluated every 2nd
+
+
+HETERO = ("task: hetero\nhgb: {hgb}\nmodel: rgcn\nfanouts: [2, 2]\nhidden_size: 8\n"
+          "epochs: 1\nbatch_size: 128\nlr: 0.01\n")
+
+
+def test_hetero_config_reads_hgb(tmp_path, shared_file):
+    pytest.importorskip("torch_geometric", reason="needs torch_geometric")
+    from graphshard.train import HeteroResult
+
+    cfg = tmp_path / "hetero.yaml"
+    cfg.write_text(HETERO.format(hgb=shared_file("hgb", "ACM.zip")) + "patience: 3\n")
+    res = train_from_config(cfg)
+    assert isinstance(res, HeteroResult) and len(res.losses) == 1
+    assert res.model.target == "paper" and res.samples == [726]
+
+
+@pytest.mark.parametrize(("extra", "match"), [
+    ("checkpoint_dir: ck\n", r"unknown key 'checkpoint_dir' for task 'hetero'; it reads \["),
+    ("generate: sbm:nodes=50,edges=200\n", r"name the graph once; found \['generate', 'hgb'\]"),
+    ("model: gat\n", "model must be one of"),
+])
+def test_hetero_config_errors(tmp_path, extra, match):
+    pytest.importorskip("torch_geometric", reason="needs torch_geometric")
+    cfg = tmp_path / "bad.yaml"
+    text = HETERO.format(hgb="missing.zip") + extra
+    if extra.startswith("model"):
+        text = ("task: hetero\ngenerate: sbm:nodes=60,edges=300,blocks=2,features=3\n"
+                + extra)
+    cfg.write_text(text)
+    with pytest.raises(gs.GraphshardError, match=match):
+        train_from_config(cfg)
