@@ -43,6 +43,8 @@ from torch_geometric.sampler import (
 )
 
 from .._util.arrays import check_id_range
+from .._util.keyed import GOLDEN as _GOLDEN
+from .._util.keyed import M1 as _M1
 from ..errors import ValidationError
 from ..sampling.pairs import negative_sample
 from ..sampling.subgraph import SampledSubgraph, check_unique_seeds, sample_subgraph
@@ -52,8 +54,6 @@ from ..typing import EdgeType
 
 __all__ = ["NeighborSampler"]
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_M1 = np.uint64(0xBF58476D1CE4E5B9)
 
 
 class NeighborSampler(BaseSampler):

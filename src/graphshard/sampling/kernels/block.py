@@ -12,10 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..._util.jit import kernel
+from ..._util.keyed import GOLDEN as _GOLDEN
 
 __all__ = ["relabel"]
-
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
 @kernel

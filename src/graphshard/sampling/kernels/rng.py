@@ -24,13 +24,12 @@ import numpy as np
 from numba.cpython.unsafe.numbers import viewer  # scalar bitcast (numba >= 0.68 is pinned)
 
 from ..._util.jit import kernel
+from ..._util.keyed import GOLDEN as _GOLDEN
+from ..._util.keyed import M2 as _M2
 from ..._util.keyed import mix
 
 __all__ = ["draw", "exponential", "item_state", "mix", "neg_log", "randint", "uniform"]
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_M1 = np.uint64(0xBF58476D1CE4E5B9)
-_M2 = np.uint64(0x94D049BB133111EB)
 _S11 = np.uint64(11)
 _INV53 = 1.0 / 9007199254740992.0
 _MANT = np.int64((1 << 52) - 1)
