@@ -73,8 +73,8 @@ def main() -> None:
     import torch
 
     import graphshard as gs
-    from graphshard.train import train_walk_embedding
     from graphshard.ragged import Ragged
+    from graphshard.train import train_walk_embedding
 
     torch.set_num_threads(args.threads)
     ds = gs.datasets.load_hgb(shared_file("hgb", "DBLP.zip"))

@@ -66,8 +66,8 @@ def main() -> None:
     import torch
 
     import graphshard as gs
-    from graphshard.train import train_hetero
     from graphshard.runtime.ray import init_ray  # a local Ray on loopback only
+    from graphshard.train import train_hetero
 
     torch.set_num_threads(args.threads)
     os.environ.setdefault("RAY_worker_niceness", "0")  # as bench_train.py: same priority

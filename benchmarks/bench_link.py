@@ -87,9 +87,9 @@ def main(argv: list[str] | None = None) -> None:
     import torch
 
     import graphshard as gs
+    from graphshard.runtime.ray import init_ray
     from graphshard.train import partition_for_link, train_link
     from graphshard.train.link_metrics import link_metrics
-    from graphshard.runtime.ray import init_ray
 
     os.environ.setdefault("RAY_worker_niceness", "0")  # as bench_train: same priority
     init_ray(ray, num_cpus=2, include_dashboard=False, log_to_driver=False)

@@ -299,7 +299,7 @@ def test_pipeline_to_s3_resumes_from_the_remote_pieces(cora, s3_dir, tmp_path, m
     what a local run writes."""
     import importlib
 
-    dispatch_mod = importlib.import_module("graphshard.pipeline.dispatch")
+    route_mod = importlib.import_module("graphshard.pipeline.route")
     parts_mod = importlib.import_module("graphshard.pipeline.parts")
     run_mod = importlib.import_module("graphshard.pipeline.run")
 
@@ -334,10 +334,9 @@ def test_pipeline_to_s3_resumes_from_the_remote_pieces(cora, s3_dir, tmp_path, m
         return wrapper
 
     monkeypatch.setattr(run_mod, "assign", counting("assign", run_mod.assign))
-    monkeypatch.setattr(dispatch_mod, "route_edges",
-                        counting("route", dispatch_mod.route_edges))
-    monkeypatch.setattr(dispatch_mod, "save_tensors",  # routed edge and feature pieces
-                        counting("piece", dispatch_mod.save_tensors))
+    monkeypatch.setattr(route_mod, "route_edges", counting("route", route_mod.route_edges))
+    monkeypatch.setattr(route_mod, "save_tensors",  # routed edge and feature pieces
+                        counting("piece", route_mod.save_tensors))
     monkeypatch.setattr(parts_mod, "_build_part", counting("build", real_build))
     res = gs.pipeline.run_pipeline(f"{s3_dir}/chunked", 3, out, method="random")
     assert counted == {"assign": 0, "route": 0, "piece": 0, "build": 2}

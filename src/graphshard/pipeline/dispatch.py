@@ -4,7 +4,9 @@ The result is exactly what :func:`graphshard.partition_graph` writes for the sam
 and assignment (same arrays in every file), built by tasks that each hold one chunk or one
 part: no worker ever holds the whole graph.
 
-Steps (every task reads its input from files and writes its output to files):
+Steps (every task reads its input from files and writes its output to files; steps 1-4
+are :mod:`.route`, the plan every task receives :mod:`.plan`, the memory checks
+:mod:`.budget`):
 
 1. count the parts of each block of node IDs (in the driver: a bincount per block);
 2. write the node ID maps: original per-type ID -> new ID, new ID -> original homogeneous ID;
@@ -21,7 +23,6 @@ import json
 import logging
 import os
 import shutil
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -30,14 +31,12 @@ from typing import Any, cast
 
 import numpy as np
 
-from .._util.arrays import group_order
 from ..errors import FormatError, ValidationError
 from ..io.chunked import ChunkedMeta, load_chunked_meta, read_data_chunk, read_edge_chunk
 from ..partition.assignment import assignment_num_parts, read_assignment
 from ..partition.build import check_out_dir, mark_complete, remove_previous_configs
 from ..partition.config import make_config, write_config
 from ..partition.report import PartitionReport
-from ..ragged import Ragged
 from ..runtime.executor import make_executor
 from ..storage import fsys
 from ..storage.files import (
@@ -45,129 +44,22 @@ from ..storage.files import (
     atomic_path,
     check_path_name,
     file_sha256,
-    load_npy,
     warn_if_short_of_space,
 )
 from ..storage.scratch import ScratchPool, scratch_folder
-from ..storage.tensorfile import load_tensors, save_tensors
 from ..storage.workstore import WorkStore, new_run_id
-from .kernels import new_ids_of_block, route_edges
+from .budget import check_budget, check_memory_budget, check_part_budget
 from .parts import build_part
+from .plan import Plan
+from .route import run_feature_steps, run_id_steps
 
-__all__ = ["DispatchResult", "Plan", "checked_graph_name", "dispatch"]
+__all__ = ["DispatchResult", "Plan", "check_memory_budget", "checked_graph_name", "dispatch"]
 
 log = logging.getLogger(__name__)
 
 #: bytes the output folder holds per edge at its peak (parts beside the work files), with
 #: no features and no original IDs (measured: benchmarks/TUNING.md)
 OUTPUT_BYTES_PER_EDGE = 58
-
-#: Bytes per edge a chunk task holds at its peak (IDs read, looked up, split, written).
-EDGE_TASK_BYTES = 96
-#: Bytes per edge a part task holds at its peak (local structure and data arrays).
-PART_TASK_BYTES = 160
-
-
-@dataclass(frozen=True)
-class Plan:
-    """What every task needs to know (small; sent to each task)."""
-
-    metadata: str
-    work: str
-    out: str
-    ntypes: list[str]
-    etypes: list[str]
-    num_nodes: list[int]
-    num_parts: int
-    node_block: int
-    num_hops: int
-    edge_chunks: list[list[tuple[int, int]]]        # per etype: (offset, rows) per chunk
-    node_feats: dict[str, list[tuple[str, list[tuple[int, int]]]]]
-    edge_feats: dict[str, list[tuple[str, list[tuple[int, int]]]]]
-    scratch: str | None = None  # a scratch pool whose freed files big writes take over
-    trainers: int = 1  # num_trainers_per_machine: the assignment holds trainer parts
-    run: str = ""  # names the run's node-local copies when ``work`` is a URI
-
-    def meta(self) -> ChunkedMeta:
-        """The chunked metadata (parsed again in each task: it is small)."""
-        return load_chunked_meta(self.metadata)
-
-    @property
-    def store(self) -> WorkStore:
-        """The work folder: local, or a URI whose pieces tasks copy (:mod:`.workstore`)."""
-        return WorkStore(self.work, self.run)
-
-    def assignment_file(self, t: int) -> Path:
-        """Binary assignment of node type ``t`` (a local path, fetched when remote)."""
-        return self.store.fetch(f"assign/{self.ntypes[t]}.npy")
-
-    def trainer_file(self, t: int) -> Path:
-        """Trainer part of each node of type ``t`` (``trainers > 1`` only)."""
-        return self.store.fetch(f"assign/{self.ntypes[t]}.trainer.npy")
-
-    def node_map_file(self, t: int) -> Path:
-        """Original per-type ID -> new homogeneous ID, node type ``t`` (a local path)."""
-        if self.store.remote:
-            return _joined_node_maps(self) / f"orig2new_{t}.npy"
-        return Path(self.work) / "nodes" / f"orig2new_{t}.npy"
-
-    def new2orig_file(self) -> Path:
-        """New homogeneous ID -> original homogeneous ID (a local path)."""
-        if self.store.remote:
-            return _joined_node_maps(self) / "new2orig.npy"
-        return Path(self.work) / "nodes" / "new2orig.npy"
-
-    @staticmethod
-    def edge_rel(e: int, c: int) -> str:
-        """Piece of chunk ``c`` of edge type ``e``, split by owning part."""
-        return f"edges/e{e}_c{c}.safetensors"
-
-    @staticmethod
-    def feat_rel(kind: str, type_index: int, name_index: int, c: int) -> str:
-        """Piece of rows of one feature chunk, split by owning part."""
-        return f"feats/{kind}{type_index}_f{name_index}_c{c}.safetensors"
-
-    def edge_rels(self, e: int, c: int) -> list[str]:
-        """The files of one routed edge piece: one (all parts, grouped by part) in a local
-        work folder; one per part in a remote one, so that a part task copies only its
-        rows (the first file's marker covers them all)."""
-        if not self.store.remote:
-            return [self.edge_rel(e, c)]
-        return [f"edges/e{e}_c{c}/p{q}.safetensors" for q in range(self.num_parts)]
-
-    def feat_rels(self, kind: str, type_index: int, name_index: int, c: int) -> list[str]:
-        """The files of one routed feature piece (as :meth:`edge_rels`)."""
-        if not self.store.remote:
-            return [self.feat_rel(kind, type_index, name_index, c)]
-        return [f"feats/{kind}{type_index}_f{name_index}_c{c}/p{p}.safetensors"
-                for p in range(self.num_parts)]
-
-    def edge_part(self, e: int, c: int, q: int) -> tuple[dict[str, np.ndarray], int, int, Path]:
-        """Part ``q``'s edges of a routed edge piece: its tensors (``counts`` of every
-        part; ``src``, ``dst``, ``pos``), the rows ``lo:hi`` of part ``q`` in them, and
-        the local file read (memory-mapped)."""
-        rels = self.edge_rels(e, c)
-        path = self.store.fetch(rels[q if self.store.remote else 0], marker=rels[0])
-        piece, _ = load_tensors(path)
-        if self.store.remote:
-            return piece, 0, len(piece["src"]), path
-        cut = np.concatenate([[0], np.cumsum(piece["counts"])])
-        return piece, int(cut[q]), int(cut[q + 1]), path
-
-    def feat_part(self, kind: str, type_index: int, name_index: int, c: int, p: int
-                  ) -> tuple[dict[str, np.ndarray], dict[str, str]]:
-        """The tensors and metadata of a routed feature piece that hold part ``p``'s rows
-        (named ``"<p>"``, or ``"<p>/values"`` and ``"<p>/offsets"``)."""
-        rels = self.feat_rels(kind, type_index, name_index, c)
-        return load_tensors(self.store.fetch(rels[p if self.store.remote else 0],
-                                             marker=rels[0]))
-
-    def release_pieces(self) -> None:
-        """Drop this process's copies of the routed pieces (remote work folder): what a
-        part task does when it is done with them."""
-        if self.store.remote:  # one task at a time per process: the folders go whole
-            for folder in ("edges", "feats"):
-                shutil.rmtree(self.store.path(f"{folder}/x").parent, ignore_errors=True)
 
 
 @dataclass(frozen=True)
@@ -177,188 +69,6 @@ class DispatchResult:
 
     config_path: Path | str
     report: PartitionReport
-
-
-# ----- step 1 and 2: node IDs ---------------------------------------------------------------
-def _block_counts(plan: Plan, t: int, b: int) -> list[int]:
-    parts = _assignment_block(plan, t, b)
-    return np.bincount(parts, minlength=plan.num_parts).tolist()
-
-
-def _assignment_block(plan: Plan, t: int, b: int) -> np.ndarray:
-    lo = b * plan.node_block
-    hi = min(lo + plan.node_block, plan.num_nodes[t])
-    parts = np.asarray(load_npy(plan.assignment_file(t), mmap_mode="r")[lo:hi], dtype=np.int64)
-    bad = np.flatnonzero((parts < 0) | (parts >= plan.num_parts))
-    if bad.size:
-        raise FormatError(f"assignment of node type {plan.ntypes[t]!r}: node {lo + bad[0]} has "
-                          f"part {parts[bad[0]]}, outside [0, {plan.num_parts})",
-                          field=plan.ntypes[t], value=int(parts[bad[0]]))
-    return parts
-
-
-def _write_node_maps(plan: Plan, t: int, b: int, starts: list[int], type_offset: int) -> None:
-    """New IDs of one block: part p's nodes get ``starts[p]``, ``starts[p] + 1``, ...
-
-    A local work folder's maps are written in place (every block task maps the same
-    files); a remote one gets the block as its own piece, which the tasks that read the
-    maps join on their node (:func:`_joined_node_maps`)."""
-    parts = _assignment_block(plan, t, b)
-    lo = b * plan.node_block
-    new_ids = new_ids_of_block(parts, np.asarray(starts, dtype=np.int64))
-    if plan.store.remote:
-        rel = _node_block_rel(t, b)
-        with atomic_path(plan.store.path(rel), durable=False) as tmp, open(tmp, "wb") as out:
-            np.save(out, new_ids, allow_pickle=False)
-        plan.store.finish([rel], f"node-block:{t}:{b}", None)
-        return
-    orig2new = load_npy(plan.node_map_file(t), mmap_mode="r+")
-    orig2new[lo:lo + len(parts)] = new_ids
-    orig2new.flush()
-    new2orig = load_npy(plan.new2orig_file(), mmap_mode="r+")
-    new2orig[new_ids] = type_offset + lo + np.arange(len(parts), dtype=np.int64)
-    new2orig.flush()
-
-
-def _node_block_rel(t: int, b: int) -> str:
-    return f"nodes/orig2new_{t}_b{b}.npy"
-
-
-_join_lock = threading.Lock()
-
-
-def _joined_node_maps(plan: Plan) -> Path:
-    """This process's node-local folder of the run's full node maps (``orig2new_<t>.npy``
-    and ``new2orig.npy``), joined once from the block pieces of a remote work folder
-    (each downloaded, checked against its marker, and dropped once copied in)."""
-    store = plan.store
-    folder = store.path("joined-nodes/x").parent
-    done = folder / "new2orig.npy"
-    with _join_lock:
-        if done.is_file():
-            return folder
-        type_offsets = np.concatenate([[0], np.cumsum(plan.num_nodes)]).astype(np.int64)
-        new2orig = np.lib.format.open_memmap(folder / "new2orig.tmp.npy", mode="w+",
-                                             dtype=np.int64, shape=(int(type_offsets[-1]),))
-        for t, n in enumerate(plan.num_nodes):
-            orig2new = np.lib.format.open_memmap(folder / f"orig2new_{t}.tmp.npy", mode="w+",
-                                                 dtype=np.int64, shape=(n,))
-            for b, lo in enumerate(range(0, n, plan.node_block)):
-                rel = _node_block_rel(t, b)
-                block = load_npy(store.fetch(rel))
-                orig2new[lo:lo + len(block)] = block
-                new2orig[block] = type_offsets[t] + lo + np.arange(len(block), dtype=np.int64)
-                store.release(rel)
-            orig2new.flush()
-            del orig2new
-            os.replace(folder / f"orig2new_{t}.tmp.npy", folder / f"orig2new_{t}.npy")
-        new2orig.flush()
-        del new2orig
-        os.replace(folder / "new2orig.tmp.npy", done)  # last: the maps are complete
-    return folder
-
-
-# ----- step 3: edges --------------------------------------------------------------------------
-#: Layout of the edge pieces, part of their resume keys (pieces of another layout are redone):
-#: ``counts`` (int64, edges per part), then ``src``, ``dst`` (new IDs, int32 when every new
-#: node ID fits) and ``pos`` (position in the chunk) grouped by owning part, part 0 first.
-EDGE_PIECE_LAYOUT = 2
-
-
-def _split_edge_chunk(plan: Plan, e: int, c: int, part_bounds: list[int]) -> list[int]:
-    rels, store = plan.edge_rels(e, c), plan.store
-    key = f"edges-v{EDGE_PIECE_LAYOUT}:{plan.etypes[e]}:{c}:{plan.num_parts}:{part_bounds[-1]}"
-    done = store.finished(rels, key)
-    if done is not None:
-        return cast(list[int], done)
-    meta = plan.meta()
-    offset, _ = plan.edge_chunks[e][c]
-    chunk = read_edge_chunk(meta, plan.etypes[e], c, offset)  # IDs checked against the maps
-    st, _, dt = plan.etypes[e].split(":")
-    counts, src, dst, pos = route_edges(
-        chunk.src, chunk.dst, load_npy(plan.node_map_file(plan.ntypes.index(st)), mmap_mode="r"),
-        load_npy(plan.node_map_file(plan.ntypes.index(dt)), mmap_mode="r"),
-        np.asarray(part_bounds[1:], dtype=np.int64),
-        np.int32 if part_bounds[-1] <= 1 << 31 else np.int64)
-    if not store.remote:
-        digest = save_tensors(store.path(rels[0]), {"counts": counts, "src": src, "dst": dst,
-                                                    "pos": pos},
-                              reuse=plan.scratch, durable=False)  # checksummed for reuse
-        return cast(list[int], store.finish(rels, key, counts.tolist(), {rels[0]: digest}))
-    cut = np.concatenate([[0], np.cumsum(counts)])
-    digests = {rel: save_tensors(store.path(rel), {
-        "counts": counts, "src": src[cut[q]:cut[q + 1]], "dst": dst[cut[q]:cut[q + 1]],
-        "pos": pos[cut[q]:cut[q + 1]]}, durable=False) for q, rel in enumerate(rels)}
-    return cast(list[int], store.finish(rels, key, counts.tolist(), digests))
-
-
-def _edge_piece_owners(plan: Plan, e: int, c: int) -> np.ndarray:
-    """Owning part of every edge of one routed chunk, in chunk order (int64)."""
-    tensors, _, _, _ = plan.edge_part(e, c, 0)
-    counts = np.asarray(tensors["counts"])
-    owner = np.empty(int(counts.sum()), dtype=np.int64)
-    if not plan.store.remote:  # one file holds every part, grouped by part
-        owner[np.asarray(tensors["pos"])] = np.repeat(np.arange(len(counts)), counts)
-        return owner
-    for q in range(plan.num_parts):  # a file per part
-        tensors, lo, hi, _ = plan.edge_part(e, c, q)
-        owner[np.asarray(tensors["pos"][lo:hi])] = q
-    return owner
-
-
-# ----- step 4: features -----------------------------------------------------------------------
-def _owners_of_rows(plan: Plan, kind: str, i: int, lo: int, hi: int) -> np.ndarray:
-    if kind == "node":
-        return np.asarray(load_npy(plan.assignment_file(i), mmap_mode="r")[lo:hi],
-                          dtype=np.int64)
-    pieces = []
-    for c, (offset, rows) in enumerate(plan.edge_chunks[i]):
-        if offset < hi and offset + rows > lo:
-            owner = _edge_piece_owners(plan, i, c)
-            pieces.append(owner[max(lo - offset, 0):min(hi, offset + rows) - offset])
-    return np.concatenate(pieces).astype(np.int64) if pieces else np.zeros(0, np.int64)
-
-
-def _split_feature_chunk(plan: Plan, kind: str, i: int, f: int, c: int) -> int:
-    feats = plan.node_feats if kind == "node" else plan.edge_feats
-    type_name = (plan.ntypes if kind == "node" else plan.etypes)[i]
-    name, chunks = feats[type_name][f]
-    rels, store = plan.feat_rels(kind, i, f, c), plan.store
-    key = f"feat:{kind}:{type_name}:{name}:{c}:{plan.num_parts}"
-    if store.finished(rels, key) is not None:
-        return 0
-    offset, rows = chunks[c]
-    data = read_data_chunk(plan.meta(), kind, type_name, name, c, offset).data
-    if len(data) != rows:
-        raise FormatError(f"feature {name!r} of {type_name!r}: chunk {c} has {len(data)} rows, "
-                          f"the count pass saw {rows}", field=name)
-    owner = _owners_of_rows(plan, kind, i, offset, offset + rows)
-    order = group_order(owner, plan.num_parts)
-    cut = np.concatenate([[0], np.cumsum(np.bincount(owner, minlength=plan.num_parts))])
-    tensors: dict[str, np.ndarray] = {}
-    for p in range(plan.num_parts):
-        rows_p = order[cut[p]:cut[p + 1]]
-        if isinstance(data, Ragged):
-            taken = data.take(rows_p)
-            tensors[f"{p}/values"], tensors[f"{p}/offsets"] = taken.values, taken.offsets
-        else:
-            tensors[f"{p}"] = np.ascontiguousarray(data[rows_p])
-    ragged = {"ragged": str(isinstance(data, Ragged))}
-    if not store.remote:
-        digest = save_tensors(store.path(rels[0]), tensors, ragged, reuse=plan.scratch,
-                              durable=False)  # checksummed for reuse
-        store.finish(rels, key, 0, {rels[0]: digest})
-        return 0
-    digests = {rel: save_tensors(store.path(rel), {n: t for n, t in tensors.items()
-                                                   if n.split("/")[0] == str(p)},
-                                 ragged, durable=False) for p, rel in enumerate(rels)}
-    store.finish(rels, key, 0, digests)
-    if kind == "edge":  # the routed edge pieces this task read
-        for c2, (offset2, rows2) in enumerate(plan.edge_chunks[i]):
-            if offset2 < offset + rows and offset2 + rows2 > offset:
-                for rel in plan.edge_rels(i, c2):
-                    store.release(rel)
-    return 0
 
 
 # ----- the driver -----------------------------------------------------------------------------
@@ -452,11 +162,6 @@ def checked_graph_name(meta: ChunkedMeta, chunked_dir: str | os.PathLike[str],
               else Path(chunked_dir).resolve())
     return check_path_name(folder.name,
                            field="graph_name (the chunked folder's name)")
-
-
-def _empty_map(path: Path, size: int) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    np.lib.format.open_memmap(path, mode="w+", dtype=np.int64, shape=(size,)).flush()
 
 
 def dispatch(chunked_dir: str | os.PathLike[str], assign_dir: str | os.PathLike[str],
@@ -560,7 +265,7 @@ def _dispatch(meta: ChunkedMeta, name: str, assign_dir: str | os.PathLike[str], 
                               f"{memory_budget!r}", field="memory_budget", value=memory_budget)
     # the chunks the metadata sizes, before the assignment is copied into the work folder
     # (the parts are checked once the part count is known)
-    _check_budget([n for et in meta.num_edges for n in (meta.edge_chunks[et] or [])], 0, 1,
+    check_budget([n for et in meta.num_edges for n in (meta.edge_chunks[et] or [])], 0, 1,
                   memory_budget)
     if dest is None:
         warn_if_short_of_space(out, _space_needed(meta, save_orig_ids), "dispatch's output",
@@ -586,10 +291,10 @@ def _dispatch(meta: ChunkedMeta, name: str, assign_dir: str | os.PathLike[str], 
         if plan.scratch is not None:  # one freed file for each routed piece
             ScratchPool(plan.scratch).keep_largest(_num_pieces(plan))
         sizes = [rows for chunks in plan.edge_chunks for _, rows in chunks]
-        _check_budget(sizes, sum(sizes), plan.num_parts, memory_budget)
-        node_ranges, edge_ranges, prefix = _run_id_steps(plan, executor, meta, memory_budget)
-        _check_part_budget(edge_ranges, memory_budget)
-        _run_feature_steps(plan, executor, memory_budget)
+        check_budget(sizes, sum(sizes), plan.num_parts, memory_budget)
+        node_ranges, edge_ranges, prefix = run_id_steps(plan, executor, meta, memory_budget)
+        check_part_budget(edge_ranges, memory_budget)
+        run_feature_steps(plan, executor, memory_budget)
         if dest is None:
             remove_previous_configs(out, name)
         results = _build_parts(plan, executor, node_ranges, edge_ranges, prefix,
@@ -723,102 +428,6 @@ def _make_plan(meta: ChunkedMeta, executor, store: WorkStore, out: Path | str,
                 store.run)
 
 
-def check_memory_budget(meta: ChunkedMeta, num_parts: int, budget: int | None) -> None:
-    """Fail before any work when ``budget`` cannot hold the largest edge chunk that the
-    metadata declares, or a part of average size (:func:`dispatch` checks again once the
-    chunks without declared sizes are counted, and once the real parts are known).
-
-    Raises:
-        ValidationError: naming the chunk or part size and the memory it needs.
-
-    Example:
-        >>> import tempfile, graphshard as gs
-        >>> from graphshard.io.chunked import load_chunked_meta
-        >>> d = tempfile.mkdtemp()
-        >>> gs.io.write_chunked(gs.graph(([0, 1, 2, 3], [1, 2, 3, 0])), d, 2)
-        >>> check_memory_budget(load_chunked_meta(d), 2, 1 << 30)
-    """
-    sizes = [n for et in meta.num_edges for n in (meta.edge_chunks[et] or [])]
-    _check_budget(sizes, sum(meta.num_edges.values()), num_parts, budget)
-
-
-def _check_budget(chunk_sizes: list[int], total_edges: int, num_parts: int,
-                  budget: int | None) -> None:
-    if not budget:
-        return
-    biggest = max(chunk_sizes, default=0)
-    if biggest * EDGE_TASK_BYTES > budget:
-        raise ValidationError(
-            f"--memory-budget {budget / 2**20:.0f} MiB is too small: the largest edge chunk has "
-            f"{biggest:,} edges and needs about {biggest * EDGE_TASK_BYTES / 2**20:.0f} MiB; "
-            "re-chunk the input into smaller chunks or raise the budget", field="memory_budget")
-    per_part = total_edges / num_parts
-    if per_part * PART_TASK_BYTES > budget:
-        raise ValidationError(
-            f"--memory-budget {budget / 2**20:.0f} MiB is too small for parts of about "
-            f"{per_part:,.0f} edges (about {per_part * PART_TASK_BYTES / 2**20:.0f} MiB each); "
-            "use more parts or raise the budget", field="memory_budget")
-
-
-def _check_part_budget(edge_ranges: np.ndarray, budget: int | None) -> None:
-    """Once edges are routed, the real size of each part is known: an assignment that is
-    balanced in nodes but not in edges (R-MAT hubs) can make one part far bigger than the
-    average that :func:`_check_budget` assumed.  Stop before building any part."""
-    if not budget or edge_ranges.size == 0:
-        return
-    per_part = (edge_ranges[:, :, 1] - edge_ranges[:, :, 0]).sum(axis=0)
-    worst = int(np.argmax(per_part))
-    if per_part[worst] * PART_TASK_BYTES > budget:
-        raise ValidationError(
-            f"--memory-budget {budget / 2**20:.0f} MiB is too small: part {worst} received "
-            f"{int(per_part[worst]):,} edges (about "
-            f"{per_part[worst] * PART_TASK_BYTES / 2**20:.0f} MiB to build; the average part "
-            f"has {per_part.mean():,.0f}); the assignment is unbalanced in edges: assign with "
-            "--balance-edges (lp) or more parts, or raise the budget (the routed edges are "
-            "kept, so the same command with a larger budget resumes)", field="memory_budget")
-
-
-def _run_id_steps(plan: Plan, executor, meta: ChunkedMeta, budget: int | None
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    k, T, E = plan.num_parts, len(plan.ntypes), len(plan.etypes)
-    blocks = [list(range(-(-n // plan.node_block))) for n in plan.num_nodes]
-    tasks = [(plan, t, b) for t in range(T) for b in blocks[t]]
-    counts = [_block_counts(*task) for task in tasks]  # a bincount per block: no task needed
-    per_block = {(t, b): np.asarray(c, dtype=np.int64) for (_, t, b), c in zip(tasks, counts,
-                                                                                strict=True)}
-    sizes = np.zeros((T, k), dtype=np.int64)
-    for (t, _), c in per_block.items():
-        sizes[t] += c
-    ends = np.cumsum(sizes.T.reshape(-1)).reshape(k, T)
-    node_ranges = np.stack([ends - sizes.T, ends], axis=-1).transpose(1, 0, 2).copy()
-    if not plan.store.remote:  # every block task writes its rows of these files
-        for t in range(T):
-            _empty_map(plan.node_map_file(t), plan.num_nodes[t])
-        _empty_map(plan.new2orig_file(), int(sizes.sum()))
-    type_offsets = np.concatenate([[0], np.cumsum(plan.num_nodes)])
-    map_tasks = []
-    for t in range(T):
-        start = node_ranges[t, :, 0].copy()
-        for b in blocks[t]:
-            map_tasks.append((plan, t, b, start.tolist(), int(type_offsets[t])))
-            start += per_block[(t, b)]
-    executor.map(_write_node_maps, map_tasks, desc="mapping node IDs", memory=budget)
-    bounds = [0, *node_ranges[-1, :, 1].tolist()] if T else [0] * (k + 1)
-    edge_tasks = [(plan, e, c, bounds) for e in range(E) for c in range(len(plan.edge_chunks[e]))]
-    edge_counts = executor.map(_split_edge_chunk, edge_tasks, desc="routing edges", memory=budget)
-    prefix = np.zeros((E, max((len(c) for c in plan.edge_chunks), default=0) + 1, k),
-                      dtype=np.int64)
-    for task, cnt in zip(edge_tasks, edge_counts, strict=True):
-        prefix[task[1], task[2] + 1] = cnt
-    prefix = np.cumsum(prefix, axis=1)
-    esizes = np.stack([prefix[e, len(plan.edge_chunks[e])] for e in range(E)]) if E else \
-        np.zeros((0, k), dtype=np.int64)
-    eends = np.cumsum(esizes.T.reshape(-1)).reshape(k, E) if E else np.zeros((k, 0), np.int64)
-    edge_ranges = (np.stack([eends - esizes.T, eends], axis=-1).transpose(1, 0, 2).copy()
-                   if E else np.zeros((0, k, 2), dtype=np.int64))
-    return node_ranges, edge_ranges, prefix
-
-
 def _build_parts(plan: Plan, executor, node_ranges: np.ndarray, edge_ranges: np.ndarray,
                  prefix: np.ndarray, save_orig_ids: bool, budget: int | None) -> list[Any]:
     """Build every part, the parts with the most edges first (so that no worker is left
@@ -834,12 +443,3 @@ def _build_parts(plan: Plan, executor, node_ranges: np.ndarray, edge_ranges: np.
     return by_part
 
 
-def _run_feature_steps(plan: Plan, executor, budget: int | None) -> None:
-    tasks: list[tuple[Any, ...]] = []
-    for kind, feats, names in (("node", plan.node_feats, plan.ntypes),
-                               ("edge", plan.edge_feats, plan.etypes)):
-        for i, type_name in enumerate(names):
-            for f, (_, chunks) in enumerate(feats.get(type_name, [])):
-                tasks.extend((plan, kind, i, f, c) for c in range(len(chunks)))
-    if tasks:
-        executor.map(_split_feature_chunk, tasks, desc="routing features", memory=budget)

@@ -19,7 +19,7 @@ from ..typing import IdArray
 from .kernels import halo_of_part
 
 if TYPE_CHECKING:
-    from .dispatch import Plan
+    from .plan import Plan
 
 __all__ = ["build_part"]
 

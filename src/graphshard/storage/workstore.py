@@ -17,7 +17,7 @@ a piece asks :meth:`WorkStore.fetch` for a local path.
   :meth:`~WorkStore.fetch` copies a piece into the cache once per process, checked against
   its marker's size and SHA-256, and :meth:`~WorkStore.release` drops a copy a task no
   longer needs.  No worker needs to see another's disk.  The dispatch writes a routed
-  piece there as one file per part (:meth:`graphshard.pipeline.dispatch.Plan.edge_rels`),
+  piece there as one file per part (:meth:`graphshard.pipeline.plan.Plan.edge_rels`),
   so that a part task copies only its own rows.
 
 Resume is the same on both: :meth:`~WorkStore.finished` returns the summary of a piece
