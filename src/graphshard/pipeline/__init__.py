@@ -8,7 +8,8 @@ Example:
 
 from .assign import ASSIGN_METHODS, AssignResult, assign, import_assignment
 from .dispatch import DispatchResult, dispatch
+from .options import AssignOptions, DispatchOptions
 from .run import PipelineResult, run_pipeline
 
-__all__ = ["ASSIGN_METHODS", "AssignResult", "DispatchResult", "PipelineResult", "assign",
-           "dispatch", "import_assignment", "run_pipeline"]
+__all__ = ["ASSIGN_METHODS", "AssignOptions", "AssignResult", "DispatchOptions", "DispatchResult",
+           "PipelineResult", "assign", "dispatch", "import_assignment", "run_pipeline"]

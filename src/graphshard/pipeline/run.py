@@ -21,7 +21,8 @@ import os
 import shutil
 import threading
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,14 +35,11 @@ from ..storage.scratch import make_work_dir, scratch_folder
 from ..storage.workstore import WorkStore
 from .assign import AssignResult, assign, check_assign_args
 from .dispatch import DispatchResult, check_memory_budget, checked_graph_name, dispatch
+from .options import AssignOptions, DispatchOptions
 
 __all__ = ["PipelineResult", "run_pipeline"]
 
 log = logging.getLogger(__name__)
-
-#: options of :func:`assign` that do not change the assignment (where and how it runs)
-_RUN_ONLY_OPTIONS = ("num_workers", "work_dir")
-
 
 @dataclass(frozen=True)
 class PipelineResult:
@@ -55,8 +53,9 @@ class PipelineResult:
 def run_pipeline(chunked_dir: str | os.PathLike[str], num_parts: int,
                  out_dir: str | os.PathLike[str], *, method: str = "lp",
                  assign_dir: str | os.PathLike[str] | None = None, use_ray: bool = False,
-                 address: str | None = None, assign_options: dict[str, Any] | None = None,
-                 dispatch_options: dict[str, Any] | None = None,
+                 address: str | None = None,
+                 assign_options: AssignOptions | Mapping[str, Any] | None = None,
+                 dispatch_options: DispatchOptions | Mapping[str, Any] | None = None,
                  num_trainers_per_machine: int = 1) -> PipelineResult:
     """Assign every node of a chunked graph to a part, then write the partitions.
 
@@ -79,10 +78,13 @@ def run_pipeline(chunked_dir: str | os.PathLike[str], num_parts: int,
             folder (a URI output's default assignment is uploaded there).
         use_ray: Run both steps on Ray (a local Ray unless ``address`` names a cluster).
         address: Ray cluster to join (implies ``use_ray``).
-        assign_options: More keyword arguments of :func:`assign` (``seed``,
-            ``imbalance``, ``balance_edges``, ``num_workers``, ``work_dir``, ...).
-        dispatch_options: More keyword arguments of :func:`dispatch` (``graph_name``,
-            ``num_hops``, ``save_orig_ids``, ``memory_budget``, ...).
+        assign_options: Options of :func:`assign`: an
+            :class:`~graphshard.pipeline.options.AssignOptions` or a dict of its fields
+            (``seed``, ``imbalance``, ``balance_edges``, ``num_workers``, ``work_dir``,
+            ...), checked before any work.
+        dispatch_options: Options of :func:`dispatch`: a
+            :class:`~graphshard.pipeline.options.DispatchOptions` or a dict of its fields
+            (``graph_name``, ``num_hops``, ``save_orig_ids``, ``memory_budget``, ...).
         num_trainers_per_machine: As in :func:`~graphshard.partition_graph`: the method
             assigns ``num_parts * num_trainers_per_machine`` trainer parts, consecutive
             trainer parts form one of the ``num_parts`` parts, and each node's trainer part
@@ -100,11 +102,10 @@ def run_pipeline(chunked_dir: str | os.PathLike[str], num_parts: int,
     clock = time.perf_counter()
     chunked_dir, out_dir = (p if fsys.is_remote(p) else fsys.local_path(p)
                             for p in (chunked_dir, out_dir))  # file:// URIs are local
-    dispatch_options = dict(dispatch_options or {})
-    trainers = dispatch_options.pop("num_trainers_per_machine", num_trainers_per_machine)
-    if not isinstance(trainers, int) or isinstance(trainers, bool) or trainers < 1:
-        raise ValidationError(f"num_trainers_per_machine must be an integer >= 1, got "
-                              f"{trainers!r}", field="num_trainers_per_machine", value=trainers)
+    step1, step2 = AssignOptions.of(assign_options), DispatchOptions.of(dispatch_options)
+    if "num_trainers_per_machine" not in step2.changed():
+        step2 = replace(step2, num_trainers_per_machine=num_trainers_per_machine)
+    trainers = step2.num_trainers_per_machine
     if assign_dir is not None and fsys.is_remote(assign_dir):
         raise ValidationError(f"{fsys.shown(assign_dir)}: an assignment folder must be "
                               "local (with a URI output the default, OUT/assignment, is "
@@ -120,12 +121,11 @@ def run_pipeline(chunked_dir: str | os.PathLike[str], num_parts: int,
     where = store.path("assignment.json").parent if store.remote else Path(store.root)
     # the method cuts trainer parts: num_parts * trainers of them
     meta = check_assign_args(chunked_dir, num_parts * trainers, method, where)
-    checked_graph_name(meta, chunked_dir, dispatch_options.get("graph_name"))
-    check_memory_budget(meta, num_parts, dispatch_options.get("memory_budget"))
-    options = dict(assign_options or {})
-    if dest is not None and method == "lp" and options.get("work_dir") is None:
-        options["work_dir"] = dest.child(".graphshard-work").uri  # no shared folder
-    work_dir = options.get("work_dir")
+    checked_graph_name(meta, chunked_dir, step2.graph_name)
+    check_memory_budget(meta, num_parts, step2.memory_budget)
+    if dest is not None and method == "lp" and step1.work_dir is None:
+        step1 = replace(step1, work_dir=dest.child(".graphshard-work").uri)  # no shared folder
+    work_dir = step1.work_dir
     if work_dir is not None and fsys.is_remote(work_dir):
         work_dir = None  # lp's shard files go there; the local scratch: the system's
     if work_dir is not None:
@@ -137,7 +137,7 @@ def run_pipeline(chunked_dir: str | os.PathLike[str], num_parts: int,
     use_ray = use_ray or bool(address)
     names = ["assignment.json", *(f"{t}.{ext}" for t in meta.num_nodes
                                   for ext in ("npy", "txt"))]  # marker: the first
-    key = _assignment_key(meta.path, num_parts * trainers, method, options)
+    key = _assignment_key(meta.path, num_parts * trainers, method, step1)
     scratch = scratch_folder(work_dir)
     removal = threading.Thread(target=shutil.rmtree, args=(scratch,),
                                kwargs={"ignore_errors": True})
@@ -148,12 +148,12 @@ def run_pipeline(chunked_dir: str | os.PathLike[str], num_parts: int,
             if assigned is None:
                 assigned = assign(chunked_dir, num_parts * trainers, where, method=method,
                                   use_ray=use_ray, address=address, scratch_pool=scratch,
-                                  **options)
+                                  **step1.kwargs())
                 store.finish(names, key, assigned.part_sizes, keep_local=True)
             source = where if not store.remote else store.root
             parts = dispatch(chunked_dir, source, out_dir, num_parts=num_parts,
                              use_ray=use_ray, address=address, scratch_pool=scratch,
-                             num_trainers_per_machine=trainers, **dispatch_options)
+                             **step2.kwargs())
             removal.start()  # while Ray stops
     finally:
         if removal.ident is not None:
@@ -164,13 +164,12 @@ def run_pipeline(chunked_dir: str | os.PathLike[str], num_parts: int,
 
 
 def _assignment_key(metadata: Path, num_parts: int, method: str,
-                    options: dict[str, Any]) -> str:
+                    options: AssignOptions) -> str:
     """What an assignment depends on: the chunked ``metadata`` file, the method, the
-    parts and every option given (not None) but :data:`_RUN_ONLY_OPTIONS`."""
-    kept = {k: v for k, v in sorted(options.items())
-            if k not in _RUN_ONLY_OPTIONS and v is not None}
-    return json.dumps(["assignment", file_sha256(metadata), method, num_parts, kept],
-                      default=str)
+    parts and every option that differs from its default but the run-only ones
+    (:meth:`AssignOptions.result_key`)."""
+    return json.dumps(["assignment", file_sha256(metadata), method, num_parts,
+                       options.result_key()], default=str)
 
 
 def _finished_assignment(store: WorkStore, names: list[str], key: str, where: Path,
