@@ -17,24 +17,6 @@ Example:
 
 from __future__ import annotations
 
-import warnings
-from typing import Any
+from ._util.aliases import alias_module
 
-from . import train as _new
-from ._util.aliases import alias_package, deprecation
-
-warnings.warn(deprecation("graphshard.examples", "graphshard.train"), DeprecationWarning,
-              stacklevel=2)
-
-__all__ = list(_new.__all__)
-#: a package, so that ``graphshard.examples.<module>`` resolves (through the alias finder)
-__path__: list[str] = []
-alias_package(__name__, _new.__name__)
-
-
-def __getattr__(name: str) -> Any:
-    return getattr(_new, name)
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__all__, __path__, __getattr__, __dir__ = alias_module(__name__, "graphshard.train")

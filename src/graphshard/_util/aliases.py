@@ -26,10 +26,11 @@ import importlib.util
 import sys
 import types
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib.machinery import ModuleSpec
+from typing import Any
 
-__all__ = ["alias_package", "deprecation"]
+__all__ = ["alias_module", "alias_package", "deprecation"]
 
 
 def deprecation(old: str, new: str) -> str:
@@ -85,3 +86,31 @@ def alias_package(old: str, new: str, *, warn: bool = True) -> None:
     forward to those of ``new``; installed once per pair."""
     if not any(isinstance(f, _AliasFinder) and f.old == old for f in sys.meta_path):
         sys.meta_path.insert(0, _AliasFinder(old, new, warn))
+
+
+def alias_module(old: str, new: str) -> tuple[list[str], list[str], Callable[[str], Any],
+                                              Callable[[], list[str]]]:
+    """What the old package's module defines: ``__all__``, ``__path__`` (empty: a package,
+    so that ``old.<module>`` resolves through :func:`alias_package`), ``__getattr__`` and
+    ``__dir__`` forwarding to ``new``; warns once, at the importer's line.
+
+    Example:
+        >>> import warnings
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     names, path, get, listing = alias_module("old_json", "json")
+        >>> get("dumps") is __import__("json").dumps, path, str(caught[0].message)[:28]
+        (True, [], 'old_json is renamed json; th')
+    """
+    target = importlib.import_module(new)
+    warnings.warn(deprecation(old, new), DeprecationWarning, stacklevel=3)
+    alias_package(old, new)
+    names = list(getattr(target, "__all__", []))
+
+    def forward(name: str) -> Any:
+        return getattr(target, name)
+
+    def listing() -> list[str]:
+        return sorted(names)
+
+    return names, [], forward, listing
