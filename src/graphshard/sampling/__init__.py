@@ -16,6 +16,7 @@ Example:
 from .backend import available_backends, get_backend, register_backend
 from .blocks import EID, ETYPE, NID, NTYPE, Block, SampledBlocks, sample_blocks, to_block
 from .convert import to_torch
+from .fanouts import Fanouts
 from .link import LinkBatch, reverse_edge_ids, sample_link_batch
 from .loader import MiniBatch, NeighborLoader
 from .neighbors import SampledEdges, degrees, find_edges, in_subgraph, sample_neighbors
@@ -29,6 +30,7 @@ __all__ = [
     "NID",
     "NTYPE",
     "Block",
+    "Fanouts",
     "LinkBatch",
     "MiniBatch",
     "NeighborLoader",

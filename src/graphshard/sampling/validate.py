@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -12,6 +12,7 @@ from ..errors import ValidationError
 from ..graph import CSR
 from ..store import GraphStore
 from ..typing import EdgeType, IdArray
+from .fanouts import Fanouts, fanout_int, resolve_layer
 
 __all__ = ["checked_csr", "etype_salt", "layer_fanouts", "one_fanout", "resolve_seed",
            "seeds_by_type"]
@@ -47,41 +48,19 @@ def seeds_by_type(store: GraphStore, seeds: Any, what: str = "seeds") -> dict[st
     return out
 
 
-def _fanout_int(v: Any, where: str) -> int:
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < -1:
-        raise ValidationError(f"{where}: a fanout must be an int >= -1 (-1 = all neighbours), "
-                              f"got {v!r}", field="fanout", value=v)
-    return int(v)
-
-
 def one_fanout(store: GraphStore, fanout: Any, where: str = "fanout") -> dict[EdgeType, int]:
     """``{etype: k}`` for every edge type from an int or a per-type dict (missing types: 0)."""
     if isinstance(fanout, Mapping):
-        out = dict.fromkeys(store.canonical_etypes, 0)
-        for key, v in fanout.items():
-            out[store.to_canonical_etype(key)] = _fanout_int(v, f"{where}[{key!r}]")
-        return out
-    k = _fanout_int(fanout, where)
-    return dict.fromkeys(store.canonical_etypes, k)
+        return resolve_layer(store, {k: fanout_int(v, f"{where}[{k!r}]")
+                                     for k, v in fanout.items()})
+    return resolve_layer(store, fanout_int(fanout, where))
 
 
 def layer_fanouts(store: GraphStore, fanouts: Any) -> list[dict[EdgeType, int]]:
-    """Per-layer fanouts, input layer first, from a list (of ints or per-type dicts) or a
-    dict ``{etype: [k per layer]}`` whose lists must all have the same length."""
-    if isinstance(fanouts, Mapping):
-        lists = {store.to_canonical_etype(k): v for k, v in fanouts.items()}
-        lengths = {et: len(v) if isinstance(v, Sequence) else -1 for et, v in lists.items()}
-        if any(n < 1 for n in lengths.values()) or len(set(lengths.values())) != 1:
-            raise ValidationError("fanouts: every edge type needs a list with one fanout per "
-                                  f"layer, all of the same length; got lengths {lengths}",
-                                  field="fanouts")
-        num_layers = next(iter(lengths.values()))
-        return [one_fanout(store, {et: v[i] for et, v in lists.items()}, f"fanouts layer {i}")
-                for i in range(num_layers)]
-    if isinstance(fanouts, (str, bytes)) or not isinstance(fanouts, Sequence) or not fanouts:
-        raise ValidationError(f"fanouts: expected a non-empty list with one fanout per layer, "
-                              f"got {fanouts!r}", field="fanouts")
-    return [one_fanout(store, f, f"fanouts[{i}]") for i, f in enumerate(fanouts)]
+    """Per-layer fanouts, input layer first, for ``store``: :meth:`Fanouts.of` (a list of
+    ints or per-type dicts, ``{etype: [k per layer]}``, or a :class:`Fanouts`), then
+    :meth:`Fanouts.resolve`."""
+    return Fanouts.of(fanouts).resolve(store)
 
 
 def etype_salt(store: GraphStore, etype: EdgeType, edge_dir: str, hop: int = 0) -> int:
