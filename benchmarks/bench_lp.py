@@ -97,7 +97,7 @@ def _in_memory(adj, k: int, method: str, seed: int, path: Path) -> tuple[np.ndar
 def child(args: argparse.Namespace) -> None:
     """Run lp_assign once (after a warm-up) and print time and peak RSS as JSON."""
     from graphshard.io.chunked import load_chunked_meta
-    from graphshard.pipeline.lp import lp_assign
+    from graphshard.partition.lp import lp_assign
 
     warm = tempfile.mkdtemp()
     src = np.arange(200)

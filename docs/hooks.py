@@ -58,17 +58,25 @@ def _methods() -> str:
     from graphshard.partition import DEFAULT_METHOD, METHODS
 
     rows = [[f"`{m.name}`" + (" (default)" if m.name == DEFAULT_METHOD else ""),
-             m.description, "yes" if m.multi_constraint else "no",
+             m.description, _runs_on(m), "yes" if m.multi_constraint else "no",
              f"`{m.requires}` (`pip install 'graphshard[quality]'`)" if m.requires else "-"]
             for m in METHODS.values()]
-    return _table(["method", "what it does", "balances several weights", "needs"], rows)
+    return _table(["method", "what it does", "works on", "balances several weights",
+                   "needs"], rows)
+
+
+def _runs_on(m: Any) -> str:
+    """Where a method works natively: the adjacency in memory, the chunk files, or both."""
+    if m.fn is not None and m.stream is not None:
+        return "both (no edges read)" if not m.uses_structure else "both"
+    return "chunk files, streamed" if m.stream is not None else "adjacency in memory"
 
 
 def _assign_methods() -> str:
     from graphshard.pipeline import ASSIGN_METHODS
 
-    rows = [[f"`{m.name}`", m.description] for m in ASSIGN_METHODS.values()]
-    return _table(["method", "what it does"], rows)
+    rows = [[f"`{m.name}`", m.description, _runs_on(m)] for m in ASSIGN_METHODS.values()]
+    return _table(["method", "what it does", "works on"], rows)
 
 
 def _generators() -> str:

@@ -532,7 +532,7 @@ def test_lp_pipeline_survives_losing_the_node_of_a_shard_actor(nodes, cora, tmp_
 
     from graphshard.pipeline import run_pipeline
 
-    refinement = importlib.import_module("graphshard.pipeline.lp.refinement")
+    refinement = importlib.import_module("graphshard.partition.lp.refinement")
     gs.io.write_chunked(cora, tmp_path / "chunked", 3)
     run = {"method": "lp", "assign_options": {"seed": 1, "max_task_entries": 2000}}
     clean = run_pipeline(tmp_path / "chunked", 3, tmp_path / "clean", **run)

@@ -244,13 +244,13 @@ def test_lp_with_remote_work_folder_equals_local(cora, s3_dir, tmp_path, caplog)
     a new name, never rewritten in place): the parts of a local run, and the work folder
     removed at the end."""
     from graphshard.io.chunked import load_chunked_meta
-    from graphshard.pipeline.lp import lp_assign
+    from graphshard.partition.lp import lp_assign
 
     gs.io.write_chunked(cora, tmp_path / "chunked", 3)
     meta = load_chunked_meta(tmp_path / "chunked")
     options = {"seed": 2, "max_task_entries": 3000, "coarse_nodes": 200, "thin_degree": 3,
                "num_workers": 2}
-    caplog.set_level(logging.INFO, logger="graphshard.pipeline.lp.thin")
+    caplog.set_level(logging.INFO, logger="graphshard.partition.lp.thin")
     got = lp_assign(meta, 3, work_dir=f"{s3_dir}/work", **options)["_N"]
     assert "lp: thinned" in caplog.text
     ref = lp_assign(meta, 3, work_dir=tmp_path / "work", **options)["_N"]

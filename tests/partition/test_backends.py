@@ -271,11 +271,16 @@ def test_one_weight_backends_refuse_several_weights_with_our_error():
         backends._single_weights(adj, "kaminpar")
 
 
-def test_the_method_registries_share_one_shape():
+def test_one_method_registry_for_memory_and_disk():
+    """Issue 39: the pipeline's methods are the partition methods (one registry); each
+    entry works on an adjacency in memory, streams a chunked graph, or both."""
     from graphshard.partition.registry import Method
     from graphshard.pipeline import ASSIGN_METHODS
 
-    for registry in (METHODS, ASSIGN_METHODS):
-        for name, entry in registry.items():
-            assert isinstance(entry, Method) and entry.name == name and entry.description
-    assert sorted(ASSIGN_METHODS) == ["hash", "lp", "random"]
+    assert ASSIGN_METHODS is METHODS
+    for name, entry in METHODS.items():
+        assert isinstance(entry, Method) and entry.name == name and entry.description
+        assert entry.fn is not None or entry.stream is not None, name
+    assert sorted(n for n, m in METHODS.items() if m.stream is not None) == \
+        ["hash", "lp", "random"]
+    assert METHODS["lp"].fn is None and METHODS["metis"].stream is None

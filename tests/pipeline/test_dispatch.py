@@ -346,7 +346,7 @@ def test_a_foreign_folder_is_refused_before_the_assignment(cora, tmp_path):
     with pytest.raises(ConfigError, match="refusing to write"):
         run_pipeline(tmp_path / "chunked", 2, tmp_path / "out", method="hash")
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["notes.txt"]
-    for k, method, match in ((2, "metis", "unknown assignment method"),
+    for k, method, match in ((2, "mets", "unknown assignment method"),
                              (cora.num_nodes() + 1, "hash", "num_parts must be in")):
         with pytest.raises(ValidationError, match=match):
             run_pipeline(tmp_path / "chunked", k, tmp_path / "new", method=method)
@@ -534,15 +534,18 @@ def test_hash_by_original_node_id_same_as_partition_graph(shared_file, tmp_path)
     assert_same_output(ref.config_path, res.partitions.config_path)
 
 
-@pytest.mark.parametrize(("graph", "method", "seed"), [("cora", "random", 0), ("cora", "random", 7),
-                                                       ("acm", "random", 3), ("acm", "hash", 0)])
-def test_count_only_methods_same_as_partition_graph(request, tmp_path, graph, method, seed):
-    """Issue 39: ``random`` and ``hash`` are one method each: partition_graph and the pipeline
-    give the same parts and the same part files for the same seed, and ``random`` balances
-    every node type."""
+@pytest.mark.parametrize(("graph", "method", "seed"), [
+    ("cora", "random", 0), ("cora", "random", 7), ("acm", "random", 3), ("acm", "hash", 0),
+    ("cora", "lp", 1), ("acm", "lp", 2), ("cora", "metis", 0), ("acm", "metis", 5)])
+def test_every_method_same_as_partition_graph(request, tmp_path, graph, method, seed):
+    """Issue 39: one registry for memory and disk. partition_graph and the pipeline take
+    the same methods and give the same parts and part files for the same seed: count-only
+    (random, hash), streaming (lp: partition_graph streams a chunked copy) and in-memory
+    (metis: the pipeline reads the adjacency from the chunks); random balances every type."""
     g = request.getfixturevalue(graph)
     gs.io.write_chunked(g, tmp_path / "chunked", 2)
-    ref = build_partitions(g, "g", 3, tmp_path / "ref", part_method=method, seed=seed)
+    ref = build_partitions(g, "g", 3, tmp_path / "ref", part_method=method, seed=seed,
+                           balance_edges=method == "lp")  # lp's default in the pipeline
     res = run_pipeline(tmp_path / "chunked", 3, tmp_path / "out", method=method,
                        assign_options={"seed": seed},
                        dispatch_options={"graph_name": "g"})
@@ -553,3 +556,15 @@ def test_count_only_methods_same_as_partition_graph(request, tmp_path, graph, me
         for t in g.ntypes:
             counts = np.bincount(assigned[t], minlength=3)
             assert counts.max() - counts.min() <= 1, (t, counts)
+
+
+def test_a_streaming_method_refuses_what_it_cannot_balance(cora, tmp_path):
+    from graphshard.partition.adjacency import symmetric_adjacency
+    from graphshard.partition.methods import MethodOptions, run_method
+
+    with pytest.raises(ValidationError, match="balance_ntypes needs an in-memory method"):
+        build_partitions(cora, "c", 2, tmp_path / "p", part_method="lp",
+                         balance_ntypes=cora.ndata["label"])
+    adj = symmetric_adjacency(np.array([0, 1]), np.array([1, 2]), 3)
+    with pytest.raises(ValidationError, match="'lp' streams a chunked graph"):
+        run_method(adj, 2, "lp", MethodOptions())

@@ -18,9 +18,9 @@ import pytest
 import graphshard as gs
 from graphshard.io.chunked import load_chunked_meta
 from graphshard.partition.adjacency import symmetric_adjacency
+from graphshard.partition.lp import lp_assign, warm_up
 from graphshard.partition.methods import MethodOptions, run_method
 from graphshard.partition.metis_lib import metis_kway
-from graphshard.pipeline.lp import lp_assign, warm_up
 from graphshard.runtime import actors as lp_actors
 from graphshard.runtime import executor as lp_exec
 from graphshard.runtime.actors import FileRef, ShardWorker, _same, _save_shared
@@ -213,7 +213,7 @@ def test_ray_pool_shares_files_and_deletes_replaced_ones(pool, tmp_path):
 
 
 def test_ray_pool_advances_a_bar_per_task(pool, monkeypatch):
-    from graphshard.pipeline.lp.shards import sweep_task
+    from graphshard.partition.lp.shards import sweep_task
 
     bars = _Bars()
     monkeypatch.setattr(lp_exec, "progress_bar", bars)

@@ -104,10 +104,15 @@ def _take_dispatch_options(options: dict[str, Any]) -> dict[str, Any]:
 
 
 _PARTS = click.option("--parts", "-k", type=click.IntRange(min=1), required=True)
-_ASSIGN_METHOD = click.option(  # choices and help from the pipeline's method registry
+_ASSIGN_METHOD = click.option(  # choices from the one method registry (the pipeline's too)
     "--method", "-m", default="lp", show_default=True,
     type=click.Choice(sorted(ASSIGN_METHODS)),
-    help="; ".join(f"{m.name}: {m.description}" for m in ASSIGN_METHODS.values()) + ".")
+    help="Partition method: " + ", ".join(sorted(n for n, m in ASSIGN_METHODS.items()
+                                                 if m.stream is not None))
+         + " stream the chunks in bounded memory; the others (" + ", ".join(sorted(
+             n for n, m in ASSIGN_METHODS.items() if m.stream is None))
+         + ") read the adjacency into this process's memory first. `graphshard partition "
+           "--help` describes each.")
 
 
 @click.command()

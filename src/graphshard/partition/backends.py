@@ -124,7 +124,7 @@ def _metis_fallback(adj: Adjacency, num_parts: int, options: MethodOptions,
         return None
     _log.warning("%s cannot balance %d vertex weights at once; using METIS for this call",
                  backend, np.shape(adj.vertex_weights)[1])
-    return METHODS["metis"].fn(adj, num_parts, options)
+    return METHODS["metis"].partition(adj, num_parts, options)
 
 
 def _bound(adj: Adjacency, num_parts: int, options: MethodOptions,

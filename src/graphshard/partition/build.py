@@ -37,6 +37,7 @@ from .local_graphs import build_local_graph, in_edge_index
 from .methods import METHODS, MethodOptions, original_node_ids, run_method
 from .report import PartitionReport, edge_cut, undirected_edge_cut
 from .reshuffle import Reshuffle, reshuffle
+from .source import stream_in_memory
 
 __all__ = ["DEFAULT_METHOD", "PartitionResult", "build_partitions", "partition_graph"]
 
@@ -183,21 +184,25 @@ def build_partitions(g: Graph, graph_name: str, num_parts: int, out_path: str | 
     if given is not None:
         parts, method = given, "assignment"
     else:
-        adj = symmetric_adjacency(src, dst, n)
-        weights = balance_weights(n, np.bincount(dst, minlength=n), balance_ntypes=balance_ntypes,
-                                  balance_edges=balance_edges)
         total = num_parts * num_trainers_per_machine
         options = MethodOptions(imbalance=imbalance, objtype=objtype, seed=seed,
                                 threads=threads, node_ids=original_node_ids(g),
                                 time_budget=time_budget,
                                 type_counts=tuple(g.num_nodes(t) for t in g.ntypes))
-        adj = adj.with_vertex_weights(weights)
-        parts = run_method(adj, min(total, max(n, 1)), method, options)
-        if method == "auto":  # record what ran
-            from .portfolio import auto_choice
+        if METHODS[method].fn is None:  # a streaming method: over a chunked copy
+            parts = _streamed(g, min(total, max(n, 1)), method, options, balance_ntypes,
+                              balance_edges)
+        else:
+            adj = symmetric_adjacency(src, dst, n)
+            weights = balance_weights(n, np.bincount(dst, minlength=n),
+                                      balance_ntypes=balance_ntypes, balance_edges=balance_edges)
+            adj = adj.with_vertex_weights(weights)
+            parts = run_method(adj, min(total, max(n, 1)), method, options)
+            if method == "auto":  # record what ran
+                from .portfolio import auto_choice
 
-            method = "auto:" + ":".join(auto_choice(adj, min(total, max(n, 1)), options))
-        del adj
+                method = "auto:" + ":".join(auto_choice(adj, min(total, max(n, 1)), options))
+            del adj
         if num_trainers_per_machine > 1:
             trainer_parts = parts
             parts = machines_of_trainers(parts, num_trainers_per_machine)
@@ -240,6 +245,20 @@ def reshuffle_graph(g: Graph, parts: IdArray, ntype_ids: np.ndarray, src: IdArra
 
 def _lap(start: float) -> float:
     return round(time.perf_counter() - start, 4)
+
+
+def _streamed(g: Graph, num_parts: int, method: str, options: MethodOptions,
+              balance_ntypes: Any, balance_edges: bool) -> IdArray:
+    """The parts by a method that only streams (``lp``), run over a chunked copy of the
+    graph's structure: the same parts as the pipeline gives for the same seed."""
+    if balance_ntypes is not None:
+        raise ValidationError(f"part_method {method!r} balances nodes and in-edges only; "
+                              "balance_ntypes needs an in-memory method (metis, kaminpar, "
+                              "...)", field="balance_ntypes")
+    if num_parts == 1:
+        return np.zeros(g.num_nodes(), dtype=np.int64)
+    return stream_in_memory(g, num_parts, method, options, balance_edges=balance_edges,
+                            threads=options.threads)
 
 
 def _check_arguments(g: Graph, graph_name: str, num_parts: int, out_path: Any, num_hops: int,

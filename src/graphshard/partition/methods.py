@@ -12,65 +12,29 @@ from :data:`METHODS`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from ..errors import ValidationError
 from ..graph import Graph
+from ..io.chunked import ChunkedMeta, iter_node_data_chunks
 from ..runtime.alone import run_alone
 from ..typing import IdArray
 from .adjacency import Adjacency
-from .balance import enforce_balance
 from .metis_lib import metis_kway
-from .registry import METHODS, Method, MethodOptions, PartitionFn, lookup, register_method
+from .registry import (
+    METHODS,
+    Method,
+    MethodOptions,
+    PartitionFn,
+    register_method,
+    register_stream,
+)
+from .runner import run_method
 
 __all__ = ["METHODS", "RANDOM_BLOCK", "Method", "MethodOptions", "PartitionFn",
            "balanced_random_parts", "original_node_ids", "register_method", "run_method"]
-
-
-def run_method(adj: Adjacency, num_parts: int, method: str, options: MethodOptions) -> IdArray:
-    """Run ``method`` and check its output (length, range, dtype).
-
-    Example:
-        >>> from graphshard.partition.adjacency import symmetric_adjacency
-        >>> adj = symmetric_adjacency(np.array([0, 1, 2]), np.array([1, 2, 3]), 4)
-        >>> run_method(adj, 2, "hash", MethodOptions()).tolist()
-        [0, 1, 0, 1]
-    """
-    entry = lookup(METHODS, method, what="partition method", field="part_method")
-    if options.objtype not in ("cut", "vol"):
-        raise ValidationError(f"objtype must be 'cut' or 'vol', got {options.objtype!r}",
-                              field="objtype", value=options.objtype)
-    if not 0 <= options.imbalance < 1:
-        raise ValidationError(f"imbalance must be in [0, 1), got {options.imbalance}",
-                              field="imbalance", value=options.imbalance)
-    budget = options.time_budget
-    if budget is not None and not (isinstance(budget, (int, float)) and budget > 0):
-        raise ValidationError(f"time_budget must be a number > 0 (a multiple of METIS k-way's "
-                              f"CPU time), got {budget!r}", field="time_budget", value=budget)
-    if num_parts == 1:
-        return np.zeros(adj.num_nodes, dtype=np.int64)
-    parts = _check_parts(entry.fn(adj, num_parts, options), method, adj.num_nodes, num_parts)
-    if entry.uses_structure:
-        # METIS k-way can end above its bound at large k, and multi-constraint METIS
-        # 6-9% over on one constraint at 3% (benchmarks/TUNING.md): repair every column
-        parts = enforce_balance(adj, parts, num_parts, options.imbalance, seed=options.seed)
-    return parts
-
-
-def _check_parts(result: object, method: str, num_nodes: int, num_parts: int) -> IdArray:
-    """A method's result as int64, or a ValidationError naming the method and what is off."""
-    parts = np.asarray(result, dtype=np.int64)
-    if parts.shape != (num_nodes,):
-        raise ValidationError(f"partition method {method!r} returned parts of shape "
-                              f"{parts.shape}; expected ({num_nodes},), one per node",
-                              field="part_method", value=method)
-    bad = np.flatnonzero((parts < 0) | (parts >= num_parts))
-    if bad.size:
-        raise ValidationError(f"partition method {method!r} put node {bad[0]} in part "
-                              f"{parts[bad[0]]}; expected parts in [0, {num_parts})",
-                              field="part_method", value=method)
-    return parts
 
 
 #: Nodes per block of :func:`balanced_random_parts` (its draws are made a block at a time,
@@ -148,6 +112,62 @@ def _hash(adj: Adjacency, num_parts: int, options: MethodOptions) -> IdArray:
         raise ValidationError(f"hash: node_ids has a negative ID {ids.min()}", field="node_ids")
     # uint64 keeps IDs above 2**63 exact; the remainder fits int64
     return (ids.astype(np.uint64) % np.uint64(num_parts)).astype(np.int64)
+
+
+# ----- the streaming forms: a chunked graph's files, read in bounded memory -----------------
+def _split_by_type(meta: ChunkedMeta, parts: IdArray) -> dict[str, IdArray]:
+    counts = list(meta.num_nodes.values())
+    return dict(zip(meta.num_nodes, np.split(parts, np.cumsum(counts)[:-1]), strict=True))
+
+
+@register_stream("random")
+def _random_stream(meta: ChunkedMeta, num_parts: int, options: MethodOptions,
+                   **_: object) -> dict[str, IdArray]:
+    """``random`` from the node counts alone: the draws of the in-memory form."""
+    return _split_by_type(meta, balanced_random_parts(list(meta.num_nodes.values()),
+                                                      num_parts, options.seed))
+
+
+@register_stream("hash")
+def _hash_stream(meta: ChunkedMeta, num_parts: int, options: MethodOptions,
+                 **_: object) -> dict[str, IdArray]:
+    """``hash`` read chunk by chunk: ``node_id % num_parts`` when every node type has a
+    non-negative integer ``node_id`` feature (what :func:`original_node_ids` takes in
+    memory), else the homogeneous ID."""
+    by_node_id = _node_id_parts(meta, num_parts)
+    if by_node_id is not None:
+        return by_node_id
+    total = sum(meta.num_nodes.values())
+    return _split_by_type(meta, np.arange(total, dtype=np.int64) % num_parts)
+
+
+def _node_id_parts(meta: ChunkedMeta, num_parts: int) -> dict[str, IdArray] | None:
+    """``node_id % num_parts`` per node type, read chunk by chunk; None when a type has no
+    ``node_id`` feature or one that is not non-negative integers."""
+    if not all("node_id" in meta.node_data.get(t, {}) for t in meta.num_nodes):
+        return None
+    out = {}
+    for ntype, n in meta.num_nodes.items():
+        parts = np.empty(n, dtype=np.int64)
+        for chunk in iter_node_data_chunks(meta, ntype, "node_id"):
+            col = chunk.data
+            if not isinstance(col, np.ndarray) or col.ndim != 1 or col.dtype.kind not in "iu" \
+                    or (col.dtype.kind == "i" and col.size and col.min() < 0):
+                return None
+            parts[chunk.offset:chunk.offset + len(col)] = \
+                col.astype(np.uint64) % np.uint64(num_parts)
+        out[ntype] = parts
+    return out
+
+
+@register_stream("lp", "multilevel size-constrained label propagation over the edge chunks, "
+                 "out of core (nodes and in-edges balanced)")
+def _lp_stream(meta: ChunkedMeta, num_parts: int, options: MethodOptions,
+               **run: Any) -> dict[str, IdArray]:
+    from .lp import lp_assign  # numba kernels: loaded on first use
+
+    return lp_assign(meta, num_parts, imbalance=options.imbalance, seed=options.seed,
+                     **{k: v for k, v in run.items() if v is not None})
 
 
 def original_node_ids(g: Graph) -> np.ndarray | None:

@@ -75,7 +75,7 @@ def quality_partition(adj: Adjacency, num_parts: int, options: MethodOptions) ->
                 best = (*score, parts)
     if best is None:
         _log.warning("quality: neither kaminpar nor mtkahypar is installed; using METIS")
-        return METHODS["metis"].fn(adj, num_parts, options)
+        return METHODS["metis"].partition(adj, num_parts, options)
     return best[2]
 
 

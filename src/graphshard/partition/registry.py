@@ -1,9 +1,14 @@
-"""The registry of partition methods: name -> :class:`Method`, one signature for all.
+"""The one registry of partition methods: name -> :class:`Method`, for memory and disk.
 
-Registries in graphshard share one shape: a dict from name to an entry holding the name,
-the function and a one-line description (``METHODS`` here, ``pipeline.ASSIGN_METHODS`` for
-the out-of-core pipeline).  CLI choices and docs are read from them; :func:`lookup` turns
-an unknown name into one :class:`~graphshard.errors.ValidationError` listing the choices.
+A method says what it works on: ``fn`` partitions an undirected adjacency held in memory
+(:data:`PartitionFn`: METIS, KaMinPar, ...), ``stream`` assigns the nodes of a chunked graph
+reading its files in bounded memory (:data:`StreamFn`: ``lp``); ``random`` and ``hash``
+have both.  ``partition_graph`` and the out-of-core ``assign`` both take every method
+(:mod:`~graphshard.partition.source` runs each where it does not fit natively), so the
+same method and seed give the same parts on either path.  Registries in graphshard share
+one shape: a dict from name to an entry holding the name, the function(s) and a one-line
+description; CLI choices and docs are read from them; :func:`lookup` turns an unknown name
+into one :class:`~graphshard.errors.ValidationError` listing the choices.
 
 This module holds only the shapes, so that method modules (``methods``, ``backends``,
 ``portfolio``) import it and never each other's registrations.
@@ -12,7 +17,7 @@ This module holds only the shapes, so that method modules (``methods``, ``backen
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 import numpy as np
@@ -22,7 +27,8 @@ from ..errors import ValidationError
 from ..typing import IdArray
 from .adjacency import Adjacency
 
-__all__ = ["METHODS", "Method", "MethodOptions", "PartitionFn", "lookup", "register_method"]
+__all__ = ["METHODS", "Method", "MethodOptions", "PartitionFn", "StreamFn", "lookup",
+           "register_method", "register_stream"]
 
 
 @dataclass(frozen=True)
@@ -52,27 +58,45 @@ class MethodOptions:
 
 
 PartitionFn = Callable[[Adjacency, int, MethodOptions], IdArray]
+#: ``stream(meta, num_parts, options, **run) -> {ntype: parts}``: ``meta`` a
+#: :class:`~graphshard.io.chunked.ChunkedMeta`; ``run`` says where and how (``use_ray``,
+#: ``num_workers``, ``work_dir``, ...; a method ignores what it does not use)
+StreamFn = Callable[..., dict[str, IdArray]]
 
 
 @dataclass(frozen=True)
 class Method:
-    """A registered method: its function, a one-line description and what it needs.
+    """A registered method: its function(s), a one-line description and what it needs.
 
     Attributes:
         name: The registry key (the CLI's ``--method`` value).
-        fn: The function; for :data:`METHODS` a :data:`PartitionFn`.
+        fn: The function over an adjacency in memory (:data:`PartitionFn`), or None for a
+            method that only streams.
         description: One line for ``--help`` and the docs.
         uses_structure: The method reads the edges (``random`` and ``hash`` do not).
         multi_constraint: The method balances several vertex weights at once.
         requires: The optional package it needs, if any.
+        stream: The function over a chunked graph's files (:data:`StreamFn`), or None for
+            a method that needs the adjacency in memory.
     """
 
     name: str
-    fn: Callable[..., Any]
+    fn: Callable[..., Any] | None
     description: str
     uses_structure: bool = True
     multi_constraint: bool = False
     requires: str | None = None
+    stream: StreamFn | None = None
+
+    def partition(self, adj: Adjacency, num_parts: int, options: MethodOptions) -> IdArray:
+        """``fn(adj, num_parts, options)``; a ValidationError for a method that only
+        streams (``partition_graph`` runs those over a chunked copy of the graph)."""
+        if self.fn is None:
+            raise ValidationError(f"partition method {self.name!r} streams a chunked graph's "
+                                  "files and has no in-memory form: run it with "
+                                  "partition_graph or the pipeline", field="part_method",
+                                  value=self.name)
+        return np.asarray(self.fn(adj, num_parts, options), dtype=np.int64)
 
 
 METHODS: dict[str, Method] = {}
@@ -100,6 +124,24 @@ def register_method(name: str, description: str, *, uses_structure: bool = True,
                     ) -> Callable[[PartitionFn], PartitionFn]:
     """Decorator adding a function to :data:`METHODS` under ``name``."""
     def wrap(fn: PartitionFn) -> PartitionFn:
-        METHODS[name] = Method(name, fn, description, uses_structure, multi_constraint, requires)
+        old = METHODS.get(name)
+        METHODS[name] = Method(name, fn, description, uses_structure, multi_constraint, requires,
+                               stream=old.stream if old is not None else None)
+        return fn
+    return wrap
+
+
+def register_stream(name: str, description: str | None = None, *, uses_structure: bool = True
+                    ) -> Callable[[StreamFn], StreamFn]:
+    """Decorator adding the streaming function of method ``name`` to :data:`METHODS`: beside
+    its in-memory function when it has one (``description`` then optional), else alone."""
+    def wrap(fn: StreamFn) -> StreamFn:
+        old = METHODS.get(name)
+        if old is not None:
+            METHODS[name] = replace(old, stream=fn)
+        elif description is None:
+            raise ValueError(f"register_stream({name!r}): a new method needs a description")
+        else:
+            METHODS[name] = Method(name, None, description, uses_structure, stream=fn)
         return fn
     return wrap

@@ -1,8 +1,10 @@
 """Step 1 of the pipeline: a part for every node of a chunked graph, in DGL's layout.
 
-Methods (registry :data:`ASSIGN_METHODS`, one signature): ``random`` and ``hash`` need only
-the node counts; ``lp`` is the multilevel label-propagation partitioner that streams the
-edge chunks (:mod:`graphshard.pipeline.lp`).  :func:`import_assignment` turns an
+Methods: every partition method of the one registry (:data:`ASSIGN_METHODS` is
+:data:`graphshard.partition.METHODS`): ``random`` and ``hash`` need only the node counts;
+``lp``, the multilevel label-propagation partitioner, streams the edge chunks
+(:mod:`graphshard.partition.lp`); the in-memory methods (METIS, ...) read the adjacency
+from the edge chunks first.  :func:`import_assignment` turns an
 assignment made elsewhere (ParMETIS, DGL's ``random_partition.py``) into the same layout.
 """
 
@@ -13,15 +15,15 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from ..errors import FormatError, ValidationError
-from ..io.chunked import ChunkedMeta, iter_node_data_chunks, load_chunked_meta
+from ..io.chunked import ChunkedMeta, load_chunked_meta
 from ..partition.assignment import assignment_num_parts, read_assignment, write_assignment
-from ..partition.methods import balanced_random_parts
+from ..partition.methods import METHODS, MethodOptions
 from ..partition.registry import Method, lookup
+from ..partition.source import assign_chunked
 from ..storage.files import check_out_dir, claim_out_dir, json_object_with, mark_complete
 from ..typing import IdArray
 
@@ -40,66 +42,12 @@ class AssignResult:
     seconds: float
 
 
-def _random(meta: ChunkedMeta, num_parts: int, *, seed: int, **_: object
-            ) -> dict[str, IdArray]:
-    """Balanced random, the draws of ``partition_graph``'s ``random``
-    (:func:`~graphshard.partition.methods.balanced_random_parts`: per node type, blocks dealt
-    round-robin and shuffled), split into node types."""
-    counts = list(meta.num_nodes.values())
-    parts = balanced_random_parts(counts, num_parts, seed)
-    return dict(zip(meta.num_nodes, np.split(parts, np.cumsum(counts)[:-1]), strict=True))
-
-
-def _hash(meta: ChunkedMeta, num_parts: int, **_: object) -> dict[str, IdArray]:
-    """Euler's rule: part = original node ID % num_parts, the original ID being the node
-    feature ``node_id`` of every node type when each holds non-negative integers (what
-    ``partition_graph``'s ``hash`` uses), else the homogeneous ID."""
-    original = _original_ids(meta, num_parts)
-    if original is not None:
-        return original
-    out, offset = {}, 0
-    for ntype, n in meta.num_nodes.items():
-        out[ntype] = (np.arange(offset, offset + n, dtype=np.int64)) % num_parts
-        offset += n
-    return out
-
-
-def _original_ids(meta: ChunkedMeta, num_parts: int) -> dict[str, IdArray] | None:
-    """``node_id % num_parts`` per node type, read chunk by chunk; None when a type has no
-    ``node_id`` feature or one that is not non-negative integers."""
-    if not all("node_id" in meta.node_data.get(t, {}) for t in meta.num_nodes):
-        return None
-    out = {}
-    for ntype, n in meta.num_nodes.items():
-        parts = np.empty(n, dtype=np.int64)
-        for chunk in iter_node_data_chunks(meta, ntype, "node_id"):
-            col = chunk.data
-            if not isinstance(col, np.ndarray) or col.ndim != 1 or col.dtype.kind not in "iu" \
-                    or (col.dtype.kind == "i" and col.size and col.min() < 0):
-                return None
-            parts[chunk.offset:chunk.offset + len(col)] = \
-                col.astype(np.uint64) % np.uint64(num_parts)
-        out[ntype] = parts
-    return out
-
-
-def _lp(meta: ChunkedMeta, num_parts: int, *, seed: int, imbalance: float, use_ray: bool,
-        lp_options: dict[str, Any], **_: object) -> dict[str, IdArray]:
-    from .lp import lp_assign
-
-    return lp_assign(meta, num_parts, imbalance=imbalance, seed=seed, use_ray=use_ray,
-                     **lp_options)
-
-
-#: name -> :class:`~graphshard.partition.registry.Method` (the shape of ``partition.METHODS``;
-#: ``fn(meta, num_parts, *, seed, imbalance, use_ray, lp_options) -> {ntype: parts}``,
-#: ``uses_structure``: it reads the edge chunks); the CLI's ``--method`` choices come from here.
-ASSIGN_METHODS: dict[str, Method] = {m.name: m for m in [
-    Method("lp", _lp, "multilevel size-constrained label propagation over the edge chunks"),
-    Method("random", _random, "balanced random (no edges read)", uses_structure=False),
-    Method("hash", _hash, "original node ID (node feature node_id, else the homogeneous ID) "
-           "% num_parts, Euler's rule (no edges read)", uses_structure=False),
-]}
+#: The methods ``assign`` takes: every partition method (the one registry,
+#: :data:`graphshard.partition.METHODS`).  A streaming method (``lp``, ``random``,
+#: ``hash``) reads the chunks in bounded memory; an in-memory one (``metis``, ``kaminpar``,
+#: ...) reads the adjacency from the edge chunks into this process first
+#: (:func:`~graphshard.partition.source.assign_chunked`).
+ASSIGN_METHODS: dict[str, Method] = METHODS
 
 
 def _is_ours(folder: Path) -> bool:
@@ -140,9 +88,11 @@ def assign(chunked_dir: str | os.PathLike[str], num_parts: int,
         chunked_dir: The chunked graph (DGL's chunked format).
         num_parts: Number of parts.
         out_dir: Folder of the assignment (``<ntype>.txt``, ``<ntype>.npy``, JSON).
-        method: A name of :data:`ASSIGN_METHODS`.
+        method: A name of :data:`ASSIGN_METHODS`, i.e. any partition method: ``lp``,
+            ``random`` and ``hash`` stream the chunks; ``metis``, ``kaminpar``, ... need
+            the adjacency in this process's memory (read from the edge chunks).
         seed: Seed of every random choice.
-        imbalance: Allowed node-count imbalance (``lp``; ``random`` is exact).
+        imbalance: Allowed imbalance (``random`` is exact).
         use_ray: Run ``lp``'s shard tasks on Ray.
         num_workers: ``lp``: concurrent tasks (default: all cores / all Ray CPUs).
         max_task_entries: ``lp``: edge entries per shard task, the per-task memory knob
@@ -151,10 +101,11 @@ def assign(chunked_dir: str | os.PathLike[str], num_parts: int,
         work_dir: ``lp``: parent folder of its temporary shard files (a path, or a URI
             that every node reaches).
         address: ``lp``: Ray cluster to join (implies ``use_ray``).
-        balance_edges: ``lp``: balance the in-edges per part as well as the nodes
-            (None: lp's default, on); False: the node counts only.
+        balance_edges: Balance the in-edges per part as well as the nodes (None: the
+            method's default: on for ``lp``, off for in-memory methods, as in
+            ``partition_graph``); False: the node counts only.
         scratch_pool: ``lp``: a scratch pool folder that keeps its scratch files for
-            the next step (see :func:`~graphshard.pipeline.lp.lp_assign`).
+            the next step (see :func:`~graphshard.partition.lp.lp_assign`).
 
     Returns:
         Where the assignment went, its part sizes and the seconds it took.
@@ -173,13 +124,11 @@ def assign(chunked_dir: str | os.PathLike[str], num_parts: int,
     meta = check_assign_args(chunked_dir, num_parts, method, out_dir)
     total = sum(meta.num_nodes.values())
     clock = time.perf_counter()
-    fn = ASSIGN_METHODS[method].fn
-    given = {"num_workers": num_workers, "max_task_entries": max_task_entries,
-             "coarse_entries": coarse_entries, "work_dir": work_dir, "address": address,
-             "balance_edges": balance_edges, "scratch_pool": scratch_pool}
-    lp_options = {k: v for k, v in given.items() if v is not None}
-    parts = fn(meta, num_parts, seed=seed, imbalance=imbalance, use_ray=use_ray,
-               lp_options=lp_options)
+    parts = assign_chunked(meta, num_parts, method, MethodOptions(imbalance=imbalance, seed=seed),
+                           balance_edges=balance_edges, use_ray=use_ray, address=address,
+                           num_workers=num_workers, max_task_entries=max_task_entries,
+                           coarse_entries=coarse_entries, work_dir=work_dir,
+                           scratch_pool=scratch_pool)
     _write(out_dir, parts, num_parts, method)
     sizes = np.zeros(num_parts, dtype=np.int64)
     for arr in parts.values():

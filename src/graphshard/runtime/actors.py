@@ -5,7 +5,7 @@ One Ray task per shard per sub-round pays, on every call, Ray's task scheduling 
 every fresh worker process, the imports and the numba cache loads of the kernels
 (seconds a process: benchmarks/TUNING.md); the pool pays them once.  Each actor
 (:class:`ShardWorker`) warms the kernels up when it starts (the ``warm`` function the
-caller hands it, :func:`graphshard.pipeline.lp.warm_up` for ``lp``), which
+caller hands it, :func:`graphshard.partition.lp.warm_up` for ``lp``), which
 overlaps the driver's first streaming pass; then it runs ``fn(*call, **shared)`` for the
 driver, exactly as the in-process executor does.
 
@@ -59,7 +59,7 @@ class ShardWorker:
 
     Args:
         warm: A function of no arguments to call first, e.g.
-            :func:`graphshard.pipeline.lp.warm_up` (None: none; a failure there is logged,
+            :func:`graphshard.partition.lp.warm_up` (None: none; a failure there is logged,
             never raised: the kernels then load on first use).
         keep_freed: The process keeps the memory it frees for its next tasks
             (:func:`~graphshard.runtime.malloc.keep_heap`): a worker process of its own runs

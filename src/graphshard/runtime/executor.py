@@ -119,7 +119,7 @@ def describe(fn: Callable[..., Any]) -> str:
     """The progress-bar label of an ``lp`` task function.
 
     Example:
-        >>> from graphshard.pipeline.lp.shards import sweep_task
+        >>> from graphshard.partition.lp.shards import sweep_task
         >>> describe(sweep_task), describe(pow)
         ('lp: label propagation', 'lp: pow')
     """
@@ -315,11 +315,11 @@ class RayActorExecutor(Executor):
 
     Joins the running Ray instance, else ``ray.init(address)`` (stopped again at
     :meth:`close`, or at the end of an enclosing :func:`ray_session`).  The actors start
-    at once and run ``warm`` (e.g. :func:`graphshard.pipeline.lp.warm_up`, which loads
+    at once and run ``warm`` (e.g. :func:`graphshard.partition.lp.warm_up`, which loads
     the numba kernels) while the driver streams its first pass; each holds
     ``min(1, CPUs / num_workers)`` CPUs until :meth:`close`, so on a cluster they spread
     over the nodes like tasks would, and the shard files must be reachable from every node
-    (a shared local ``work_dir``, or a URI one: :mod:`graphshard.pipeline.lp.shards`).
+    (a shared local ``work_dir``, or a URI one: :mod:`graphshard.partition.lp.shards`).
     Shared arrays go to the object store once per map (not at all when unchanged since
     the last map); calls are fed to the actors lazily, at most two
     queued per actor, so a stream of edge chunks never sits in the object store at once.
@@ -399,7 +399,7 @@ def ray_actors(num_workers: int | None = None, *,
     the pool's still get their own pool.
 
     Example:
-        >>> from graphshard.pipeline.lp import warm_up
+        >>> from graphshard.partition.lp import warm_up
         >>> with ray_actors(2, warm=warm_up) as ex:  # doctest: +SKIP
         ...     a = lp_assign(meta, 4, use_ray=True)
         ...     b = lp_assign(meta, 8, use_ray=True)   # same actors, already warm

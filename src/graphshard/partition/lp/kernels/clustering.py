@@ -1,5 +1,5 @@
 """Numba kernels of the clustering steps on per-node arrays
-(:mod:`graphshard.pipeline.lp.clustering`): finding the nodes that label propagation left
+(:mod:`graphshard.partition.lp.clustering`): finding the nodes that label propagation left
 alone, and grouping them by their favourite cluster.  One pass over the nodes or the
 alone nodes each, after a counting sort instead of a comparison sort: the NumPy steps they
 replace (``bincount``, ``lexsort``, cumulative sums per run) kept the workers waiting on

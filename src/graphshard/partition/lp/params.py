@@ -14,14 +14,14 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from ...errors import ValidationError
-from ...partition.methods import METHODS
+from ..registry import METHODS
 
 __all__ = ["LpParams"]
 
 
 @dataclass(frozen=True)
 class LpParams:
-    """Options of :func:`~graphshard.pipeline.lp.lp_assign`, validated when built.
+    """Options of :func:`~graphshard.partition.lp.lp_assign`, validated when built.
 
     Attributes:
         imbalance: Allowed imbalance of the node counts, in ``[0, 1)``.
@@ -66,7 +66,7 @@ class LpParams:
         stall: Stop coarsening when a level keeps more than this fraction of its nodes.
         max_levels: Most coarsening levels.
         thin_degree: Coarse levels denser than this (entries a node) are thinned to it,
-            unbiased (:func:`~graphshard.pipeline.lp.thin.thin_level`); the price is some
+            unbiased (:func:`~graphshard.partition.lp.thin.thin_level`); the price is some
             cut (TUNING.md).
         scratch_bytes_per_edge: Scratch bytes a run writes per input edge at its peak
             (TUNING.md): a warning below this much free space in the work folder.

@@ -8,7 +8,7 @@ per-node arrays, so its edge memory is bounded by the shard, never by the graph.
 Randomness is keyed (STYLE §8): :func:`graphshard._util.keyed.keyed_hash` mixes
 ``(seed, item, step)``, so the order of visits and every tie-break are the same on any
 thread or worker count.  The kernels that build the levels are in
-:mod:`graphshard.pipeline.lp.kernels.levels`.
+:mod:`graphshard.partition.lp.kernels.levels`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Multilevel label-propagation assignment (``graphshard.pipeline.lp``)."""
+"""Multilevel label-propagation assignment (``graphshard.partition.lp``)."""
 
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ from graphshard.io.chunked import load_chunked_meta
 from graphshard.partition.adjacency import symmetric_adjacency
 from graphshard.partition.backends import adjacency_cut, max_part_weight
 from graphshard.partition.balance import commit_moves, needed_moves
+from graphshard.partition.lp import LpParams, clustering, lp_assign
+from graphshard.partition.lp import driver as lp_mod
+from graphshard.partition.lp import shards as lp_shards
+from graphshard.partition.lp.shards import gather
 from graphshard.partition.methods import MethodOptions, run_method
-from graphshard.pipeline.lp import LpParams, clustering, lp_assign
-from graphshard.pipeline.lp import driver as lp_mod
-from graphshard.pipeline.lp import shards as lp_shards
-from graphshard.pipeline.lp.shards import gather
 
 
 def _chunked(g: gs.Graph, tmp_path, num_chunks: int, fmt: str = "numpy"):
@@ -318,7 +318,7 @@ def test_ray_matches_in_process(tmp_path):
 
 @pytest.mark.parametrize("unit", [False, True])
 def test_group_keys_merges_repeats_like_a_sorted_reference(unit):
-    from graphshard.pipeline.lp.kernels.levels import group_keys
+    from graphshard.partition.lp.kernels.levels import group_keys
 
     rng = np.random.default_rng(1)
     lo, num_rows, n = 20, 50, 70
@@ -432,7 +432,7 @@ def test_cli_assign_balance_edges_reaches_lp(tmp_path):
 def test_gather_thins_a_level_above_the_limit_to_its_heaviest_symmetric_edges(tmp_path):
     from pathlib import Path
 
-    from graphshard.pipeline.lp.levels import contract_level, level0_from_chunks
+    from graphshard.partition.lp.levels import contract_level, level0_from_chunks
     from graphshard.runtime.executor import InProcessExecutor
 
     g = gs.datasets.rmat(5000, 50000, seed=1, num_features=0)
@@ -455,8 +455,8 @@ def test_gather_thins_a_level_above_the_limit_to_its_heaviest_symmetric_edges(tm
 def test_two_hop_groups_the_leaves_left_alone_by_their_favourite_cluster(tmp_path):
     from pathlib import Path
 
-    from graphshard.pipeline.lp.clustering import two_hop
-    from graphshard.pipeline.lp.levels import level0_from_chunks
+    from graphshard.partition.lp.clustering import two_hop
+    from graphshard.partition.lp.levels import level0_from_chunks
     from graphshard.runtime.executor import InProcessExecutor
 
     leaves = np.arange(1, 101)  # two stars: hubs 0 and 101, 100 leaves each

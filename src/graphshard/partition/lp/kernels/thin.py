@@ -1,4 +1,4 @@
-"""Numba kernel of the thinning of a dense coarse level (:mod:`graphshard.pipeline.lp.thin`):
+"""Numba kernel of the thinning of a dense coarse level (:mod:`graphshard.partition.lp.thin`):
 which entries of one shard are kept, with their weights.
 """
 

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from graphshard.partition.balance import weight_sums
-from graphshard.pipeline.lp import refinement as lp_refine
-from graphshard.pipeline.lp.kernels.levels import bucket_entries, contract_entries
-from graphshard.pipeline.lp.kernels.sweep import _visit_order
-from graphshard.pipeline.lp.shards import ShardedGraph
+from graphshard.partition.lp import refinement as lp_refine
+from graphshard.partition.lp.kernels.levels import bucket_entries, contract_entries
+from graphshard.partition.lp.kernels.sweep import _visit_order
+from graphshard.partition.lp.shards import ShardedGraph
 
 
 def _reference_buckets(rows, cols, w, n, bounds):
@@ -171,8 +171,8 @@ def test_refine_predicts_from_the_coarser_level_on_costly_levels_only(monkeypatc
 def test_sweep_leaves_its_reused_rating_scratch_zeroed():
     """Sweep tasks reuse per-thread scratch; ``lp_sweep`` must leave ``rating`` zeroed and
     give the same moves as with fresh arrays."""
-    from graphshard.pipeline.lp.kernels.sweep import lp_sweep
-    from graphshard.pipeline.lp.shards import _scratch, release_scratch
+    from graphshard.partition.lp.kernels.sweep import lp_sweep
+    from graphshard.partition.lp.shards import _scratch, release_scratch
 
     rng = np.random.default_rng(4)
     n, k = 200, 8
@@ -200,7 +200,7 @@ def test_sweep_leaves_its_reused_rating_scratch_zeroed():
 def test_sweep_tasks_of_one_snapshot_reuse_the_scratch_and_give_the_same_moves(tmp_path):
     """Tasks of one map name their snapshot: a thread's second task skips copying the
     labels and label weights into its scratch (the first left them as it found them)."""
-    from graphshard.pipeline.lp.shards import _scratch, release_scratch, sweep_task
+    from graphshard.partition.lp.shards import _scratch, release_scratch, sweep_task
 
     rng = np.random.default_rng(7)
     n, num_shards = 300, 3
@@ -238,7 +238,7 @@ def test_clustering_sweep_leaves_rows_above_max_row_alone():
     """With ``max_row``, rows with more entries keep their label: a hub (40 entries) whose
     neighbours are all in cluster 1 joins it without the limit, not with ``max_row`` 30;
     the clique 1..30 (30 entries a row) stays together either way."""
-    from graphshard.pipeline.lp.kernels.sweep import lp_sweep
+    from graphshard.partition.lp.kernels.sweep import lp_sweep
 
     n = 41
     clique = [(u, v) for u in range(1, 31) for v in range(1, 31) if u != v]
@@ -279,7 +279,7 @@ def test_refinement_sweep_sees_the_cut_from_both_ends():
     labelled A (4 nodes in A, 3 in B).  With labels capped at 3 nodes nothing moves and
     the sweep sees the cut (bridge 1 + node 6's 2) from both ends: 6.  With room in B,
     node 6 moves first or last: the sweep sees 6 or 2, never less than the cut after."""
-    from graphshard.pipeline.lp.kernels.sweep import lp_sweep
+    from graphshard.partition.lp.kernels.sweep import lp_sweep
 
     n = 7
     edges = [(0, 1, 1), (1, 2, 1), (0, 2, 1), (3, 4, 1), (4, 5, 1), (3, 5, 1), (2, 3, 1),
@@ -353,7 +353,7 @@ def test_clustering_sweep_rates_short_rows_in_a_table_with_the_same_moves():
     entries are rated in a small hash table: the same moves, gains and cut estimate as
     rating every row in the per-label array (``table_row=0``); rows longer than the
     table limit (hubs) take the array path either way."""
-    from graphshard.pipeline.lp.kernels.sweep import FAR_LABELS, lp_sweep
+    from graphshard.partition.lp.kernels.sweep import FAR_LABELS, lp_sweep
 
     rng = np.random.default_rng(7)
     n = FAR_LABELS + 1000

@@ -13,9 +13,9 @@ from graphshard.partition.adjacency import symmetric_adjacency
 from graphshard.partition.backends import adjacency_cut
 from graphshard.partition.balance import max_part_weight
 from graphshard.partition.constraints import balance_weights
+from graphshard.partition.lp import LpParams, lp_assign
+from graphshard.partition.lp.driver import part_limit
 from graphshard.partition.methods import MethodOptions, run_method
-from graphshard.pipeline.lp import LpParams, lp_assign
-from graphshard.pipeline.lp.driver import part_limit
 
 
 def test_part_limit_is_the_bound_unless_one_node_outweighs_it():

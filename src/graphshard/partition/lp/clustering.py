@@ -10,9 +10,9 @@ import math
 import numpy as np
 
 from ...errors import ValidationError
-from ...partition.balance import counting_order
 from ...runtime.executor import Executor
 from ...typing import IdArray
+from ..balance import counting_order
 from .kernels.clustering import alone_nodes, merge_by_favourite
 from .params import LpParams
 from .refinement import label_rounds

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...partition.balance import commit_moves, rebalance_loop, weight_sums
 from ...runtime.executor import Executor
 from ...typing import IdArray
+from ..balance import commit_moves, rebalance_loop, weight_sums
 from .shards import ShardedGraph, cut_task, rebalance_task, sweep_task
 
 __all__ = [

@@ -2,8 +2,8 @@
 edge chunks, bucketing entries by shard, grouping a shard's rows (repeats merged),
 contraction through a clustering, and the weight histogram and heavy-edge selection of
 the thinned coarsest level.  Pure functions on one edge chunk or one shard's arrays (see
-:mod:`graphshard.pipeline.lp.kernels.sweep` for the shard layout); the label-propagation
-sweeps are in :mod:`graphshard.pipeline.lp.kernels.sweep`.
+:mod:`graphshard.partition.lp.kernels.sweep` for the shard layout); the label-propagation
+sweeps are in :mod:`graphshard.partition.lp.kernels.sweep`.
 """
 
 from __future__ import annotations
@@ -226,7 +226,7 @@ def sort_rows(indptr, indices, weights):  # pragma: no cover - compiled
 @kernel
 def keep_heavy(indptr, indices, weights, lo, bucket, threshold, seed
                ):  # pragma: no cover - compiled
-    """Entries of a shard kept by :func:`~graphshard.pipeline.lp.shards.gather`'s thinning:
+    """Entries of a shard kept by :func:`~graphshard.partition.lp.shards.gather`'s thinning:
     all above weight bucket ``bucket``, and those in it whose keyed hash of the unordered
     pair is below ``threshold`` (both directions of an edge share the decision).
 

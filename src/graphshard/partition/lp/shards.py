@@ -14,7 +14,7 @@ Building a level is an external bucket sort in two task kinds:
   linear in the entries);
 * a *shard* task reads its slice of every piece (memory-mapped) and groups them into its
   CSR, merging repeats (:func:`build_shard`; a counting sort by row,
-  :func:`~graphshard.pipeline.lp.kernels.levels.group_keys`, linear in entries plus rows).
+  :func:`~graphshard.partition.lp.kernels.levels.group_keys`, linear in entries plus rows).
 
 No comparison sort of the edges.
 
@@ -40,13 +40,13 @@ from typing import Any, cast
 import numpy as np
 
 from ...io.chunked import ChunkedMeta, read_edge_chunk
-from ...partition.adjacency import Adjacency
-from ...partition.balance import needed_moves, rebalance_candidates
 from ...storage import fsys
 from ...storage.files import load_npy
 from ...storage.scratch import save_npy
 from ...storage.workstore import WorkStore
 from ...typing import EdgeType, IdArray
+from ..adjacency import Adjacency
+from ..balance import needed_moves, rebalance_candidates
 from .kernels.levels import (
     bucket_entries,
     contract_entries,
@@ -91,7 +91,7 @@ class ShardedGraph:
         bounds: int64 ``num_shards + 1`` node boundaries.
         node_weights: ``(num_nodes, C)`` weights of every node, one column per balance
             constraint (nodes; in-edges with ``balance_edges``); int32 when the column
-            totals fit (:func:`~graphshard.pipeline.lp.levels.compact_ints`), else int64.
+            totals fit (:func:`~graphshard.partition.lp.levels.compact_ints`), else int64.
         degrees: stored entries of every node (int32 or int64 alike).
     """
 
@@ -381,7 +381,7 @@ def histogram_task(prefix: str, lo: int) -> IdArray:
 
 def heavy_entries_task(prefix: str, lo: int, *, bucket: int, threshold: np.uint64,
                        seed: int) -> tuple[IdArray, IdArray, IdArray]:
-    """:func:`~graphshard.pipeline.lp.kernels.levels.keep_heavy` on one shard."""
+    """:func:`~graphshard.partition.lp.kernels.levels.keep_heavy` on one shard."""
     indptr, indices, weights = (np.asarray(a) for a in load_shard(prefix))
     return keep_heavy(indptr, indices, weights, lo, bucket, threshold, np.uint64(seed))
 
@@ -412,7 +412,7 @@ def sweep_task(prefix: str, lo: int, *, labels: IdArray, node_w: IdArray, label_
                max_w: IdArray, seed: int, step: int, sub: int, num_sub: int,
                strict: bool, norm: float = 0.0, max_row: int = 0,
                snapshot: int | None = None) -> tuple[IdArray, IdArray, IdArray, int]:
-    """:func:`~graphshard.pipeline.lp.kernels.sweep.lp_sweep` on one shard; returns the moves
+    """:func:`~graphshard.partition.lp.kernels.sweep.lp_sweep` on one shard; returns the moves
     only, ``(nodes, new labels, gains)`` (the driver's memory goes with the moves, not
     with the nodes), and the visited rows' weight to other labels (``lp_sweep``'s
     ``external``).
@@ -457,7 +457,7 @@ def cut_task(prefix: str, lo: int, *, labels: IdArray) -> int:
 
 
 def favourite_task(prefix: str, lo: int, *, labels: IdArray, wanted: IdArray) -> IdArray:
-    """:func:`~graphshard.pipeline.lp.kernels.sweep.favourite_labels` of the ``wanted`` rows of
+    """:func:`~graphshard.partition.lp.kernels.sweep.favourite_labels` of the ``wanted`` rows of
     one shard, in row order (-1 for a row without edges)."""
     indptr, indices, weights = (np.asarray(a) for a in load_shard(prefix))
     fav = favourite_labels(indptr, indices, weights, lo, labels,

@@ -2,7 +2,7 @@
 each coarser level by contracting clusters of the one below.
 
 Both builders stream: the driver reads one edge chunk at a time (or hands each task one
-shard) and keeps per-node arrays only; see :mod:`graphshard.pipeline.lp.shards`.
+shard) and keeps per-node arrays only; see :mod:`graphshard.partition.lp.shards`.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 
 from ...io.chunked import ChunkedMeta, iter_edge_chunks
-from ...partition.balance import weight_sums
 from ...runtime.executor import Executor
 from ...storage import fsys
 from ...storage.scratch import ScratchPool
 from ...typing import EdgeType, IdArray
+from ..balance import weight_sums
 from .kernels.levels import accumulate_degrees
 from .shards import ShardedGraph, build_shard, chunk_piece, contract_piece, shard_bounds
 

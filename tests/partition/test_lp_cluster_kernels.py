@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from graphshard.errors import ValidationError
 from graphshard.partition.balance import counting_order
-from graphshard.pipeline.lp.kernels.clustering import alone_nodes, merge_by_favourite
+from graphshard.partition.lp.kernels.clustering import alone_nodes, merge_by_favourite
 
 
 def _reference_merge(labels, alone, fav, node_w, max_w):
@@ -67,8 +67,8 @@ def test_two_hop_refuses_labels_that_are_not_node_ids():
     """The kernels index per-node arrays by label without bounds checks."""
     from pathlib import Path
 
-    from graphshard.pipeline.lp.clustering import two_hop
-    from graphshard.pipeline.lp.shards import ShardedGraph
+    from graphshard.partition.lp.clustering import two_hop
+    from graphshard.partition.lp.shards import ShardedGraph
 
     level = ShardedGraph(Path("."), np.array([0, 3]), np.ones((3, 1), np.int64),
                          np.ones(3, np.int64))

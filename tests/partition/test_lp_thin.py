@@ -1,4 +1,4 @@
-"""Thinning of dense coarse levels (``graphshard.pipeline.lp.thin``)."""
+"""Thinning of dense coarse levels (``graphshard.partition.lp.thin``)."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ import scipy.sparse as sp
 import graphshard as gs
 from graphshard.io.chunked import load_chunked_meta
 from graphshard.partition.backends import adjacency_cut, max_part_weight
+from graphshard.partition.lp import lp_assign
+from graphshard.partition.lp.kernels.levels import weight_histogram
+from graphshard.partition.lp.levels import contract_level, level0_from_chunks
+from graphshard.partition.lp.shards import gather
+from graphshard.partition.lp.thin import thin_level, thin_weight
 from graphshard.partition.methods import MethodOptions, run_method
-from graphshard.pipeline.lp import lp_assign
-from graphshard.pipeline.lp.kernels.levels import weight_histogram
-from graphshard.pipeline.lp.levels import contract_level, level0_from_chunks
-from graphshard.pipeline.lp.shards import gather
-from graphshard.pipeline.lp.thin import thin_level, thin_weight
 from graphshard.runtime.executor import InProcessExecutor
 
 
@@ -70,7 +70,7 @@ def test_lp_with_thinned_levels_stays_valid_and_good(tmp_path, caplog):
     g = gs.datasets.sbm(6000, 60000, num_blocks=8, p_in=0.9, seed=3, num_features=0)
     d = tmp_path / "chunked"
     gs.io.write_chunked(g, d, 4)
-    with caplog.at_level(logging.INFO, logger="graphshard.pipeline"):
+    with caplog.at_level(logging.INFO, logger="graphshard.partition.lp"):
         parts = lp_assign(load_chunked_meta(d), 4, coarse_nodes=200, thin_degree=6)["_N"]
     assert "thinned" in caplog.text
     assert np.bincount(parts, minlength=4).max() <= max_part_weight(6000, 4, 0.03)

@@ -3,7 +3,7 @@
 The scalable, high-quality assignment method of the pipeline, in the spirit of ParHIP and
 dKaMinPar.  No worker ever holds the whole edge list:
 
-1. **Shard** the input (:func:`~graphshard.pipeline.lp.levels.level0_from_chunks`): stream
+1. **Shard** the input (:func:`~graphshard.partition.lp.levels.level0_from_chunks`): stream
    the edge chunks twice (degrees, then bucketed pieces) into CSR shards of about
    ``max_task_entries`` entries each, stored as ``.npy`` files in a work directory.
 2. **Coarsen**: size-constrained label-propagation clustering (each cluster weighs at most
@@ -17,26 +17,26 @@ dKaMinPar.  No worker ever holds the whole edge list:
    the coarse graph fits one worker (``coarse_entries``, and ``coarse_nodes`` if given).
    Each level aims at the node count where the entries would fit, extrapolated from how
    the last contraction shrank them
-   (:func:`~graphshard.pipeline.lp.clustering.entry_elasticity`): a power-law graph keeps most
+   (:func:`~graphshard.partition.lp.clustering.entry_elasticity`): a power-law graph keeps most
    of its entries when its nodes merge, so it coarsens in fewer, harder steps
    (``hard_shrink``), since each of its levels costs about as much as the finest.
    A coarse level with more than ``thin_degree`` entries a node on average is
    thinned to about that many, keeping its expected weights
-   (:func:`~graphshard.pipeline.lp.thin.thin_level`): clustering, contraction and
+   (:func:`~graphshard.partition.lp.thin.thin_level`): clustering, contraction and
    refinement on it then cost in proportion to its nodes.
 3. **Partition** the coarsest graph in memory with ``run_method``, node weights = cluster
    weights (one column per balance constraint): by default METIS and KaMinPar, keeping
    the lower cut (``LpParams.method``).  When
    coarsening stalls above ``coarse_entries`` (a power-law graph's core), the shard
    tasks thin it to its heaviest edges first
-   (:func:`~graphshard.pipeline.lp.shards.gather`), so the driver never holds more.
+   (:func:`~graphshard.partition.lp.shards.gather`), so the driver never holds more.
 4. **Uncoarsen**: project the parts to each finer level, rebalance if a part is over
    ``(1 + imbalance) * n / num_parts`` and refine by size-constrained label propagation
    (moves that strictly reduce the cut and keep every part within the limit), then by
    relaxed rounds in the spirit of Jet: positive-gain moves may overload a part's node
    count by ``RELAX`` of the average, a balancer moves the cheapest nodes back out, and
    the best balanced state is kept (plain constrained LP stalls once METIS has filled
-   the parts); see :mod:`~graphshard.pipeline.lp.refinement`.  Every loop stops early:
+   the parts); see :mod:`~graphshard.partition.lp.refinement`.  Every loop stops early:
    label propagation once a round commits moves of fewer than ``REFINE_MIN_MOVED``
    (``cluster_min_moved``) of the nodes or, in refinement, gains less than
    ``REFINE_MIN_GAIN`` of the cut (times the level's share of the finest level's
@@ -87,10 +87,6 @@ import numpy as np
 from ..._util.optional import is_installed
 from ...errors import ValidationError
 from ...io.chunked import ChunkedMeta
-from ...partition.adjacency import Adjacency
-from ...partition.backends import adjacency_cut, max_part_weight
-from ...partition.balance import unmet_balance, weight_sums
-from ...partition.methods import METHODS, MethodOptions, run_method
 from ...runtime.alone import start_alone_process
 from ...runtime.executor import Executor, make_executor, sharing_files
 from ...storage import fsys
@@ -98,6 +94,11 @@ from ...storage.files import warn_if_short_of_space
 from ...storage.scratch import ScratchPool, make_work_dir, scratch_folder
 from ...storage.workstore import WorkStore, new_run_id
 from ...typing import IdArray
+from ..adjacency import Adjacency
+from ..backends import adjacency_cut, max_part_weight
+from ..balance import unmet_balance, weight_sums
+from ..registry import METHODS, MethodOptions
+from ..runner import run_method
 from .clustering import cluster_cap, coarsen, entry_elasticity, label_dtype, node_target
 from .levels import contract_level, level0_degrees, level0_from_chunks, type_offsets
 from .params import LpParams
@@ -159,7 +160,7 @@ def lp_assign(meta: ChunkedMeta, num_parts: int, params: LpParams | None = None,
             created when missing), or a URI (``s3://``, ``gs://``, ``hdfs://``): then
             the shard files go through ``<work_dir>/lp-<run>`` (removed at the end) and
             the per-node arrays through Ray's object store, so that no folder is shared
-            between nodes (:mod:`~graphshard.pipeline.lp.shards`).
+            between nodes (:mod:`~graphshard.partition.lp.shards`).
         scratch_pool: A :class:`~graphshard.storage.scratch.ScratchPool` folder on the file
             system of ``work_dir``: freed scratch files are kept there for later ones to
             be written over, and at the end every scratch file is left there for the
