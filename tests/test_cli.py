@@ -635,3 +635,41 @@ def test_pipeline_and_dispatch_trainers(tmp_path):
         assert cfg["num_trainers_per_machine"] == 2 and cfg["num_parts"] == 2
         assert gs.load_partition(tmp_path / out / "g.json", 1)[1]["_N/trainer_id"].tolist() \
             == want
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["serve", "parts/g.json", "--for", "-5"], "Invalid value for '--for'"),
+    (["partition", "edges.csv", "-k", "2", "--delimiter", "", "--out", "o"],
+     "--delimiter: empty"),
+    (["pipeline", "chunked", "-k", "2", "--engine", "local", "--address", "auto", "--out", "o"],
+     "--engine local runs in this process and --address joins a Ray cluster"),
+])
+def test_conflicting_or_empty_options_are_refused(tmp_path, monkeypatch, args, message):
+    """Issue 41 item 10: each was ignored, or failed late (serve --for -5 started Ray first)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "edges.csv").write_text("0,1\n1,2\n")
+    (tmp_path / "chunked").mkdir()
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2, result.output
+    assert message in result.output.replace("\n", " ").replace("  ", " ")
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(("method", "accepted"), [
+    ("random", False), ("hash", False), ("kaminpar", False), ("lp", False), ("metis", True),
+    ("auto", True)])
+def test_an_objective_a_method_does_not_minimise_is_refused(tmp_path, method, accepted):
+    """Issue 41 item 10: --objtype vol was silently ignored by methods without it."""
+    if method == "kaminpar":
+        pytest.importorskip("kaminpar")
+    result = CliRunner().invoke(cli, ["-q", "partition", "--generate",
+                                      "sbm:nodes=300,edges=2400,blocks=2", "-k", "2",
+                                      "-m", method, "--objtype", "vol", "--json",
+                                      "--out", str(tmp_path / "o")])
+    if accepted:
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.output)["comm_volume"] > 0
+    else:
+        assert result.exit_code == 1, result.output
+        assert f"partition method {method!r} does not minimise it" in str(result.exception)
+        assert not (tmp_path / "o" / "sbm.json").exists()

@@ -352,3 +352,21 @@ def test_pipeline_refuses_a_missing_input(s3_dir):
     with pytest.raises(PartitionNotFoundError, match=r"metadata\.json: not found"):
         gs.pipeline.run_pipeline(f"{s3_dir}/none", 2, f"{s3_dir}/parts", method="hash")
     assert fsys.open_location(f"{s3_dir}/parts").files() == []  # nothing written
+
+
+def test_partition_report_never_prints_the_keys_of_its_uri(s3_dir, s3_uri):
+    """Issue 41 item 7: `partition --out s3://KEY:SECRET@bucket/...` printed the secret in
+    the report's title and in --json (error messages already left it out)."""
+    from click.testing import CliRunner
+
+    from graphshard.cli import cli
+
+    out = s3_uri(f"{s3_dir}/secret")
+    for extra in ([], ["--json"]):
+        result = CliRunner().invoke(cli, ["-q", "partition", "--generate",
+                                          "sbm:nodes=200,edges=1600,blocks=2", "-k", "2",
+                                          "-m", "hash", "--out", out, *extra])
+        assert result.exit_code == 0, result.output
+        assert "testing:testing" not in result.output and "endpoint_override" not in \
+            result.output
+        assert f"{s3_dir}/secret/sbm.json" in result.output.replace("\n", "")

@@ -15,6 +15,7 @@ from rich.table import Table
 from ..errors import ValidationError
 from ..io.convert import COMPRESSED, READERS, WRITERS, format_names, format_of_path
 from ..partition import PartitionReport
+from ..storage import fsys
 
 #: ``--format``/``--from`` choices and ``--to`` choices, from the io format registry.
 _READ_FORMATS = format_names(READERS)
@@ -107,6 +108,9 @@ def _read_options(fmt: str, given: dict[str, Any], options: tuple[str, ...]) -> 
         if key in layout:
             layout[key] = _column(layout[key])
     if "delimiter" in layout:
+        if not layout["delimiter"]:
+            raise click.BadParameter("empty; give a character, or tab, space, comma or "
+                                     "semicolon", param_hint="--delimiter")
         layout["delimiter"] = _DELIMITERS.get(layout["delimiter"].lower(), layout["delimiter"])
     policy = {k: v for k, v in values.items() if k in _POLICY and v not in (None, False)}
     return {**out, **layout, **policy}
@@ -174,10 +178,12 @@ def _parse_option(item: str) -> tuple[str, Any]:
 
 
 def _render(report: PartitionReport, config_path: Path | str, as_json: bool) -> None:
+    """The partition report as tables, or JSON; the config's URI without credentials."""
+    config_path = fsys.shown(config_path)  # s3://KEY:SECRET@bucket/... -> s3://bucket/...
     if as_json:
-        click.echo(json.dumps({"config": str(config_path), **report.to_dict()}, indent=2))
+        click.echo(json.dumps({"config": config_path, **report.to_dict()}, indent=2))
         return
-    summary = Table(title=f"{config_path}", show_header=False, box=None)
+    summary = Table(title=config_path, show_header=False, box=None)
     summary.add_row("method", report.method)
     summary.add_row("nodes / edges", f"{report.num_nodes:,} / {report.num_edges:,}")
     summary.add_row("edge cut (directed edges)",

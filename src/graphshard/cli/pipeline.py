@@ -28,6 +28,14 @@ def _engine_options(fn: Any) -> Any:
                              "a local Ray listening on 127.0.0.1 only).")(fn)
 
 
+def _use_ray(engine: str, address: str | None) -> bool:
+    """``--engine ray`` or an ``--address`` to join; both with ``--engine local``: refused."""
+    if engine == "local" and address:
+        raise click.UsageError("--engine local runs in this process and --address joins a "
+                               "Ray cluster: give one of them")
+    return engine == "ray" or bool(address)
+
+
 def _bytes(text: str | None) -> int | None:
     """``--memory-budget``: bytes from ``1.5G``, ``800M``, ``4096``; > 0 and finite."""
     if text is None:
@@ -147,7 +155,7 @@ def assign(chunked: Path, parts: int, method: str, import_from: Path | None, out
         result = import_assignment(import_from, chunked, out, num_parts=parts)
     else:
         result = run_assign(chunked, parts, out, method=method,
-                            use_ray=engine == "ray" or bool(address), address=address,
+                            use_ray=_use_ray(engine, address), address=address,
                             **options)
     table = Table("part", "nodes", title=f"{result.out_dir}: {result.method}, "
                   f"{result.seconds:.2f}s", title_justify="left")
@@ -181,7 +189,7 @@ def dispatch(chunked: str, assignment: str, out: str, as_json: bool, engine: str
 
     if not fsys.is_remote(chunked):
         _expect_folder(fsys.local_path(chunked), "dispatch")
-    result = run_dispatch(chunked, assignment, out, use_ray=engine == "ray" or bool(address),
+    result = run_dispatch(chunked, assignment, out, use_ray=_use_ray(engine, address),
                           address=address, **_take_dispatch_options(options))
     _render(result.report, result.config_path, as_json)
 
@@ -219,7 +227,7 @@ def pipeline(chunked: str, parts: int, method: str, out: str, assign_out: Path |
         _expect_folder(fsys.local_path(chunked), "pipeline")
     step2 = _take_dispatch_options(options)
     result = run_pipeline(chunked, parts, out, method=method, assign_dir=assign_out,
-                          use_ray=engine == "ray" or bool(address), address=address,
+                          use_ray=_use_ray(engine, address), address=address,
                           assign_options=options, dispatch_options=step2)
     report = replace(result.partitions.report,
                      seconds={"assign": result.assignment.seconds,

@@ -28,7 +28,8 @@ __all__ = ["serve"]
 @click.option("--detach", is_flag=True,
               help="Leave the servers running after this command exits (needs --address).")
 @click.option("--stop", is_flag=True, help="Stop the running servers of CONFIG instead.")
-@click.option("--for", "duration", type=float, metavar="SECONDS",
+@click.option("--for", "duration", type=click.FloatRange(min=0),
+              metavar="SECONDS",
               help="Serve for this long, then stop (default: until Ctrl-C).")
 @click.option("--max-restarts", type=click.IntRange(min=0), default=3, show_default=True,
               help="Times Ray restarts a dead server.")

@@ -384,6 +384,6 @@ def mtkahypar_partition(adj: Adjacency, num_parts: int, options: MethodOptions, 
 
 
 @register_method("mtkahypar", "Mt-KaHyPar (high quality); one balance weight, cut or volume",
-                 requires="mtkahypar")
+                 requires="mtkahypar", objectives=("cut", "vol"))
 def _mtkahypar(adj: Adjacency, num_parts: int, options: MethodOptions) -> IdArray:
     return mtkahypar_partition(adj, num_parts, options)

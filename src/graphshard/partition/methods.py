@@ -74,7 +74,8 @@ def balanced_random_parts(type_counts: Sequence[int], num_parts: int, seed: int)
 
 
 @register_method("random", "balanced random assignment (per node type, dealt round-robin "
-                 "and shuffled, the same draws as the out-of-core assign)", uses_structure=False)
+                 "and shuffled, the same draws as the out-of-core assign)", uses_structure=False,
+                 objectives=())
 def _random(adj: Adjacency, num_parts: int, options: MethodOptions) -> IdArray:
     counts = options.type_counts or (adj.num_nodes,)
     if sum(counts) != adj.num_nodes:
@@ -84,7 +85,8 @@ def _random(adj: Adjacency, num_parts: int, options: MethodOptions) -> IdArray:
 
 
 @register_method("hash", "part = original node ID % num_parts (the graph's integer node_id "
-                 "feature, e.g. Euler's; else the homogeneous ID)", uses_structure=False)
+                 "feature, e.g. Euler's; else the homogeneous ID)", uses_structure=False,
+                 objectives=())
 def _hash(adj: Adjacency, num_parts: int, options: MethodOptions) -> IdArray:
     """Euler's modulo rule: ``node_id % num_parts`` on the nodes' original IDs
     (``options.node_ids``, which :func:`original_node_ids` reads from the graph's
@@ -197,7 +199,8 @@ def original_node_ids(g: Graph) -> np.ndarray | None:
 
 
 @register_method("metis", "METIS 5 (recursive bisection up to 8 parts, else k-way); "
-                 "multi-constraint balance, cut or volume objective", multi_constraint=True)
+                 "multi-constraint balance, cut or volume objective", multi_constraint=True,
+                 objectives=("cut", "vol"))
 def _metis(adj: Adjacency, num_parts: int, options: MethodOptions) -> IdArray:
     # Recursive bisection for k <= 8, as pymetis does by default: a much lower cut than
     # k-way's on R-MAT, about the same on a random geometric graph (benchmarks/TUNING.md).

@@ -164,6 +164,8 @@ def auto_choice(adj: Adjacency, num_parts: int, options: MethodOptions) -> tuple
     """
     # what part_method="metis" runs: recursive bisection up to 8 parts for the cut
     bisect = num_parts <= 8 and options.objtype == "cut"
+    if options.objtype == "vol":  # only METIS k-way (of these) minimises the volume
+        return "metis", "kway"
     if adj.vertex_weights is not None and np.ndim(adj.vertex_weights) == 2 \
             and np.shape(adj.vertex_weights)[1] > 1:
         return "metis", "recursive" if bisect else "kway"
@@ -181,8 +183,8 @@ def auto_choice(adj: Adjacency, num_parts: int, options: MethodOptions) -> tuple
 
 
 @register_method("auto", "the lowest-cut backend expected within a time budget (default "
-                 "1.0x METIS k-way's CPU time) on skewed graphs, else METIS (default)",
-                 multi_constraint=True)
+                 "1.0x METIS k-way's CPU time) on skewed graphs, else METIS (default); "
+                 "objtype vol: METIS k-way", multi_constraint=True, objectives=("cut", "vol"))
 def auto_partition(adj: Adjacency, num_parts: int, options: MethodOptions) -> IdArray:
     """Run the backend :func:`auto_choice` picks for this graph.  Reproducible for a seed:
     KaMinPar runs on one thread unless ``options.threads`` is set (its parallel refinement

@@ -78,6 +78,8 @@ class Method:
         requires: The optional package it needs, if any.
         stream: The function over a chunked graph's files (:data:`StreamFn`), or None for
             a method that needs the adjacency in memory.
+        objectives: The ``objtype`` values it minimises (``()``: none, as ``random``); any
+            other is refused (:meth:`check_objective`), never silently ignored.
     """
 
     name: str
@@ -87,6 +89,20 @@ class Method:
     multi_constraint: bool = False
     requires: str | None = None
     stream: StreamFn | None = None
+    objectives: tuple[str, ...] = ("cut",)
+
+    def check_objective(self, objtype: str) -> None:
+        """A ValidationError for an ``objtype`` this method does not minimise (``"cut"``,
+        the default, passes for a method without an objective)."""
+        if objtype not in ("cut", "vol"):
+            raise ValidationError(f"objtype must be 'cut' or 'vol', got {objtype!r}",
+                                  field="objtype", value=objtype)
+        if objtype != "cut" and objtype not in self.objectives:
+            has = (f"it minimises {' and '.join(self.objectives)} only" if self.objectives
+                   else "it has no objective")
+            raise ValidationError(f"objtype={objtype!r}: partition method {self.name!r} does "
+                                  f"not minimise it ({has}; metis, mtkahypar and auto "
+                                  "take 'vol')", field="objtype", value=objtype)
 
     def partition(self, adj: Adjacency, num_parts: int, options: MethodOptions) -> IdArray:
         """``fn(adj, num_parts, options)``; a ValidationError for a method that only
@@ -120,13 +136,15 @@ def lookup(registry: Mapping[str, _E], name: str, *, what: str, field: str) -> _
 
 
 def register_method(name: str, description: str, *, uses_structure: bool = True,
-                    multi_constraint: bool = False, requires: str | None = None
+                    multi_constraint: bool = False, requires: str | None = None,
+                    objectives: tuple[str, ...] = ("cut",)
                     ) -> Callable[[PartitionFn], PartitionFn]:
     """Decorator adding a function to :data:`METHODS` under ``name``."""
     def wrap(fn: PartitionFn) -> PartitionFn:
         old = METHODS.get(name)
         METHODS[name] = Method(name, fn, description, uses_structure, multi_constraint, requires,
-                               stream=old.stream if old is not None else None)
+                               stream=old.stream if old is not None else None,
+                               objectives=objectives)
         return fn
     return wrap
 

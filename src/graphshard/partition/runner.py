@@ -29,9 +29,7 @@ def run_method(adj: Adjacency, num_parts: int, method: str, options: MethodOptio
         [0, 1, 0, 1]
     """
     entry = lookup(METHODS, method, what="partition method", field="part_method")
-    if options.objtype not in ("cut", "vol"):
-        raise ValidationError(f"objtype must be 'cut' or 'vol', got {options.objtype!r}",
-                              field="objtype", value=options.objtype)
+    entry.check_objective(options.objtype)
     if not 0 <= options.imbalance < 1:
         raise ValidationError(f"imbalance must be in [0, 1), got {options.imbalance}",
                               field="imbalance", value=options.imbalance)

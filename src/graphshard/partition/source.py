@@ -79,6 +79,7 @@ def assign_chunked(meta: ChunkedMeta, num_parts: int, method: str, options: Meth
     """
     entry = lookup(METHODS, method, what="partition method", field="method")
     options = replace(options, type_counts=tuple(meta.num_nodes.values()))
+    entry.check_objective(options.objtype)
     if entry.stream is not None:
         return entry.stream(meta, num_parts, options, balance_edges=balance_edges, **run)
     src, dst = chunked_edges(meta)
