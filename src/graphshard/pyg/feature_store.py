@@ -32,6 +32,7 @@ from ..graph import Graph
 from ..ragged import Ragged
 from ..store import FeatureSchema, as_store, feature_key
 from ..typing import EdgeType
+from .naming import is_homogeneous
 
 __all__ = ["FeatureStore"]
 
@@ -205,7 +206,8 @@ class FeatureStore(_PygFeatureStore):
         Edge features are readable with ``get_tensor((src, rel, dst), name, eids)`` but not
         listed: PyG's loaders would index them by node IDs."""
         schema = self._schema["node"]
-        return [TensorAttr(nt, pyg_name) for nt in self.store.ntypes
+        group = (lambda nt: None) if is_homogeneous(self.store) else (lambda nt: nt)
+        return [TensorAttr(group(nt), pyg_name) for nt in self.store.ntypes
                 for pyg_name, stored in self._names.items() if feature_key(nt, stored) in schema]
 
     # ----- writes -----------------------------------------------------------------------------

@@ -33,6 +33,7 @@ from ..errors import ValidationError
 from ..store import LocalAdjacency, as_store
 from ..typing import EdgeType
 from .feature_store import FeatureStore
+from .naming import is_homogeneous
 
 __all__ = ["GraphStore", "metadata", "remote_backend"]
 
@@ -54,13 +55,28 @@ class GraphStore(_PygGraphStore):
         self.store = as_store(store)
 
     def get_all_edge_attrs(self) -> list[EdgeAttr]:
-        """One COO attribute per canonical edge type, with its ``(num_src, num_dst)`` size."""
+        """One COO attribute per canonical edge type, with its ``(num_src, num_dst)`` size;
+        the edge type is None for a homogeneous graph (:func:`~graphshard.pyg.naming.
+        is_homogeneous`), as PyG's homogeneous stores have it."""
         s = self.store
-        return [EdgeAttr(et, EdgeLayout.COO, size=(s.num_nodes(et[0]), s.num_nodes(et[2])))
+        homogeneous = is_homogeneous(s)
+        return [EdgeAttr(None if homogeneous else et, EdgeLayout.COO,
+                         size=(s.num_nodes(et[0]), s.num_nodes(et[2])))
                 for et in s.canonical_etypes]
 
+    def _canonical(self, edge_type: Any) -> EdgeType:
+        """The canonical edge type of a PyG edge type (None: the homogeneous graph's)."""
+        if edge_type is None:
+            ets = self.store.canonical_etypes
+            if len(ets) != 1:
+                raise ValidationError(f"edge type None needs a graph with one edge type; edge "
+                                      f"types are {ets}", field="edge_type")
+            return ets[0]
+        return self.store.to_canonical_etype(tuple(edge_type) if isinstance(edge_type, list)
+                                             else edge_type)
+
     def _get_edge_index(self, edge_attr: EdgeAttr) -> tuple[torch.Tensor, torch.Tensor]:
-        et = self.store.to_canonical_etype(tuple(edge_attr.edge_type))
+        et = self._canonical(edge_attr.edge_type)
         layout = EdgeLayout(edge_attr.layout)
         if layout == EdgeLayout.COO:
             src, dst = self._coo(et)

@@ -51,6 +51,7 @@ from ..sampling.subgraph import SampledSubgraph, check_unique_seeds, sample_subg
 from ..sampling.validate import layer_fanouts, resolve_seed
 from ..store import as_store
 from ..typing import EdgeType
+from .naming import is_homogeneous
 
 __all__ = ["NeighborSampler"]
 
@@ -127,7 +128,7 @@ class NeighborSampler(BaseSampler):
 
     def _output(self, sub: SampledSubgraph, metadata: Any) -> SamplerOutput | HeteroSamplerOutput:
         t = torch.from_numpy
-        if len(self.store.ntypes) == 1 and len(self.store.canonical_etypes) == 1:
+        if is_homogeneous(self.store):  # Data; any named type gives HeteroData, as in PyG
             nt, et = self.store.ntypes[0], self.store.canonical_etypes[0]
             return SamplerOutput(node=t(sub.nodes[nt]), row=t(sub.row[et]), col=t(sub.col[et]),
                                  edge=t(sub.eids[et]), batch=None,
@@ -144,7 +145,7 @@ class NeighborSampler(BaseSampler):
     def _ntype(self, input_type: Any) -> str:
         s = self.store
         if input_type is None:
-            if len(s.ntypes) != 1:
+            if not is_homogeneous(s):
                 raise ValidationError(f"the graph has node types {s.ntypes}: give the loader "
                                       "input_nodes=(ntype, ids)", field="input_type")
             return s.ntypes[0]
@@ -245,7 +246,7 @@ class NeighborSampler(BaseSampler):
     def _etype(self, input_type: Any) -> EdgeType:
         if input_type is None:
             ets = self.store.canonical_etypes
-            if len(ets) != 1:
+            if not is_homogeneous(self.store):
                 raise ValidationError(f"the graph has edge types {ets}: give the loader "
                                       "edge_label_index=(etype, index)", field="input_type")
             return ets[0]
