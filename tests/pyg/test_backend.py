@@ -129,7 +129,7 @@ def test_link_loader_with_negatives(shop_store, mode):
 
 
 def test_feature_store_reads(shop_store, shop2):
-    fs, gstore = remote_backend(shop_store)
+    fs, gstore = remote_backend(shop_store, sparse_layout="sparse_csr")
     names = sorted((a.group_name, a.attr_name) for a in fs.get_all_tensor_attrs())
     assert names == [("i", "bow"), ("i", "feat"), ("i", "label"), ("u", "feat"), ("u", "tags")]
     assert fs.get_tensor_size(group_name="i", attr_name="bow", index=None) == (50, 12)
@@ -279,7 +279,8 @@ def test_prefetch_loader_serves_every_feature_layout(shop_store, shop2):
     from graphshard.pyg import PrefetchLoader
 
     def loader():
-        data = remote_backend(shop_store)  # every stored feature under its own name
+        # every stored feature under its own name, sparse ones as CSR tensors
+        data = remote_backend(shop_store, sparse_layout="sparse_csr")
         return NodeLoader(data, node_sampler=NeighborSampler(shop_store, FANOUTS, seed=5),
                           input_nodes=("u", torch.arange(90)), batch_size=32)
 

@@ -99,3 +99,26 @@ def test_one_named_type_gives_hetero_data():
     with pytest.raises(Exception, match="give the loader input_nodes=\\(ntype, ids\\)"):
         next(iter(NodeLoader(data, node_sampler=NeighborSampler(g, [3], seed=0),
                              input_nodes=seeds, batch_size=8)))
+
+
+def test_sparse_features_reach_a_pyg_model_dense_by_default():
+    """Issue 46 item 5: our readers keep bag-of-words features sparse and the backend handed
+    them out as sparse CSR tensors, which GraphSAGE refuses (index_select on SparseCsrCPU)."""
+    from torch_geometric.nn import GraphSAGE
+
+    rng = np.random.default_rng(3)
+    n, dim = 200, 30
+    g = gs.graph((rng.integers(0, n, 1200), rng.integers(0, n, 1200)), num_nodes=n)
+    lengths = rng.integers(0, 4, n)
+    g.ndata["bow"] = gs.SparseRows(np.concatenate([[0], np.cumsum(lengths)]),
+                                   rng.integers(0, dim, int(lengths.sum())),
+                                   np.ones(int(lengths.sum()), np.float32), dim)
+    loader = NodeLoader(remote_backend(g, node_attrs={"x": "bow"}),
+                        node_sampler=NeighborSampler(g, [4, 2], seed=0),
+                        input_nodes=torch.arange(64), batch_size=32)
+    batch = next(iter(loader))
+    assert batch.x.layout == torch.strided and batch.x.shape == (batch.num_nodes, dim)
+    np.testing.assert_array_equal(batch.x.numpy(),
+                                  g.ndata["bow"].take(batch.n_id.numpy()).to_dense())
+    out = GraphSAGE(dim, 8, num_layers=2)(batch.x, batch.edge_index)
+    assert out.shape == (batch.num_nodes, 8)

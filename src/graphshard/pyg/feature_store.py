@@ -49,15 +49,16 @@ class FeatureStore(_PygFeatureStore):
         node_attrs: Node features PyG's loaders fetch for every sampled node: None for all,
             a list of names, or ``{pyg_name: stored_name}`` to rename (``{"x": "feat"}``).
             Applied to every node type that has the stored feature.
-        sparse_layout: How a sparse feature is handed to torch: ``"sparse_csr"``,
-            ``"sparse_coo"`` or ``"dense"``.
+        sparse_layout: How a sparse feature is handed to torch: ``"dense"`` (the default:
+            what PyG's models take), ``"sparse_csr"`` or ``"sparse_coo"`` (for a model
+            written for sparse inputs; GraphSAGE's ``index_select`` refuses them).
 
     Variable-length (ragged) features come back as torch nested tensors (jagged layout).
     Writes go to a local Graph only (whole columns); a DistGraph is read-only here.
     """
 
     def __init__(self, store: Any, *, node_attrs: Sequence[str] | Mapping[str, str] | None = None,
-                 sparse_layout: str = "sparse_csr") -> None:
+                 sparse_layout: str = "dense") -> None:
         super().__init__()
         self.store: Any = as_store(store)
         if not isinstance(self.store, FeatureSchema):

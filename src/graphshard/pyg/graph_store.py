@@ -122,7 +122,7 @@ def metadata(store: Any) -> tuple[list[str], list[EdgeType]]:
 
 
 def remote_backend(store: Any, *, node_attrs: Sequence[str] | dict[str, str] | None = None,
-                   sparse_layout: str = "sparse_csr") -> tuple[FeatureStore, GraphStore]:
+                   sparse_layout: str = "dense") -> tuple[FeatureStore, GraphStore]:
     """``(FeatureStore, GraphStore)`` over one store: the ``data`` argument of PyG's
     ``NodeLoader`` and ``LinkLoader`` (see :class:`FeatureStore` for the options)."""
     s = as_store(store)
