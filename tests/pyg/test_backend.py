@@ -309,3 +309,21 @@ def test_writes_go_to_a_local_graph_only(shop_store):
     else:
         with pytest.raises(ValidationError, match="read-only"):
             fs.put_tensor(torch.ones(50, 2), group_name="i", attr_name="extra", index=None)
+
+
+def test_gathering_a_dist_graphs_edge_index_warns_once(shop_store, caplog):
+    """Issue 46 item 6: PyG's own sampler pulls every edge to the trainer; say so once and
+    name the sampler that stays on the servers."""
+    import logging
+
+    gstore = remote_backend(shop_store)[1]
+    with caplog.at_level(logging.WARNING, logger="graphshard.pyg.graph_store"):
+        for et in shop_store.canonical_etypes:
+            src, _ = gstore[et, "coo"]
+            assert len(src) == shop_store.num_edges(et)
+    warned = [r for r in caplog.records if "whole edge index" in r.getMessage()]
+    if isinstance(shop_store, gs.distributed.DistGraph):
+        assert len(warned) == 1 and "NeighborSampler samples on the servers" in \
+            warned[0].getMessage()
+    else:
+        assert warned == []

@@ -20,6 +20,7 @@ Example:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -37,6 +38,8 @@ from .naming import is_homogeneous
 
 __all__ = ["GraphStore", "metadata", "remote_backend"]
 
+log = logging.getLogger(__name__)
+
 _CHUNK = 1 << 22  # edges per find_edges request when gathering a DistGraph's edge index
 
 
@@ -53,6 +56,7 @@ class GraphStore(_PygGraphStore):
     def __init__(self, store: Any) -> None:
         super().__init__()
         self.store = as_store(store)
+        self._warned = False
 
     def get_all_edge_attrs(self) -> list[EdgeAttr]:
         """One COO attribute per canonical edge type, with its ``(num_src, num_dst)`` size;
@@ -77,6 +81,12 @@ class GraphStore(_PygGraphStore):
 
     def _get_edge_index(self, edge_attr: EdgeAttr) -> tuple[torch.Tensor, torch.Tensor]:
         et = self._canonical(edge_attr.edge_type)
+        if not isinstance(self.store, LocalAdjacency) and not self._warned:
+            self._warned = True  # once per store: PyG asks for every edge type in turn
+            log.warning("PyG asked for the whole edge index of %s: it is gathered from the "
+                        "graph servers into this process (PyG's own sampler samples "
+                        "locally); graphshard.pyg.NeighborSampler samples on the servers "
+                        "instead", ":".join(et))
         layout = EdgeLayout(edge_attr.layout)
         if layout == EdgeLayout.COO:
             src, dst = self._coo(et)
