@@ -327,3 +327,21 @@ def test_gathering_a_dist_graphs_edge_index_warns_once(shop_store, caplog):
             warned[0].getMessage()
     else:
         assert warned == []
+
+
+def test_a_dist_graph_sampler_refuses_a_loader_worker_process(shop_store, monkeypatch):
+    """Issue 46 item 4: NodeLoader(num_workers > 0) forked workers that called Ray through
+    the DistGraph's handles and hung; now the worker fails at once naming PrefetchLoader.
+    (A forked process is simulated by a different os.getpid: a real hang cannot be tested
+    without a deadline.)"""
+    import importlib
+
+    sampler_mod = importlib.import_module("graphshard.pyg.sampler")
+    loader = node_loader(shop_store, seed=3)
+    want = next(iter(loader))
+    monkeypatch.setattr(sampler_mod.os, "getpid", lambda: -1)
+    if isinstance(shop_store, gs.distributed.DistGraph):
+        with pytest.raises(ValidationError, match="PrefetchLoader"):
+            next(iter(loader))
+    else:  # a local graph samples in any process
+        same_batch(next(iter(loader)), want)

@@ -27,6 +27,7 @@ Example:
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Generator, Sequence
 from typing import Any
 
@@ -49,7 +50,7 @@ from ..errors import ValidationError
 from ..sampling.pairs import negative_sample
 from ..sampling.subgraph import SampledSubgraph, check_unique_seeds, sample_subgraph
 from ..sampling.validate import layer_fanouts, resolve_seed
-from ..store import as_store
+from ..store import LocalAdjacency, as_store
 from ..typing import EdgeType
 from .naming import is_homogeneous
 
@@ -98,6 +99,7 @@ class NeighborSampler(BaseSampler):
         self.seed = None if seed is None else resolve_seed(seed)
         self.backend = backend
         self.epoch = 0
+        self._pid = os.getpid()  # a DistGraph's Ray handles work in this process only
 
     def set_epoch(self, epoch: int) -> None:
         """Draw the samples of epoch ``epoch`` (with ``seed`` set, a batch's draws depend on
@@ -122,7 +124,18 @@ class NeighborSampler(BaseSampler):
                 words += [total & 0xFFFFFFFF, total >> 32, len(x)]
         return int(np.random.SeedSequence(words).generate_state(1, np.uint64)[0]) & (2**63 - 1)
 
+    def _check_process(self) -> None:
+        """A DistGraph is not usable from a forked loader worker (``num_workers > 0``): Ray's
+        handles belong to the process that connected, and a call from a fork hangs."""
+        if os.getpid() != self._pid and not isinstance(self.store, LocalAdjacency):
+            raise ValidationError(
+                "graphshard's sampler over a DistGraph runs in the process that made it, not "
+                "in a DataLoader worker: use num_workers=0 and wrap the loader in "
+                "graphshard.pyg.PrefetchLoader(loader, workers=N), which keeps N batches in "
+                "flight on the graph servers", field="num_workers")
+
     def _sample(self, seeds: dict[str, np.ndarray], seed: int) -> SampledSubgraph:
+        self._check_process()
         return sample_subgraph(self.store, seeds, self.num_neighbors, replace=self.replace,
                                prob=self.weight_attr, seed=seed, backend=self.backend)
 
@@ -183,6 +196,7 @@ class NeighborSampler(BaseSampler):
             raise ValidationError(f"node_steps samples on graph servers: the store is a "
                                   f"{type(self.store).__name__}, not a DistGraph "
                                   "(call sample_from_nodes)", field="store")
+        self._check_process()
         nt, seeds = self._node_seeds(index)
         sub, feats = yield from subgraph_steps(
             self.store, {nt: seeds}, self.num_neighbors, features=features,
