@@ -184,25 +184,13 @@ def build_partitions(g: Graph, graph_name: str, num_parts: int, out_path: str | 
     if given is not None:
         parts, method = given, "assignment"
     else:
-        total = num_parts * num_trainers_per_machine
         options = MethodOptions(imbalance=imbalance, objtype=objtype, seed=seed,
                                 threads=threads, node_ids=original_node_ids(g),
                                 time_budget=time_budget,
                                 type_counts=tuple(g.num_nodes(t) for t in g.ntypes))
-        if METHODS[method].fn is None:  # a streaming method: over a chunked copy
-            parts = _streamed(g, min(total, max(n, 1)), method, options, balance_ntypes,
-                              balance_edges)
-        else:
-            adj = symmetric_adjacency(src, dst, n)
-            weights = balance_weights(n, np.bincount(dst, minlength=n),
-                                      balance_ntypes=balance_ntypes, balance_edges=balance_edges)
-            adj = adj.with_vertex_weights(weights)
-            parts = run_method(adj, min(total, max(n, 1)), method, options)
-            if method == "auto":  # record what ran
-                from .portfolio import auto_choice
-
-                method = "auto:" + ":".join(auto_choice(adj, min(total, max(n, 1)), options))
-            del adj
+        parts, method = _assign(g, src, dst, min(num_parts * num_trainers_per_machine,
+                                                 max(n, 1)), method, options,
+                                balance_ntypes, balance_edges)
         if num_trainers_per_machine > 1:
             trainer_parts = parts
             parts = machines_of_trainers(parts, num_trainers_per_machine)
@@ -245,6 +233,26 @@ def reshuffle_graph(g: Graph, parts: IdArray, ntype_ids: np.ndarray, src: IdArra
 
 def _lap(start: float) -> float:
     return round(time.perf_counter() - start, 4)
+
+
+def _assign(g: Graph, src: IdArray, dst: IdArray, num_parts: int, method: str,
+            options: MethodOptions, balance_ntypes: Any, balance_edges: bool
+            ) -> tuple[IdArray, str]:
+    """The part of every node by ``method`` and the name it ran under (``auto:<backend>``):
+    a streaming method over a chunked copy, else on the symmetric adjacency with the
+    balance weights."""
+    if METHODS[method].fn is None:
+        return _streamed(g, num_parts, method, options, balance_ntypes, balance_edges), method
+    n = g.num_nodes()
+    adj = symmetric_adjacency(src, dst, n).with_vertex_weights(
+        balance_weights(n, np.bincount(dst, minlength=n), balance_ntypes=balance_ntypes,
+                        balance_edges=balance_edges))
+    parts = run_method(adj, num_parts, method, options)
+    if method == "auto":  # record what ran
+        from .portfolio import auto_choice
+
+        method = "auto:" + ":".join(auto_choice(adj, num_parts, options))
+    return parts, method
 
 
 def _streamed(g: Graph, num_parts: int, method: str, options: MethodOptions,
