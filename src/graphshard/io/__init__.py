@@ -3,7 +3,8 @@
 Example:
     >>> from graphshard import io
     >>> "read_metis" in io.__all__, sorted(io.READERS)
-    (True, ['chunked', 'edgelist', 'euler', 'hgb', 'metis', 'ogb', 'pgl', 'planetoid', 'shchur'])
+    (True, ['chunked', 'edgelist', 'euler', 'euler-dat', 'hgb', 'metis', 'ogb', 'pgl', \
+'planetoid', 'shchur'])
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ _WHERE = {
     **dict.fromkeys(["node_id_strings", "read_edgelist"], "edgelist"),
     **dict.fromkeys(["EdgeCounts", "apply_edge_policy"], "_policy"),
     **dict.fromkeys(["read_euler", "write_euler"], "euler"),
+    **dict.fromkeys(["is_euler_dat", "read_euler_dat", "write_euler_dat"], "euler_dat"),
     **dict.fromkeys(["from_dgl", "from_networkx", "from_pyg", "from_scipy", "to_dgl",
                      "to_networkx", "to_pyg", "to_scipy"], "interop"),
     "read_metis": "metis",
@@ -39,6 +41,7 @@ __all__ = [
     "from_networkx",
     "from_pyg",
     "from_scipy",
+    "is_euler_dat",
     "iter_edge_chunks",
     "iter_edge_data_chunks",
     "iter_node_data_chunks",
@@ -47,6 +50,7 @@ __all__ = [
     "read_chunked",
     "read_edgelist",
     "read_euler",
+    "read_euler_dat",
     "read_graph",
     "read_metis",
     "read_pgl",
@@ -56,6 +60,7 @@ __all__ = [
     "to_scipy",
     "write_chunked",
     "write_euler",
+    "write_euler_dat",
     "write_graph",
 ]
 

@@ -44,6 +44,8 @@ def _lazy(module: str, name: str) -> Callable[..., Any]:
 
 read_chunked, write_chunked = _lazy("chunked", "read_chunked"), _lazy("chunked", "write_chunked")
 read_euler, write_euler = _lazy("euler", "read_euler"), _lazy("euler", "write_euler")
+read_euler_dat = _lazy("euler_dat", "read_euler_dat")
+write_euler_dat = _lazy("euler_dat", "write_euler_dat")
 read_edgelist = _lazy("edgelist", "read_edgelist")
 read_metis = _lazy("metis", "read_metis")
 read_pgl = _lazy("pgl", "read_pgl")
@@ -161,6 +163,16 @@ def _is_ogb(path: Path) -> bool:
                               (path.name == "raw" and (path / "edge.csv.gz").is_file()))
 
 
+def _is_euler_dat(path: Path) -> bool:
+    """A ``.dat`` file, or a folder of ``name_<idx>.dat`` files, whose first bytes start an
+    Euler binary block (JSON-lines ``.dat`` files are text: never)."""
+    if path.is_file() and path.suffix.lower() != ".dat":
+        return False
+    if not path.exists():
+        return False
+    return bool(importlib.import_module("graphshard.io.euler_dat").is_euler_dat(path))
+
+
 READERS: dict[str, Format] = {f.name: f for f in [
     Format("chunked", "DGL chunked graph folder (metadata.json + csv/numpy/parquet chunks)",
            lambda inputs, o: read_chunked(_one(inputs, "chunked"), **o), reads_folder=True),
@@ -218,6 +230,12 @@ READERS: dict[str, Format] = {f.name: f for f in [
     Format("ogb", "OGB node-property dataset folder as its zip unpacks (raw/edge.csv.gz, "
            "node-feat, node-label, split/<scheme>/)", _dataset("load_ogb", "ogb"),
            {"split": "split scheme under split/ (default: the only one)"}, sniff=_is_ogb),
+    Format("euler-dat", "Alibaba Euler 1.0 binary .dat (json2dat layout): file, files or "
+           "partition folder, found by its first bytes",
+           lambda inputs, o: read_euler_dat(
+               [Path(p) for p in inputs] if len(inputs) > 1 else Path(inputs[0]), **o),
+           {"meta": "meta file (default: meta.json / meta next to the data)"},
+           sniff=_is_euler_dat),
 ]}
 
 #: Options every reader takes, applied after reading by :func:`apply_edge_policy`.
@@ -243,6 +261,11 @@ WRITERS: dict[str, Format] = {f.name: f for f in [
             "name": "file name prefix (default 'graph')",
             "version": "1 (block lines, default) or 2 (one graph.json document)"},
            check_euler_out),
+    Format("euler-dat", "Euler 1.0 binary name_<idx>.dat files (json2dat layout) + meta.json",
+           lambda g, out, o: write_euler_dat(g, out, o.pop("num_partitions", 1), **o),
+           {"num_partitions": "files, node_id % num_partitions (default 1)",
+            "name": "file name prefix (default 'graph')"},
+           check_euler_out),
 ]}
 
 
@@ -255,8 +278,8 @@ def format_names(registry: dict[str, Format]) -> list[str]:
 
     Example:
         >>> format_names(READERS)
-        ['chunked', 'edgelist', 'euler', 'hgb', 'metis', 'ogb', 'pgl', 'planetoid', 'shchur', \
-'csv', 'npy', 'npz', 'parquet', 'tsv']
+        ['chunked', 'edgelist', 'euler', 'euler-dat', 'hgb', 'metis', 'ogb', 'pgl', 'planetoid', \
+'shchur', 'csv', 'npy', 'npz', 'parquet', 'tsv']
     """
     return sorted(registry) + sorted(a for f in registry.values() for a in f.aliases)
 
