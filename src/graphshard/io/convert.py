@@ -168,8 +168,8 @@ def _is_euler_dat(path: Path) -> bool:
     Euler binary block (JSON-lines ``.dat`` files are text: never)."""
     if path.is_file() and path.suffix.lower() != ".dat":
         return False
-    if not path.exists():
-        return False
+    if not path.exists() or (path.is_dir() and not any(path.glob("*.dat"))):
+        return False  # decided without importing the reader (it pulls in pyarrow)
     return bool(importlib.import_module("graphshard.io.euler_dat").is_euler_dat(path))
 
 
