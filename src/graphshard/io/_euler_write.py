@@ -232,6 +232,26 @@ def _euler2_file(g: Graph, gids: dict[str, np.ndarray], rels: list[str], plan: t
                                        separators=(",", ":")) + "\n"}
 
 
+def check_num_partitions(num_partitions: object) -> None:
+    """A ValidationError unless ``num_partitions`` is an integer >= 1 (not a bool)."""
+    if not isinstance(num_partitions, int) or isinstance(num_partitions, bool) or \
+            num_partitions < 1:
+        raise ValidationError(f"num_partitions must be an integer >= 1, got {num_partitions!r}",
+                              field="num_partitions", value=num_partitions)
+
+
+def prepare_write(g: Graph, out_dir: PathLike, name: str) -> tuple[Any, ...]:
+    """What both Euler writers (JSON and ``.dat``) start from: the checked output folder,
+    every node's global Euler ID, the relation names, and the feature plans of the nodes
+    and edges (``(specs, weights, counts)`` each)."""
+    check_path_name(name, field="name")
+    out = check_euler_out(out_dir)
+    nodes = _plan({t: g.nodes[t].data for t in g.ntypes}, {"node_id"}, "node type")
+    edges = _plan({":".join(et): g.edges[et].data for et in g.canonical_etypes}, set(),
+                  "edge type")
+    return out, _global_ids(g), list(dict.fromkeys(g.etypes)), nodes, edges
+
+
 def write_euler(g: Graph, out_dir: PathLike, num_partitions: int = 1, *,
                 name: str = "graph", version: int = 1) -> None:
     """Write ``g`` as Euler JSON plus ``meta.json``: Euler 1 block lines partitioned by
@@ -274,9 +294,7 @@ def write_euler(g: Graph, out_dir: PathLike, num_partitions: int = 1, *,
         >>> sorted(p.name for p in Path(d).iterdir()), read_euler(d).num_edges()
         (['graph.json', 'meta.json'], 3)
     """
-    if not isinstance(num_partitions, int) or num_partitions < 1:
-        raise ValidationError(f"num_partitions must be an integer >= 1, got {num_partitions!r}",
-                              field="num_partitions", value=num_partitions)
+    check_num_partitions(num_partitions)
     if version not in (1, 2):
         raise ValidationError(f"version must be 1 or 2 (Euler 1 block lines or Euler 2's "
                               f"graph.json), got {version!r}", field="version", value=version)
@@ -284,14 +302,8 @@ def write_euler(g: Graph, out_dir: PathLike, num_partitions: int = 1, *,
         raise ValidationError(f"Euler 2 data is one graph.json (Euler partitions it when it "
                               f"converts it); num_partitions must be 1, got {num_partitions}",
                               field="num_partitions", value=num_partitions)
-    check_path_name(name, field="name")
-    out = check_euler_out(out_dir)
-    gids = _global_ids(g)
-    rels = list(dict.fromkeys(g.etypes))
-    nspecs, nweights, ncounts = _plan({t: g.nodes[t].data for t in g.ntypes}, {"node_id"},
-                                      "node type")
-    especs, eweights, ecounts = _plan({":".join(et): g.edges[et].data
-                                       for et in g.canonical_etypes}, set(), "edge type")
+    out, gids, rels, (nspecs, nweights, ncounts), (especs, eweights, ecounts) = \
+        prepare_write(g, out_dir, name)
     plan = (nspecs, nweights, especs, eweights)
     meta: dict[str, Any] = {"node_type_num": len(g.ntypes), "edge_type_num": len(rels)}
     if version == 2:  # Euler 2 names its features: the name is the slot

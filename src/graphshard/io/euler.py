@@ -24,6 +24,7 @@ original names, dtypes and shapes exactly.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -53,24 +54,30 @@ __all__ = ["read_euler", "write_euler"]
 
 
 
-def _files(path: PathLike | list[PathLike]) -> list[Path]:
+def data_files(path: PathLike | list[PathLike], *, accept: Callable[[Path], bool] | None = None,
+               none_found: str = "no Euler data files found") -> list[Path]:
+    """The Euler data files ``path`` names: a list of files, one file, or a partition folder's
+    files (``accept`` picks them; default: every file but hidden ones and the meta), in
+    partition order (``name_<idx>``)."""
     if isinstance(path, (list, tuple)):
         files = [Path(p) for p in path]
     elif Path(path).is_dir():
-        files = sorted((p for p in Path(path).iterdir() if p.is_file()
-                        and not p.name.startswith(".") and p.name not in META_NAMES),
-                       key=_part_key)
+        pick = accept or (lambda p: p.is_file() and not p.name.startswith(".")
+                          and p.name not in META_NAMES)
+        files = sorted((p for p in Path(path).iterdir() if pick(p)), key=part_key)
+        if not files:
+            raise fail(path, none_found)
     else:
         files = [Path(path)]
     for f in files:
         if not f.is_file():
             raise fail(f, "Euler data file does not exist")
     if not files:
-        raise fail(str(path), "no Euler data files found")
+        raise fail(str(path), none_found)
     return files
 
 
-def _part_key(p: Path) -> tuple[str, int, str]:
+def part_key(p: Path) -> tuple[str, int, str]:
     stem, _, idx = p.stem.rpartition("_")
     return (stem, int(idx), p.name) if idx.isdigit() else (p.stem, -1, p.name)
 
@@ -152,7 +159,7 @@ def read_euler(path: PathLike | list[PathLike], meta: PathLike | dict | None = N
         >>> g.edges()[1].tolist(), g.ndata["node_id"].tolist(), g.edata["weight"].tolist()
         ([1], [7, 9], [2.0])
     """
-    files = _files(path)
+    files = data_files(path)
     meta_d, meta_name = load_meta(meta, files)
     nodes_parts, edge_parts = [], []
     offset = 0

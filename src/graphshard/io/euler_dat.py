@@ -50,7 +50,6 @@ from ..graph import Graph
 from ..ragged import Ragged
 from ..storage.files import (
     atomic_write,
-    check_path_name,
     claim_out_dir,
     mark_complete,
     write_json_atomic,
@@ -69,8 +68,8 @@ from ._euler_dat import (
 )
 from ._euler_meta import load_meta
 from ._euler_parse import _EDGE_COLS, Side, concat_sides
-from ._euler_write import _clear_previous, _global_ids, _is_ours, _plan, check_euler_out
-from .euler import _assemble, _part_key
+from ._euler_write import _clear_previous, _is_ours, check_num_partitions, prepare_write
+from .euler import _assemble, data_files, part_key
 
 __all__ = ["is_euler_dat", "read_euler_dat", "write_euler_dat"]
 
@@ -95,30 +94,13 @@ def is_euler_dat(path: PathLike) -> bool:
     """
     p = Path(path)
     if p.is_dir():
-        files = sorted((f for f in p.iterdir() if _is_dat_name(f)), key=_part_key)
+        files = sorted((f for f in p.iterdir() if _is_dat_name(f)), key=part_key)
         return bool(files) and is_euler_dat(files[0])
     try:
         with open(p, "rb") as handle:
             return looks_like_block(handle.read(8), p.stat().st_size)
     except OSError:
         return False
-
-
-def _files(path: PathLike | list[PathLike]) -> list[Path]:
-    if isinstance(path, (list, tuple)):
-        files = [Path(p) for p in path]
-    elif Path(path).is_dir():
-        files = sorted((p for p in Path(path).iterdir() if _is_dat_name(p)), key=_part_key)
-        if not files:
-            raise fail(path, "no Euler .dat files (name_<idx>.dat) in this folder")
-    else:
-        files = [Path(path)]
-    for f in files:
-        if not f.is_file():
-            raise fail(f, "Euler data file does not exist")
-    if not files:
-        raise fail(str(path), "no Euler data files given")
-    return files
 
 
 def _expect(meta: dict | None) -> dict[str, int]:
@@ -178,7 +160,8 @@ def read_euler_dat(path: PathLike | list[PathLike], meta: PathLike | dict | None
         >>> g.edges()[0].tolist(), g.edges()[1].tolist(), g.ndata["node_id"].tolist()
         ([0, 1], [1, 2], [0, 1, 2])
     """
-    files = _files(path)
+    files = data_files(path, accept=_is_dat_name,
+                       none_found="no Euler .dat files (name_<idx>.dat) in this folder")
     meta_d, meta_name = load_meta(meta, files)
     expect = _expect(meta_d)
     node_parts, edge_parts, node_at, edge_at = [], [], [], []
@@ -348,18 +331,9 @@ def write_euler_dat(g: Graph, out_dir: PathLike, num_partitions: int = 1, *,
         >>> sorted(p.name for p in Path(d).iterdir())
         ['graph_0.dat', 'graph_1.dat', 'meta.json']
     """
-    if not isinstance(num_partitions, int) or isinstance(num_partitions, bool) or \
-            num_partitions < 1:
-        raise ValidationError(f"num_partitions must be an integer >= 1, got {num_partitions!r}",
-                              field="num_partitions", value=num_partitions)
-    check_path_name(name, field="name")
-    out = check_euler_out(out_dir)
-    gids = _global_ids(g)
-    rels = list(dict.fromkeys(g.etypes))
-    nspecs, nweights, ncounts = _plan({t: g.nodes[t].data for t in g.ntypes}, {"node_id"},
-                                      "node type")
-    especs, eweights, ecounts = _plan({":".join(et): g.edges[et].data
-                                       for et in g.canonical_etypes}, set(), "edge type")
+    check_num_partitions(num_partitions)
+    out, gids, rels, (nspecs, nweights, ncounts), (especs, eweights, ecounts) = \
+        prepare_write(g, out_dir, name)
     parts = _blocks(g, gids, rels, (nspecs, nweights, ncounts, especs, eweights, ecounts),
                     num_partitions)
     meta: dict[str, Any] = {"node_type_num": len(g.ntypes), "edge_type_num": len(rels)}
