@@ -673,3 +673,25 @@ def test_an_objective_a_method_does_not_minimise_is_refused(tmp_path, method, ac
         assert result.exit_code == 1, result.output
         assert f"partition method {method!r} does not minimise it" in str(result.exception)
         assert not (tmp_path / "o" / "sbm.json").exists()
+
+
+def test_serve_stop_with_nothing_running_starts_no_ray(tmp_path):
+    """Issue 41 item 10: `serve --stop` with nothing running started a fresh Ray (44 s) to
+    find no servers; now it says so at once, without importing a Ray of its own."""
+    import subprocess
+    import sys
+
+    gs.partition_graph(gs.graph(([0, 1, 2, 3], [1, 2, 3, 0])), "ring", 2, tmp_path,
+                       part_method="hash")
+    (tmp_path / "raytmp").mkdir()  # no cluster recorded there
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    env["RAY_TMPDIR"] = str(tmp_path / "raytmp")
+    code = ("import sys; from graphshard.cli import main; "
+            f"rc = main(['serve', {str(tmp_path / 'ring.json')!r}, '--stop']); "
+            "ray = sys.modules.get('ray'); "
+            "print('rc', rc, 'ray started', bool(ray and ray.is_initialized()))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, check=True)
+    assert "rc 0 ray started False" in out.stdout, out.stdout + out.stderr
+    assert "no graph servers of" in out.stdout and "ring.json are running" in \
+        out.stdout.replace("\n", "")

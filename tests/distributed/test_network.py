@@ -75,7 +75,7 @@ class _FakeRay:
 
 def test_the_pipeline_starts_a_loopback_ray_and_joins_a_cluster_as_told(monkeypatch):
     pytest.importorskip("ray", reason="needs ray (pip install 'graphshard[ray]')")
-    monkeypatch.setattr(graphshard.runtime.ray, "_cluster_found", lambda: False)  # no `ray start`
+    monkeypatch.setattr(graphshard.runtime.ray, "cluster_found", lambda: False)  # no `ray start`
     local = _FakeRay()
     assert start_ray(local, num_cpus=2)
     assert local.calls == [{"address": None, "_node_ip_address": LOOPBACK, "num_cpus": 2,

@@ -58,8 +58,9 @@ def serve(config: str, address: str | None, placement: str, detach: bool, stop: 
     from ..distributed.placement import parse_placement
 
     if stop:
-        dist.shutdown(config, address=address)
-        console.print(f"stopped the servers of {config}")
+        stopped = dist.shutdown(config, address=address)
+        console.print(f"stopped {stopped} graph server(s) of {fsys.shown(config)}" if stopped
+                      else f"no graph servers of {fsys.shown(config)} are running")
         return
     if detach and not address:
         raise click.UsageError("--detach needs --address: a local Ray stops with this command")

@@ -30,6 +30,7 @@ import contextlib
 import hashlib
 import logging
 import os
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -40,7 +41,7 @@ from .._util.optional import import_optional
 from .._util.process import process_running
 from ..errors import ConfigError, ServerError, ServerTimeoutError
 from ..partition.config import ConfigLike, as_config, location
-from ..runtime.ray import init_ray
+from ..runtime.ray import cluster_found, init_ray
 from ._server import GraphServer
 from .placement import MIN_CPUS, Placement, scheduling_strategies
 
@@ -293,13 +294,20 @@ def find_servers(config: ConfigLike) -> list[Any] | None:
     return actors
 
 
-def shutdown(config: ConfigLike, *, address: str | None = None) -> None:
-    """Stop the servers of ``config`` started by any driver (e.g. detached ones)."""
+def shutdown(config: ConfigLike, *, address: str | None = None) -> int:
+    """Stop the servers of ``config`` started by any driver (e.g. detached ones); returns
+    how many were running.  Without ``address``, no Ray running in this process and no
+    cluster on this machine (:func:`~graphshard.runtime.ray.cluster_found`), no server can
+    be running: 0, and no Ray is started just to look."""
+    ray = sys.modules.get("ray")
+    if address is None and not (ray is not None and ray.is_initialized()) \
+            and not cluster_found():
+        return 0
     ensure_ray(address)
-    _kill(server_names(config), ())
+    return _kill(server_names(config), ())
 
 
-def _kill(names: Any, pids: Any, wait: float = 10.0) -> None:
+def _kill(names: Any, pids: Any, wait: float = 10.0) -> int:
     """Kill the servers ``names`` (no restart) and wait up to ``wait`` seconds for the
     processes of those on this node to end (``pids``: ``(pid, node ID)`` pairs known
     already; a process ID names a process of its own node only)."""
@@ -319,3 +327,4 @@ def _kill(names: Any, pids: Any, wait: float = 10.0) -> None:
     for pid in {pid for pid, node in known if node == here}:
         while time.monotonic() < end and process_running(pid):
             time.sleep(0.05)
+    return len(actors)

@@ -70,7 +70,7 @@ def init_ray(ray: Any, address: str | None = None, **kwargs: Any) -> None:
         with _local_node_address():
             ray.init(address=address, _node_ip_address=LOOPBACK, **kwargs)
         return
-    if address is not None or _cluster_found():
+    if address is not None or cluster_found():
         ray.init(address=address, **kwargs)
         return
     with _local_node_address():
@@ -127,7 +127,7 @@ def _use_local_token() -> None:
         return
 
 
-def _cluster_found() -> bool:
+def cluster_found() -> bool:
     """Whether ``ray.init(address=None)`` would join a running cluster (as Ray decides)."""
     try:
         from ray._private.services import canonicalize_bootstrap_address
