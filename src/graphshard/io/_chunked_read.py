@@ -188,7 +188,9 @@ def _feature(spec: FileSpec, i: int) -> tuple[np.ndarray | Ragged, Path]:
     if tab.num_columns == 1:
         col = tab.column(0)
         if pa.types.is_large_list(col.type) or pa.types.is_list(col.type):
-            dtype = col.type.value_type.to_pandas_dtype()
+            # the element dtype without pandas (pyarrow < 26's to_pandas_dtype imports it)
+            dtype = pa.array([], type=col.type.value_type).to_numpy(
+                zero_copy_only=False).dtype
             rag = list_to_ragged(col, dtype)
             return (rag if shape is None else _reshape(rag, shape, file, field)), file
         arr = _numeric(col, file, field, tab.column_names[0])
