@@ -117,7 +117,8 @@ def _hash(adj: Adjacency, num_parts: int, options: MethodOptions) -> IdArray:
 
 
 # ----- the streaming forms: a chunked graph's files, read in bounded memory -----------------
-def _split_by_type(meta: ChunkedMeta, parts: IdArray) -> dict[str, IdArray]:
+def split_by_type(meta: ChunkedMeta, parts: IdArray) -> dict[str, IdArray]:
+    """Homogeneous-order parts as ``{ntype: parts}`` (views), node types in declared order."""
     counts = list(meta.num_nodes.values())
     return dict(zip(meta.num_nodes, np.split(parts, np.cumsum(counts)[:-1]), strict=True))
 
@@ -126,7 +127,7 @@ def _split_by_type(meta: ChunkedMeta, parts: IdArray) -> dict[str, IdArray]:
 def _random_stream(meta: ChunkedMeta, num_parts: int, options: MethodOptions,
                    **_: object) -> dict[str, IdArray]:
     """``random`` from the node counts alone: the draws of the in-memory form."""
-    return _split_by_type(meta, balanced_random_parts(list(meta.num_nodes.values()),
+    return split_by_type(meta, balanced_random_parts(list(meta.num_nodes.values()),
                                                       num_parts, options.seed))
 
 
@@ -140,7 +141,7 @@ def _hash_stream(meta: ChunkedMeta, num_parts: int, options: MethodOptions,
     if by_node_id is not None:
         return by_node_id
     total = sum(meta.num_nodes.values())
-    return _split_by_type(meta, np.arange(total, dtype=np.int64) % num_parts)
+    return split_by_type(meta, np.arange(total, dtype=np.int64) % num_parts)
 
 
 def _node_id_parts(meta: ChunkedMeta, num_parts: int) -> dict[str, IdArray] | None:

@@ -37,7 +37,7 @@ from ..storage.scratch import scratch_folder
 from ..typing import IdArray
 from .adjacency import symmetric_adjacency
 from .constraints import balance_weights
-from .methods import METHODS, MethodOptions, run_method
+from .methods import METHODS, MethodOptions, run_method, split_by_type
 from .registry import lookup
 
 __all__ = ["assign_chunked", "chunked_edges", "stream_in_memory"]
@@ -90,9 +90,7 @@ def assign_chunked(meta: ChunkedMeta, num_parts: int, method: str, options: Meth
                               balance_edges=bool(balance_edges))
     adj = symmetric_adjacency(src, dst, n).with_vertex_weights(weights)
     del src, dst
-    parts = run_method(adj, num_parts, method, options)
-    counts = list(meta.num_nodes.values())
-    return dict(zip(meta.num_nodes, np.split(parts, np.cumsum(counts)[:-1]), strict=True))
+    return split_by_type(meta, run_method(adj, num_parts, method, options))
 
 
 def stream_in_memory(g: Graph, num_parts: int, method: str, options: MethodOptions, *,
