@@ -9,9 +9,7 @@ Example:
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
+from ._util.lazy import lazy_exports
 from .errors import (
     ConfigError,
     FormatError,
@@ -76,15 +74,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    target = _LAZY.get(name)
-    if target is None:
-        raise AttributeError(f"module 'graphshard' has no attribute {name!r}")
-    module = importlib.import_module(target, __name__)
-    value = module if name == target[1:] else getattr(module, name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

@@ -24,6 +24,7 @@ __all__ = [
     "ServerError",
     "ServerTimeoutError",
     "ValidationError",
+    "check_choice",
 ]
 
 
@@ -56,6 +57,24 @@ class GraphshardError(Exception):
 
 class ValidationError(GraphshardError, ValueError):
     """An argument or in-memory input is invalid (bad IDs, lengths, choices)."""
+
+
+def check_choice(value: Any, choices: Any, field: str, *, where: str = "") -> None:
+    """Raise :class:`ValidationError` naming ``field`` unless ``value`` is in ``choices``.
+
+    ``where``: the function the option belongs to, put before the message.
+
+    Example:
+        >>> check_choice("mean", ("mean", "sum"), "aggregator")
+        >>> check_choice("max", ("mean", "sum"), "agg", where="train")
+        Traceback (most recent call last):
+        ...
+        graphshard.errors.ValidationError: train: agg must be one of ['mean', 'sum'], got 'max'
+    """
+    if value not in choices:
+        shown = sorted(choices) if isinstance(choices, (set, frozenset)) else list(choices)
+        raise ValidationError(f"{where + ': ' if where else ''}{field} must be one of {shown}, "
+                              f"got {value!r}", field=field, value=value)
 
 
 class ConfigError(GraphshardError, ValueError):

@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._util.optional import import_optional
-from .errors import ValidationError
+from .errors import ValidationError, check_choice
 from .typing import IdArray
 
 __all__ = ["TORCH_LAYOUTS", "SparseRows", "as_sparse_rows", "is_scipy_sparse"]
@@ -257,9 +257,7 @@ class SparseRows:
             >>> x.to_torch("sparse_coo").to_dense().tolist()  # doctest: +SKIP
             [[0.0, 0.0, 1.0], [2.0, 0.0, 0.0]]
         """
-        if layout not in TORCH_LAYOUTS:
-            raise ValidationError(f"layout must be one of {TORCH_LAYOUTS}, got {layout!r}",
-                                  field="layout", value=layout)
+        check_choice(layout, TORCH_LAYOUTS, "layout")
         torch = import_optional("torch", "SparseRows.to_torch")
         if layout == "dense":
             return torch.from_numpy(self.to_dense())

@@ -25,7 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from ._util.arrays import as_ids, check_id_range
-from .errors import ValidationError
+from .errors import ValidationError, check_choice
 from .graph import CSR, Graph
 from .ragged import Ragged
 from .sparse import SparseRows
@@ -273,9 +273,7 @@ def _take(col: Any, ids: IdArray) -> Rows:
 
 def check_edge_dir(edge_dir: str) -> None:
     """Raise ValidationError unless ``edge_dir`` is ``"in"`` or ``"out"``."""
-    if edge_dir not in EDGE_DIRS:
-        raise ValidationError(f"edge_dir must be one of {EDGE_DIRS}, got {edge_dir!r}",
-                              field="edge_dir", value=edge_dir)
+    check_choice(edge_dir, EDGE_DIRS, "edge_dir")
 
 
 def edge_weights(frame: Mapping[str, Any], etype: EdgeType, name: str, eids: IdArray

@@ -371,7 +371,7 @@ def test_helpers():
      r"are \[\('_N', '_E', '_N'\)\]"),
     (lambda g: sample_neighbors(g, [0], -2), r"a fanout must be an int >= -1"),
     (lambda g: sample_neighbors(g, [0], 2, edge_dir="up"), r"edge_dir must be one of "
-     r"\('in', 'out'\), got 'up'"),
+     r"\['in', 'out'\], got 'up'"),
     (lambda g: sample_neighbors(g, [1], 2, prob="neg"), r"prob feature 'neg' must be finite "
      r"and >= 0, but edge 0 has weight -1.0"),
     (lambda g: sample_neighbors(g, [1], 2, prob="missing"), r"no edge feature 'missing' to "

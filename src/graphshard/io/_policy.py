@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ValidationError
+from ..errors import ValidationError, check_choice
 from ..graph import Graph
 from ..typing import EdgeType, IdArray
 
@@ -49,9 +49,7 @@ class EdgeCounts:
 def check_edge_policy(self_loops: str, duplicates: str) -> None:
     """ValidationError naming the option when a policy is not one of :data:`EDGE_POLICIES`."""
     for name, value in (("self_loops", self_loops), ("duplicates", duplicates)):
-        if value not in EDGE_POLICIES:
-            raise ValidationError(f"{name} must be one of {list(EDGE_POLICIES)}, got {value!r}",
-                                  field=name, value=value)
+        check_choice(value, EDGE_POLICIES, name)
 
 
 def _take(col: Any, rows: IdArray) -> Any:

@@ -17,7 +17,7 @@ import scipy.sparse as sp
 
 from .._util.arrays import as_array
 from .._util.optional import import_optional
-from ..errors import ValidationError
+from ..errors import ValidationError, check_choice
 from ..graph import DEFAULT_ETYPE, DEFAULT_NTYPE, Graph, graph, heterograph
 from ..ragged import Ragged
 from ..sparse import SparseRows
@@ -342,9 +342,7 @@ def to_scipy(g: Graph, *, etype: Any = None, weight: str | None = None,
         >>> from_scipy(to_scipy(g, fmt="coo"), weight=None).edges()[1].tolist()
         [1, 2, 2]
     """
-    if fmt not in _SCIPY_FORMATS:
-        raise ValidationError(f"fmt must be one of {_SCIPY_FORMATS}, got {fmt!r}", field="fmt",
-                              value=fmt)
+    check_choice(fmt, _SCIPY_FORMATS, "fmt")
     if etype is None and not g.canonical_etypes:
         raise ValidationError("the graph has no edge type", field="etype")
     et = g.to_canonical_etype(etype)

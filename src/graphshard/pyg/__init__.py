@@ -32,8 +32,7 @@ Example:
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from .._util.lazy import lazy_exports
 
 _LAZY = {
     "FeatureStore": ".feature_store",
@@ -47,14 +46,4 @@ _LAZY = {
 __all__ = sorted(_LAZY)
 
 
-def __getattr__(name: str) -> Any:
-    target = _LAZY.get(name)
-    if target is None:
-        raise AttributeError(f"module 'graphshard.pyg' has no attribute {name!r}")
-    value = getattr(importlib.import_module(target, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

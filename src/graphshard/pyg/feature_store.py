@@ -27,7 +27,7 @@ import torch
 from torch_geometric.data import FeatureStore as _PygFeatureStore
 from torch_geometric.data import TensorAttr
 
-from ..errors import ValidationError
+from ..errors import ValidationError, check_choice
 from ..graph import Graph
 from ..ragged import Ragged
 from ..store import FeatureSchema, as_store, feature_key
@@ -65,10 +65,7 @@ class FeatureStore(_PygFeatureStore):
             raise ValidationError(f"{type(self.store).__name__} does not list its features "
                                   "(feature_schema); the PyG backend needs a store that does",
                                   field="store")
-        if sparse_layout not in SPARSE_LAYOUTS:
-            raise ValidationError(f"sparse_layout must be one of {SPARSE_LAYOUTS}, got "
-                                  f"{sparse_layout!r}", field="sparse_layout",
-                                  value=sparse_layout)
+        check_choice(sparse_layout, SPARSE_LAYOUTS, "sparse_layout")
         self.sparse_layout = sparse_layout
         self._schema = {k: self.store.feature_schema(k) for k in ("node", "edge")}
         schema = self._schema["node"]

@@ -33,7 +33,7 @@ Example:
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -119,34 +119,36 @@ class PrefetchLoader:
 
         # PyG's filter_fn (Data building, torch ops) runs on one thread beside this loop,
         # so the next rounds are sent while it works (benchmarks/TUNING.md, PrefetchLoader)
-        pending: deque[Future[Any]] = deque()
         with ThreadPoolExecutor(1, thread_name_prefix="graphshard-pyg") as pool:
-            try:
-                for out, rows in pipeline(sampler.store, batches(), prefetch=self.workers,
-                                          group=max(1, self.workers // 2)):
-                    pending.append(pool.submit(build, out, rows))
-                    while pending and (pending[0].done() or len(pending) > self.workers):
-                        yield pending.popleft().result()
-                while pending:
-                    yield pending.popleft().result()
-            finally:
-                for fut in pending:  # a consumer that stops early: drop what is queued
-                    fut.cancel()
+            yield from _in_order(
+                (pool.submit(build, out, rows) for out, rows in pipeline(
+                    sampler.store, batches(), prefetch=self.workers,
+                    group=max(1, self.workers // 2))),
+                lambda pending: pending[0].done() or len(pending) > self.workers)
 
     def _threads(self) -> Iterator[Any]:
-        batches = iter(self.loader.batch_sampler)
-        pending: deque[Future[Any]] = deque()
         with ThreadPoolExecutor(self.workers, thread_name_prefix="graphshard-pyg") as pool:
-            try:
-                for indices in batches:
-                    pending.append(pool.submit(self._batch, list(indices)))
-                    if len(pending) >= self.workers:
-                        yield pending.popleft().result()
-                while pending:
-                    yield pending.popleft().result()
-            finally:
-                for fut in pending:  # a consumer that stops early: drop what is queued
-                    fut.cancel()
+            yield from _in_order(
+                (pool.submit(self._batch, list(indices)) for indices in self.loader.batch_sampler),
+                lambda pending: len(pending) >= self.workers)
 
     def __repr__(self) -> str:
         return f"PrefetchLoader({type(self.loader).__name__}, workers={self.workers})"
+
+
+def _in_order(submitted: Iterator[Future[Any]], ready: Callable[[deque[Future[Any]]], bool]
+              ) -> Iterator[Any]:
+    """Results of ``submitted`` futures in submission order: the oldest is waited for
+    whenever ``ready(pending)`` says so, the rest at the end.  A consumer that stops early
+    cancels what is still queued."""
+    pending: deque[Future[Any]] = deque()
+    try:
+        for fut in submitted:
+            pending.append(fut)
+            while pending and ready(pending):
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+    finally:
+        for fut in pending:
+            fut.cancel()

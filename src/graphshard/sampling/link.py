@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from .._util.arrays import as_ids, check_id_range
-from ..errors import ValidationError
+from ..errors import ValidationError, check_choice
 from ..store import as_store
 from ..typing import IdArray
 from .blocks import SampledBlocks, sample_blocks
@@ -133,9 +133,7 @@ def sample_link_batch(g: Any, eids: Any, fanouts: Any, *, num_negatives: int = 1
     if len(store.ntypes) != 1:
         raise ValidationError(f"sample_link_batch needs a graph with one node type, got "
                               f"{store.ntypes}", field="g")
-    if exclude not in EXCLUDE:
-        raise ValidationError(f"sample_link_batch: exclude must be one of {list(EXCLUDE)}, got "
-                              f"{exclude!r}", field="exclude", value=exclude)
+    check_choice(exclude, EXCLUDE, "exclude", where="sample_link_batch")
     et = store.to_canonical_etype(etype)
     ids = as_ids(eids, "eids")
     check_id_range(ids, store.num_edges(et), f"eids of {et}")

@@ -33,7 +33,7 @@ import socket
 from typing import Any
 
 from .._util.optional import import_optional
-from ..errors import ServerError, ValidationError
+from ..errors import ServerError, ValidationError, check_choice
 from .trainer_base import to_torch_state
 
 __all__ = ["TRAINERS", "RayTeam", "trainer_class"]
@@ -45,9 +45,7 @@ TRAINERS = {"sage": "sage_trainer:SageTrainer", "link": "link_trainer:LinkTraine
 
 def trainer_class(kind: str) -> Any:
     """The trainer class of ``kind`` (a key of :data:`TRAINERS`)."""
-    if kind not in TRAINERS:
-        raise ValidationError(f"trainer must be one of {sorted(TRAINERS)}, got {kind!r}",
-                              field="trainer", value=kind)
+    check_choice(kind, TRAINERS, "trainer")
     module, name = TRAINERS[kind].split(":")
     return getattr(importlib.import_module(f".{module}", __package__), name)
 

@@ -39,7 +39,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from .._util.progress import progress
-from ..errors import ValidationError
+from ..errors import ValidationError, check_choice
 
 __all__ = ["EpochRun", "LocalTeam", "ScoredEpochs", "Team", "as_ints", "at_epoch", "best_epoch",
            "check_stopping", "finite", "run_epochs", "should_stop", "value_at"]
@@ -197,9 +197,7 @@ def run_epochs(team: Team, *, epochs: int, eval_every: int, metrics: Sequence[st
     """
     names = tuple(metrics)
     monitor = names[0] if monitor is None else monitor
-    if monitor not in names:
-        raise ValidationError(f"{what}: monitor must be one of {list(names)}, got {monitor!r}",
-                              field="monitor", value=monitor)
+    check_choice(monitor, names, "monitor", where=what)
     check_stopping(what, patience, min_delta)
     keys = ["losses", *(f"{s}_{m}" for m in names for s in ("val", "test")),
             "seconds", "eval_seconds", "samples"]
@@ -268,7 +266,11 @@ class ScoredEpochs:
     :class:`~graphshard.train.link.LinkResult` and
     :class:`~graphshard.train.hetero.HeteroResult`): it reads ``losses``, ``val``,
     ``test``, ``samples``, ``seconds``, ``eval_seconds``, ``best_epoch``, ``monitor`` and
-    ``stopped_early``."""
+    ``stopped_early``.
+
+    Epochs are counted from 0: entry ``e`` of every per-epoch list is epoch ``e``, the
+    number ``best_epoch``, the ``on_epoch`` callback and ``graphshard train`` (its table,
+    stderr lines and ``--json``) give it."""
 
     losses: list[float]
     samples: list[int]

@@ -43,7 +43,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ValidationError
+from ..errors import ValidationError, check_choice
 from ..store import feature_key
 from ._common import open_store
 from ._hetero_model import MODELS
@@ -59,9 +59,7 @@ logger = logging.getLogger(__name__)
 class HeteroResult(ScoredEpochs):
     """What :func:`train_hetero` returns.
 
-    Epochs are counted from 0: entry ``e`` of every per-epoch list is epoch ``e``, the
-    number :attr:`best_epoch`, the ``on_epoch`` callback and ``graphshard train`` (its
-    table, stderr lines and ``--json``) give it.
+    Epochs are counted from 0, as :class:`~graphshard.train.epochs.ScoredEpochs` says.
 
     Attributes:
         losses: Mean training loss per epoch.
@@ -230,12 +228,8 @@ def train_hetero(store_or_config: Any, *, target: str | None = None, model: str 
         MissingDependencyError: torch or torch_geometric (or, for several trainers, ray) is
             not installed.
     """
-    if model not in MODELS:
-        raise ValidationError(f"train_hetero: model must be one of {list(MODELS)}, got "
-                              f"{model!r}", field="model", value=model)
-    if monitor not in METRICS:
-        raise ValidationError(f"train_hetero: monitor must be one of {list(METRICS)}, got "
-                              f"{monitor!r}", field="monitor", value=monitor)
+    check_choice(model, MODELS, "model", where="train_hetero")
+    check_choice(monitor, METRICS, "monitor", where="train_hetero")
     layers = _fanouts("fanouts", fanouts, num_layers)
     evals = (_fanouts("eval_fanouts", eval_fanouts, len(layers)) if eval_fanouts is not None
              else [f * 2 if f > 0 else f for f in layers])

@@ -135,15 +135,6 @@ class HeteroTrainer(TrainerBase):
                           input_nodes=(self.target, self.torch.from_numpy(ids)),
                           batch_sampler=[b.tolist() for b in batches])
 
-    def _batches(self, epoch: int, steps: int | None) -> list[IdArray]:
-        """Positions in ``self.train`` per step (a seeded permutation)."""
-        perm = np.random.default_rng(subseed(self.seed, 0, epoch)).permutation(len(self.train))
-        if steps is None:
-            return [perm[i:i + self.batch_size] for i in range(0, len(perm), self.batch_size)]
-        if len(perm) < steps:  # a small share repeats nodes: no rank may skip an all-reduce
-            perm = np.resize(perm, steps)
-        return np.array_split(perm, steps)  # every rank takes the same number of steps
-
     def _forward(self, net: Any, batch: Any) -> Any:
         x = {nt: batch[nt].x for nt in self.spec["in_dims"]}
         n_id = {nt: batch[nt].n_id for nt in self.spec["ntypes"]}
@@ -164,13 +155,11 @@ class HeteroTrainer(TrainerBase):
         self.sampler.set_epoch(epoch)
         self.model.train()
         total, count = 0.0, 0
-        for batch in self._loader(self.sampler, self.train, self._batches(epoch, steps)):
+        order = self.epoch_batches(epoch, steps, len(self.train))  # positions in self.train
+        for batch in self._loader(self.sampler, self.train, order):
             bs = int(batch[self.target].batch_size)
             loss = self._loss(self._forward(self.net, batch), batch[self.target].n_id[:bs])
-            self.opt.zero_grad()
-            loss.backward()
-            self.opt.step()
-            total += float(loss.detach()) * bs
+            total += self.step(loss) * bs
             count += bs
         return total, count
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import ValidationError
+from ..errors import ValidationError, check_choice
 from ._common import open_store
 from .checkpoint import resume_checkpoint
 from .epochs import LocalTeam, ScoredEpochs, as_ints, check_stopping, run_epochs
@@ -44,9 +44,7 @@ __all__ = ["LinkResult", "train_link"]
 class LinkResult(ScoredEpochs):
     """What :func:`train_link` returns.
 
-    Epochs are counted from 0: entry ``e`` of every per-epoch list is epoch ``e``, the
-    number :attr:`best_epoch`, the ``on_epoch`` callback and ``graphshard train`` (its
-    table, stderr lines and ``--json``) give it.
+    Epochs are counted from 0, as :class:`~graphshard.train.epochs.ScoredEpochs` says.
 
     Attributes:
         losses: Mean training loss (BCE, positive + negative side) per epoch.
@@ -180,9 +178,7 @@ def train_link(store_or_config: Any, *, feat: str = "feat", eval_edges: LinkEval
             raise ValidationError(f"train_link: {name} must be >= 1, got {v!r}", field=name,
                                   value=v)
     names = link_metric_names(hits)
-    if monitor not in names:
-        raise ValidationError(f"train_link: monitor must be one of {list(names)}, got "
-                              f"{monitor!r}", field="monitor", value=monitor)
+    check_choice(monitor, names, "monitor", where="train_link")
     check_stopping("train_link", patience, min_delta)
     graph, held_out = _graph_and_edges(store_or_config, eval_edges)
     kw: dict[str, Any] = dict(

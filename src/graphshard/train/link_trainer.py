@@ -23,10 +23,9 @@ from typing import Any
 import numpy as np
 
 from .._util.optional import import_optional
-from ..errors import ValidationError
+from ..errors import ValidationError, check_choice
 from ..sampling import reverse_edge_ids, sample_link_batch
 from ..store import as_store
-from ..typing import IdArray
 from ._common import read_rows, subseed, the_ntype
 from ._link_model import DECODERS, evaluate_link, link_class
 from ._sage_model import dense
@@ -68,12 +67,8 @@ class LinkTrainer(TrainerBase):
         if len(store.canonical_etypes) != 1:
             raise ValidationError(f"train_link needs a graph with one edge type, got "
                                   f"{store.canonical_etypes}", field="store")
-        if decoder not in DECODERS:
-            raise ValidationError(f"train_link: decoder must be one of {list(DECODERS)}, got "
-                                  f"{decoder!r}", field="decoder", value=decoder)
-        if exclude not in EXCLUDE_CHOICES:
-            raise ValidationError(f"train_link: exclude must be one of {list(EXCLUDE_CHOICES)}"
-                                  f", got {exclude!r}", field="exclude", value=exclude)
+        check_choice(decoder, DECODERS, "decoder", where="train_link")
+        check_choice(exclude, EXCLUDE_CHOICES, "exclude", where="train_link")
         self.held_out = held_out
         self._check_held_out(store.num_nodes(nt))
         m = store.num_edges()
@@ -110,14 +105,6 @@ class LinkTrainer(TrainerBase):
                                           f"[0, {n}): not in this graph's IDs",
                                           field="eval_edges")
 
-    def _batches(self, epoch: int, steps: int | None) -> list[IdArray]:
-        perm = np.random.default_rng(subseed(self.seed, 0, epoch)).permutation(self.train)
-        if steps is None:
-            return [perm[i:i + self.batch_size] for i in range(0, len(perm), self.batch_size)]
-        if len(perm) < steps:  # a small share repeats edges: no rank may skip an all-reduce
-            perm = np.resize(perm, steps)
-        return np.array_split(perm, steps)
-
     def train_epoch(self, epoch: int, steps: int | None = None) -> tuple[float, int]:
         """One pass over this trainer's edges: (sum of loss x batch size, edges seen)."""
         torch, store, nt = self.torch, self.store, self.nt
@@ -125,7 +112,7 @@ class LinkTrainer(TrainerBase):
         torch.manual_seed(subseed(self.seed, 6, epoch, self.rank))  # dropout
         self.model.train()
         total, count = 0.0, 0
-        for step, batch in enumerate(self._batches(epoch, steps)):
+        for step, batch in enumerate(self.epoch_batches(epoch, steps)):
             lb = sample_link_batch(store, batch, self.fanouts, num_negatives=self.num_negatives,
                                    exclude=self.exclude, reverse_eids=self.reverse,
                                    seed=subseed(self.seed, 1, epoch, step, self.rank))
@@ -134,10 +121,7 @@ class LinkTrainer(TrainerBase):
             pos, neg = self.net(lb.blocks.blocks, x, *(torch.from_numpy(a) for a in
                                                      (lb.src, lb.dst, lb.neg_dst)))
             loss = bce(pos, torch.ones_like(pos)) + bce(neg, torch.zeros_like(neg))
-            self.opt.zero_grad()
-            loss.backward()
-            self.opt.step()
-            total += float(loss.detach()) * len(batch)
+            total += self.step(loss) * len(batch)
             count += len(batch)
         return total, count
 

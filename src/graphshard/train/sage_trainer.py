@@ -111,29 +111,18 @@ class SageTrainer(TrainerBase):
         return sage_class(torch)(spec["in_dim"], spec["hidden"], spec["out_dim"],
                                  spec["num_layers"], spec["dropout"])
 
-    def _batches(self, epoch: int, steps: int | None) -> list[IdArray]:
-        perm = np.random.default_rng(subseed(self.seed, 0, epoch)).permutation(self.train)
-        if steps is None:
-            return [perm[i:i + self.batch_size] for i in range(0, len(perm), self.batch_size)]
-        if len(perm) < steps:  # a small share repeats nodes: no rank may skip an all-reduce
-            perm = np.resize(perm, steps)
-        return np.array_split(perm, steps)  # every rank takes the same number of steps
-
     def train_epoch(self, epoch: int, steps: int | None = None) -> tuple[float, int]:
         """One pass over this trainer's nodes: (sum of loss x batch size, nodes seen)."""
         torch, store, nt = self.torch, self.store, self.nt
         torch.manual_seed(subseed(self.seed, 6, epoch, self.rank))  # dropout
         self.model.train()
         total, count = 0.0, 0
-        for step, batch in enumerate(self._batches(epoch, steps)):
+        for step, batch in enumerate(self.epoch_batches(epoch, steps)):
             sb = sample_blocks(store, batch, self.fanouts, seed=subseed(self.seed, 1, epoch, step))
             x = torch.from_numpy(dense(read_rows(store, nt, self.feat, sb.input_nodes[nt])))
             y = torch.from_numpy(self.labels[sb.output_nodes[nt]])
             loss = torch.nn.functional.cross_entropy(self.net(sb.blocks, x), y)
-            self.opt.zero_grad()
-            loss.backward()
-            self.opt.step()
-            total += float(loss.detach()) * len(batch)
+            total += self.step(loss) * len(batch)
             count += len(batch)
         return total, count
 

@@ -19,6 +19,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ._common import subseed
+
 __all__ = ["TrainerBase", "to_torch_state"]
 
 
@@ -34,6 +36,8 @@ class TrainerBase:
     opt: Any
     train: Any
     spec: dict[str, Any]
+    seed: int
+    batch_size: int
 
     def init_model(self, spec: dict[str, Any], *, seed: int, lr: float,
                    weight_decay: float) -> None:
@@ -54,6 +58,26 @@ class TrainerBase:
     def model_spec(self) -> dict[str, Any]:
         """The model's constructor arguments (plain data: sent between processes)."""
         return dict(self.spec)
+
+    def step(self, loss: Any) -> float:
+        """One optimiser step on ``loss`` (gradients cleared first); the loss as a float."""
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        return float(loss.detach())
+
+    def epoch_batches(self, epoch: int, steps: int | None, items: Any = None) -> list[Any]:
+        """``items`` (default ``self.train``; an int ``n``: positions ``0 .. n - 1``) in the
+        seeded order of ``epoch``, cut into batches of ``batch_size``, or into exactly
+        ``steps`` batches (repeating items when there are fewer): every rank of a team then
+        takes the same number of steps, so none skips an all-reduce."""
+        perm = np.random.default_rng(subseed(self.seed, 0, epoch)).permutation(
+            self.train if items is None else items)
+        if steps is None:
+            return [perm[i:i + self.batch_size] for i in range(0, len(perm), self.batch_size)]
+        if len(perm) < steps:
+            perm = np.resize(perm, steps)
+        return np.array_split(perm, steps)
 
     def num_train(self) -> int:
         """Training examples (nodes or edges) of this trainer."""

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from ..errors import ValidationError
+from ..errors import ValidationError, check_choice
 
 __all__ = ["DEFAULT_LR", "LOSS_TYPES", "LR_DECAYS", "OPTIMIZERS", "SAGE_LAYERS", "WalkOptions"]
 
@@ -299,10 +299,7 @@ class WalkOptions:
         """Validate and normalise the model fields (Graph4Rec's keys)."""
         for name, valid in (("loss_type", LOSS_TYPES), ("sage_layer_type", SAGE_LAYERS),
                             ("sage_act", _ACTS)):
-            if getattr(self, name) not in valid:
-                raise ValidationError(f"{name} must be one of {valid}, got "
-                                      f"{getattr(self, name)!r}", field=name,
-                                      value=getattr(self, name))
+            check_choice(getattr(self, name), valid, name)
         for name in ("samples", "infer_samples"):
             v = getattr(self, name)
             if isinstance(v, (int, str)) or not all(int(x) >= 1 for x in v) or not len(v):

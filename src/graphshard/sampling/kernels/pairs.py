@@ -35,24 +35,37 @@ def _window(st, a, win, random_window):
     return 1 + randint(st, a, win) if random_window else win
 
 
+@kernel
+def _walk_pairs(walks, types, excl, i, st, win, random_window, o, src, dst, cols, fill):
+    """Pairs of walk ``i`` (counted; with ``fill`` also written from position ``o``)."""
+    length = walks.shape[1]
+    c = 0
+    for a in range(length):
+        x = walks[i, a]
+        if x < 0:
+            continue
+        w = _window(st, a, win, random_window)
+        for b in range(max(0, a - w), min(length, a + w + 1)):
+            y = walks[i, b]
+            if y >= 0 and (y != x or types[a] != types[b]) and not excl[types[a], types[b]]:
+                if fill:
+                    src[o + c] = x
+                    dst[o + c] = y
+                    cols[o + c, 0] = a
+                    cols[o + c, 1] = b
+                c += 1
+    return c
+
+
 @kernel(parallel=True)
 def skipgram_counts(walks, types, excl, keys, win, random_window, seed):
     """Pairs each walk (row of ``walks``) yields."""
-    n, length = walks.shape
+    n = walks.shape[0]
     out = np.zeros(n, dtype=np.int64)
+    none = np.zeros(0, dtype=np.int64)
     for i in prange(n):
-        st = item_state(seed, 0, keys[i])
-        c = 0
-        for a in range(length):
-            x = walks[i, a]
-            if x < 0:
-                continue
-            w = _window(st, a, win, random_window)
-            for b in range(max(0, a - w), min(length, a + w + 1)):
-                y = walks[i, b]
-                if y >= 0 and (y != x or types[a] != types[b]) and not excl[types[a], types[b]]:
-                    c += 1
-        out[i] = c
+        out[i] = _walk_pairs(walks, types, excl, i, item_state(seed, 0, keys[i]), win,
+                             random_window, 0, none, none, none.reshape(0, 2), False)
     return out
 
 
@@ -60,23 +73,9 @@ def skipgram_counts(walks, types, excl, keys, win, random_window, seed):
 def skipgram_fill(walks, types, excl, keys, win, random_window, seed, offsets, src, dst, cols):
     """Write the pairs of walk i to ``src``/``dst[offsets[i]:offsets[i + 1]]`` and their
     column positions to ``cols`` (pairs x 2)."""
-    n, length = walks.shape
-    for i in prange(n):
-        st = item_state(seed, 0, keys[i])
-        o = offsets[i]
-        for a in range(length):
-            x = walks[i, a]
-            if x < 0:
-                continue
-            w = _window(st, a, win, random_window)
-            for b in range(max(0, a - w), min(length, a + w + 1)):
-                y = walks[i, b]
-                if y >= 0 and (y != x or types[a] != types[b]) and not excl[types[a], types[b]]:
-                    src[o] = x
-                    dst[o] = y
-                    cols[o, 0] = a
-                    cols[o, 1] = b
-                    o += 1
+    for i in prange(walks.shape[0]):
+        _walk_pairs(walks, types, excl, i, item_state(seed, 0, keys[i]), win, random_window,
+                    offsets[i], src, dst, cols, True)
 
 
 @kernel(parallel=True)
