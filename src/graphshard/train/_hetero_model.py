@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["MODELS", "hetero_class"]
+__all__ = ["MODELS", "hetero_class", "one_edge_index"]
 
 #: Model names :func:`~graphshard.train.hetero.train_hetero` takes.
 MODELS = ("rgcn", "hgt")
@@ -94,18 +94,7 @@ def hetero_class(torch: Any) -> type:
 
         def _rgcn(self, conv: Any, h: dict[str, Any], edge_index: dict[Any, Any]) -> Any:
             sizes = [h[nt].shape[0] for nt in self.ntypes]
-            offset = dict(zip(self.ntypes, [0, *torch.tensor(sizes).cumsum(0).tolist()[:-1]],
-                              strict=True))
-            eis, kinds = [], []
-            for k, et in enumerate(self.etypes):
-                ei = edge_index.get(et)
-                if ei is None or ei.numel() == 0:
-                    continue
-                shift = torch.tensor([[offset[et[0]]], [offset[et[2]]]], dtype=ei.dtype)
-                eis.append(ei + shift)
-                kinds.append(torch.full((ei.shape[1],), k, dtype=torch.long))
-            ei = torch.cat(eis, 1) if eis else torch.zeros((2, 0), dtype=torch.long)
-            kind = torch.cat(kinds) if kinds else torch.zeros(0, dtype=torch.long)
+            ei, kind = one_edge_index(torch, self.ntypes, self.etypes, sizes, edge_index)
             out = conv(torch.cat([h[nt] for nt in self.ntypes]), ei, kind)
             out = self.dropout(torch.relu(out))
             return dict(zip(self.ntypes, out.split(sizes), strict=True))
@@ -119,3 +108,30 @@ def hetero_class(torch: Any) -> type:
                     for nt in self.ntypes}
 
     return HeteroNodeClassifier
+
+
+def one_edge_index(torch: Any, ntypes: list[str], etypes: list[Any], sizes: list[int],
+                   edge_index: dict[Any, Any]) -> tuple[Any, Any]:
+    """The typed ``edge_index`` of a batch as one homogeneous graph (what ``RGCNConv``
+    takes): node type ``t``'s nodes shifted by the sizes of the types before it, and each
+    edge's type index in ``etypes``.  Types without edges are left out.
+
+    Example:
+        >>> import torch
+        >>> ei, kind = one_edge_index(torch, ["a", "b"], [("a", "r", "b")], [2, 3],
+        ...                           {("a", "r", "b"): torch.tensor([[0, 1], [2, 0]])})
+        >>> ei.tolist(), kind.tolist()
+        ([[0, 1], [4, 2]], [0, 0])
+    """
+    offset = dict(zip(ntypes, [0, *torch.tensor(sizes).cumsum(0).tolist()[:-1]], strict=True))
+    eis, kinds = [], []
+    for k, et in enumerate(etypes):
+        ei = edge_index.get(et)
+        if ei is None or ei.numel() == 0:
+            continue
+        shift = torch.tensor([[offset[et[0]]], [offset[et[2]]]], dtype=ei.dtype)
+        eis.append(ei + shift)
+        kinds.append(torch.full((ei.shape[1],), k, dtype=torch.long))
+    ei = torch.cat(eis, 1) if eis else torch.zeros((2, 0), dtype=torch.long)
+    kind = torch.cat(kinds) if kinds else torch.zeros(0, dtype=torch.long)
+    return ei, kind

@@ -35,7 +35,7 @@ def _window(st, a, win, random_window):
     return 1 + randint(st, a, win) if random_window else win
 
 
-@kernel
+@kernel(inline=True)
 def _walk_pairs(walks, types, excl, i, st, win, random_window, o, src, dst, cols, fill):
     """Pairs of walk ``i`` (counted; with ``fill`` also written from position ``o``)."""
     length = walks.shape[1]

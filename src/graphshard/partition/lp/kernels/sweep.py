@@ -134,6 +134,85 @@ def _visit_order(lo, num_rows, seed, step, sub, num_sub):  # pragma: no cover - 
     return out
 
 
+@kernel(inline=True)
+def _prefetch_ahead(order, i, m, indptr, indices, weights, live, rating, lwf, ncon, far,
+                    table_row):  # pragma: no cover - compiled
+    """Prefetch for the rows ahead of visit ``i``: the CSR lines three rows ahead, the
+    labels of the neighbours two rows ahead, their ratings and weights one row ahead, so
+    that the random reads of a row are in flight while the row before is rated."""
+    if i + 3 < m:
+        r3 = order[i + 3]
+        for j in range(indptr[r3], min(indptr[r3 + 1], indptr[r3] + 64), 8):
+            prefetch(indices, j)
+            prefetch(weights, j)
+    if i + 2 < m:
+        r2 = order[i + 2]
+        for j in range(indptr[r2], indptr[r2 + 1]):
+            prefetch(live, indices[j])
+    if far and i + 1 < m:
+        r1 = order[i + 1]
+        in_table = indptr[r1 + 1] - indptr[r1] <= table_row
+        for j in range(indptr[r1], indptr[r1 + 1]):
+            lv1 = live[indices[j]]
+            if not in_table:
+                prefetch(rating, lv1)
+            prefetch(lwf, lv1 * ncon)
+
+
+@kernel(inline=True)
+def _rate_in_array(indices, weights, start, end, live, cur, rating, labels_out, ratings_out
+                   ):  # pragma: no cover - compiled
+    """Rate the labels of row entries ``start .. end`` in the per-label array ``rating``
+    (left zeroed): ``(count, total, own)``, the distinct labels and their ratings in
+    ``labels_out`` / ``ratings_out[:count]``, the row's weight and its rating of ``cur``."""
+    nt = 0
+    total = 0
+    for j in range(start, end):
+        lv = live[indices[j]]
+        if rating[lv] == 0:
+            labels_out[nt] = lv
+            nt += 1
+        rating[lv] += weights[j]
+        total += weights[j]
+    own = rating[cur]
+    for t in range(nt):
+        ratings_out[t] = rating[labels_out[t]]
+        rating[labels_out[t]] = 0
+    return nt, total, own
+
+
+@kernel(inline=True)
+def _best_label(u, cur, own, nt, touched, touched_r, lw, node_w, max_w, strict, norm, key
+                ):  # pragma: no cover - compiled
+    """``(label, rating)`` row ``u`` moves to among the ``nt`` rated labels (``cur`` and
+    ``own`` when it stays): the best score whose weight stays within ``max_w``, ties by
+    the keyed hash of ``key`` and the label (see :func:`lp_sweep`)."""
+    ncon = max_w.shape[0]
+    wu = node_w[u, 0]
+    best, best_r = cur, own
+    best_s = own / lw[cur, 0] ** norm if norm > 0 else float(own)
+    best_h = mix(key ^ (np.uint64(cur) * GOLDEN))
+    for t in range(nt):
+        c = touched[t]
+        if c == cur:
+            continue
+        rc = touched_r[t]
+        if (strict and rc <= own) or (norm == 0 and rc < best_r):
+            continue
+        fits = True
+        for q in range(ncon):
+            fits &= lw[c, q] + node_w[u, q] <= max_w[q]
+        if not fits:
+            continue
+        sc = rc / (lw[c, 0] + wu) ** norm if norm > 0 else float(rc)
+        if sc < best_s:
+            continue
+        h = mix(key ^ (np.uint64(c) * GOLDEN))
+        if sc > best_s or h > best_h:
+            best, best_r, best_s, best_h = c, rc, sc, h
+    return best, best_r
+
+
 @kernel
 def lp_sweep(indptr, indices, weights, lo, labels, node_w, label_w, max_w, seed, step,
              sub, num_sub, strict, norm, live, lw, rating, max_row=0, table_row=TABLE_ROW,
@@ -208,71 +287,21 @@ def lp_sweep(indptr, indices, weights, lo, labels, node_w, label_w, max_w, seed,
             m += 1
     external = 0
     for i in range(m):
-        # rows ahead in the visit order: the CSR lines three rows ahead, the labels of
-        # the neighbours two rows ahead, their ratings and weights one row ahead, so that
-        # the random reads of a row are in flight while the row before is rated
-        if i + 3 < m:
-            r3 = order[i + 3]
-            for j in range(indptr[r3], min(indptr[r3 + 1], indptr[r3] + 64), 8):
-                prefetch(indices, j)
-                prefetch(weights, j)
-        if i + 2 < m:
-            r2 = order[i + 2]
-            for j in range(indptr[r2], indptr[r2 + 1]):
-                prefetch(live, indices[j])
-        if far and i + 1 < m:
-            r1 = order[i + 1]
-            in_table = indptr[r1 + 1] - indptr[r1] <= table_row
-            for j in range(indptr[r1], indptr[r1 + 1]):
-                lv1 = live[indices[j]]
-                if not in_table:
-                    prefetch(rating, lv1)
-                prefetch(lwf, lv1 * ncon)
+        _prefetch_ahead(order, i, m, indptr, indices, weights, live, rating, lwf, ncon, far,
+                        table_row)
         r = order[i]
         start, end = indptr[r], indptr[r + 1]
         u = lo + r
         cur = live[u]
-        wu = node_w[u, 0]
         if far and end - start <= table_row:
             nt, total, own = _rate_in_table(indices, weights, start, end, live, cur, tkey,
                                             tval, shift, touched, touched_r)
         else:
-            nt = 0
-            total = 0
-            for j in range(start, end):
-                lv = live[indices[j]]
-                if rating[lv] == 0:
-                    touched[nt] = lv
-                    nt += 1
-                rating[lv] += weights[j]
-                total += weights[j]
-            own = rating[cur]
-            for t in range(nt):
-                touched_r[t] = rating[touched[t]]
-                rating[touched[t]] = 0
+            nt, total, own = _rate_in_array(indices, weights, start, end, live, cur, rating,
+                                            touched, touched_r)
         external += total - own
-        best, best_r = cur, own
-        best_s = own / lw[cur, 0] ** norm if norm > 0 else float(own)
-        key = keyed_hash(seed, u, step)
-        best_h = mix(key ^ (np.uint64(cur) * GOLDEN))
-        for t in range(nt):
-            c = touched[t]
-            if c == cur:
-                continue
-            rc = touched_r[t]
-            if (strict and rc <= own) or (norm == 0 and rc < best_r):
-                continue
-            fits = True
-            for q in range(ncon):
-                fits &= lw[c, q] + node_w[u, q] <= max_w[q]
-            if not fits:
-                continue
-            sc = rc / (lw[c, 0] + wu) ** norm if norm > 0 else float(rc)
-            if sc < best_s:
-                continue
-            h = mix(key ^ (np.uint64(c) * GOLDEN))
-            if sc > best_s or h > best_h:
-                best, best_r, best_s, best_h = c, rc, sc, h
+        best, best_r = _best_label(u, cur, own, nt, touched, touched_r, lw, node_w, max_w,
+                                   strict, norm, keyed_hash(seed, u, step))
         if best != cur:
             for q in range(ncon):
                 lw[cur, q] -= node_w[u, q]
