@@ -171,7 +171,7 @@ def test_dgl_assignment_folder_keeps_its_declared_parts(tmp_path):
 # ----- kernels of dispatch -------------------------------------------------------------------
 @pytest.mark.parametrize("id_dtype", [np.int32, np.int64])
 def test_route_edges_matches_a_stable_sort_by_owner(id_dtype):
-    from graphshard.pipeline.kernels import route_edges
+    from graphshard.partition.build_kernels import route_edges
 
     rng = np.random.default_rng(5)
     n_src, n_dst, m = 300, 200, 5000
@@ -197,7 +197,7 @@ def test_route_edges_matches_a_stable_sort_by_owner(id_dtype):
                                                      (130, 0, 64), (130, 64, 130)])
 def test_halo_of_part_is_the_one_hop_local_graph(method, num_nodes, lo, hi):
     from graphshard.partition.local_graphs import assemble_local_graph
-    from graphshard.pipeline.kernels import halo_of_part
+    from graphshard.partition.build_kernels import halo_of_part
 
     rng = np.random.default_rng(num_nodes + lo)
     src = rng.integers(0, num_nodes, 3000)
@@ -214,7 +214,7 @@ def test_halo_of_part_is_the_one_hop_local_graph(method, num_nodes, lo, hi):
 
 
 def test_halo_of_part_rejects_bad_ids_and_methods():
-    from graphshard.pipeline.kernels import halo_of_part
+    from graphshard.partition.build_kernels import halo_of_part
 
     with pytest.raises(ValidationError, match=r"source 10 at position 1 is outside \[0, 10\)"):
         halo_of_part(np.array([3, 10, 2]), 0, 5, 10)
@@ -223,7 +223,7 @@ def test_halo_of_part_rejects_bad_ids_and_methods():
 
 
 def test_new_ids_of_block_numbers_each_part_in_block_order():
-    from graphshard.pipeline.kernels import new_ids_of_block
+    from graphshard.partition.build_kernels import new_ids_of_block
 
     parts = np.array([2, 0, 2, 1, 0, 2])
     starts = np.array([10, 20, 30])
@@ -232,7 +232,7 @@ def test_new_ids_of_block_numbers_each_part_in_block_order():
 
 
 def test_halo_of_part_sorts_when_the_bitmap_would_outweigh_the_part(monkeypatch):
-    from graphshard.pipeline import kernels as dispatch_kernels
+    from graphshard.partition import build_kernels as dispatch_kernels
 
     def no_bitmap(*args):
         raise AssertionError("the bitmap of 2**27 nodes is bigger than this part")

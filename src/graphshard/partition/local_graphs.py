@@ -9,10 +9,11 @@ import numpy as np
 
 from .._util.arrays import sorted_unique
 from ..typing import IdArray
+from .build_kernels import halo_of_part
 from .reshuffle import Reshuffle
 
 __all__ = ["LocalGraph", "assemble_local_graph", "build_local_graph", "gather_ranges",
-           "in_edge_index"]
+           "in_edge_index", "one_hop_local_graph"]
 
 
 @dataclass(frozen=True)
@@ -149,6 +150,12 @@ def build_local_graph(shuffle: Reshuffle, part_id: int, num_hops: int,
     """
     nb, eb = shuffle.node_bounds(), shuffle.edge_bounds()
     e_lo, e_hi = int(eb[part_id]), int(eb[part_id + 1])
+    if num_hops == 1:  # the pipeline's one-hop build (the same graph, in linear time)
+        fast = one_hop_local_graph(part_id, int(nb[part_id]), int(nb[part_id + 1]),
+                                   len(shuffle.node_new2orig), e_lo,
+                                   shuffle.src[e_lo:e_hi].copy(), shuffle.dst[e_lo:e_hi].copy())
+        if fast is not None:
+            return fast[0]
 
     fetch = None
     if in_index is not None:
@@ -160,3 +167,29 @@ def build_local_graph(shuffle: Reshuffle, part_id: int, num_hops: int,
 
     return assemble_local_graph(part_id, (int(nb[part_id]), int(nb[part_id + 1])), e_lo,
                                 shuffle.src[e_lo:e_hi], shuffle.dst[e_lo:e_hi], num_hops, fetch)
+
+
+def one_hop_local_graph(p: int, lo: int, hi: int, num_nodes: int, first_edge: int, src: IdArray,
+                      dst: IdArray) -> tuple[LocalGraph, int] | None:
+    """The one-hop local graph of part ``p`` (new node IDs ``[lo, hi)``, inner edges
+    ``src -> dst`` with IDs from ``first_edge``): what :func:`assemble_local_graph` builds
+    for one hop, with the halo numbered by
+    :func:`~graphshard.partition.build_kernels.halo_of_part` (linear) instead of
+    ``np.unique(return_inverse=True)``, and the number of cut edges.  ``src`` and ``dst``
+    (int64, owned by the caller) become the local IDs in place.  None when the IDs are
+    too large for it.
+
+    Example:
+        >>> local, cut = one_hop_local_graph(0, 0, 2, 4, 0, np.array([3, 0, 2]),
+        ...                                  np.array([0, 1, 1]))
+        >>> local.nodes.tolist(), local.src.tolist(), local.dst.tolist(), cut
+        ([0, 1, 2, 3], [3, 0, 2], [0, 1, 1], 2)
+    """
+    found = halo_of_part(src, lo, hi, num_nodes)
+    if found is None:
+        return None
+    halo, cut = found
+    dst -= lo
+    nodes = np.concatenate([np.arange(lo, hi, dtype=np.int64), halo])
+    edges = np.arange(first_edge, first_edge + len(src), dtype=np.int64)
+    return LocalGraph(p, nodes, hi - lo, edges, len(src), src, dst, (len(halo),)), cut

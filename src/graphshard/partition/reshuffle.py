@@ -8,6 +8,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..typing import IdArray
+from .build_kernels import new_ids_of_block
 
 __all__ = ["Reshuffle", "reshuffle"]
 
@@ -59,18 +60,26 @@ class Reshuffle:
 
 
 def _grouped_order(part: IdArray, types: npt.NDArray[np.integer], num_parts: int,
-                   num_types: int) -> tuple[IdArray, IdArray]:
-    """Stable order by (part, type) and the ``(types, parts, 2)`` ranges of the groups."""
+                   num_types: int) -> tuple[IdArray, IdArray, IdArray]:
+    """Stable order by (part, type), each item's new position (the inverse of the order)
+    and the ``(types, parts, 2)`` ranges of the groups.  Positions are numbered by
+    :func:`~graphshard.partition.build_kernels.new_ids_of_block`, the pipeline's node
+    numbering, over the whole array as one block (a counting sort: linear)."""
     if num_types == 0:
-        return np.zeros(0, dtype=np.int64), np.zeros((0, num_parts, 2), dtype=np.int64)
+        return (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
+                np.zeros((0, num_parts, 2), dtype=np.int64))
     groups = num_parts * max(num_types, 1)
     key_dtype = np.int16 if groups < 2**15 else np.int32 if groups < 2**31 else np.int64
     key = part.astype(key_dtype) * key_dtype(num_types) + types.astype(key_dtype)
-    order = np.argsort(key, kind="stable").astype(np.int64, copy=False)  # radix for int16
-    counts = np.bincount(key, minlength=groups).reshape(num_parts, num_types)
-    ends = np.cumsum(counts.reshape(-1)).reshape(num_parts, num_types)
+    counts = np.bincount(key, minlength=groups)
+    ends = np.cumsum(counts)
+    position = new_ids_of_block(key, ends - counts)
+    order = np.empty_like(position)
+    order[position] = np.arange(len(position), dtype=np.int64)
+    ends = ends.reshape(num_parts, num_types)
+    counts = counts.reshape(num_parts, num_types)
     ranges = np.stack([ends - counts, ends], axis=-1).transpose(1, 0, 2)
-    return order, np.ascontiguousarray(ranges, dtype=np.int64)
+    return order, position, np.ascontiguousarray(ranges, dtype=np.int64)
 
 
 def reshuffle(parts: IdArray, node_types: npt.NDArray[np.integer], num_ntypes: int,
@@ -90,10 +99,9 @@ def reshuffle(parts: IdArray, node_types: npt.NDArray[np.integer], num_ntypes: i
         >>> r.node_new2orig.tolist(), r.node_ranges[0].tolist(), r.src.tolist(), r.dst.tolist()
         ([1, 0, 2], [[0, 1], [1, 3]], [1, 0], [0, 2])
     """
-    node_order, node_ranges = _grouped_order(parts, node_types, num_parts, num_ntypes)
-    orig2new = np.empty_like(node_order)
-    orig2new[node_order] = np.arange(len(node_order), dtype=np.int64)
-    edge_order, edge_ranges = _grouped_order(parts[dst], edge_types, num_parts, num_etypes)
+    node_order, orig2new, node_ranges = _grouped_order(parts, node_types, num_parts,
+                                                       num_ntypes)
+    edge_order, _, edge_ranges = _grouped_order(parts[dst], edge_types, num_parts, num_etypes)
     new_src = orig2new[src[edge_order]]
     new_dst = orig2new[dst[edge_order]]
     return Reshuffle(node_order, orig2new, node_ranges, edge_order, edge_ranges,

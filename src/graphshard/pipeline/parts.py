@@ -10,13 +10,12 @@ import numpy as np
 
 from ..errors import FormatError
 from ..partition.files import write_part
-from ..partition.local_graphs import LocalGraph, assemble_local_graph
+from ..partition.local_graphs import LocalGraph, assemble_local_graph, one_hop_local_graph
 from ..ragged import Ragged
 from ..storage import fsys
 from ..storage.files import load_npy
 from ..storage.pieces import finish_piece, finished_summary
 from ..typing import IdArray
-from .kernels import halo_of_part
 
 if TYPE_CHECKING:
     from .plan import Plan
@@ -142,7 +141,7 @@ def _build_part(plan: Plan, p: int, out: Path, node_ranges: np.ndarray,
     lo, hi = int(part_bounds[p]), int(part_bounds[p + 1])
     first_edge = int(edge_ranges[0, p, 0]) if len(src) else \
         int(edge_ranges[:, p, 0].min(initial=0))
-    fast = (_hop1_local_graph(p, lo, hi, int(part_bounds[-1]), first_edge, src, dst)
+    fast = (one_hop_local_graph(p, lo, hi, int(part_bounds[-1]), first_edge, src, dst)
             if plan.num_hops == 1 else None)
     if fast is not None:
         local, cut = fast
@@ -172,21 +171,6 @@ def _build_part(plan: Plan, p: int, out: Path, node_ranges: np.ndarray,
         edge_feats=_features(plan, "edge", p), orig_ids=orig_ids)
     return {"rel": rel, "files": records, "halo": local.num_halo_nodes,
             "halo1": local.halo_per_hop[0] if local.halo_per_hop else 0, "cut": cut}
-
-
-def _hop1_local_graph(p: int, lo: int, hi: int, num_nodes: int, first_edge: int, src: IdArray,
-                      dst: IdArray) -> tuple[LocalGraph, int] | None:
-    """The one-hop local graph (what :func:`assemble_local_graph` builds) with the halo
-    numbered by :func:`halo_of_part` (linear) instead of ``np.unique(return_inverse=True)``;
-    ``src`` and ``dst`` become the local IDs in place.  None when the IDs are too large."""
-    found = halo_of_part(src, lo, hi, num_nodes)
-    if found is None:
-        return None
-    halo, cut = found
-    dst -= lo
-    nodes = np.concatenate([np.arange(lo, hi, dtype=np.int64), halo])
-    edges = np.arange(first_edge, first_edge + len(src), dtype=np.int64)
-    return LocalGraph(p, nodes, hi - lo, edges, len(src), src, dst, (len(halo),)), cut
 
 
 def _local_graph(plan: Plan, p: int, node_range: tuple[int, int], first_edge: int,

@@ -13,13 +13,13 @@ import numpy as np
 from .._util.arrays import group_order
 from ..errors import FormatError
 from ..io.chunked import ChunkedMeta, read_data_chunk, read_edge_chunk
+from ..partition.build_kernels import new_ids_of_block, route_edges
 from ..ragged import Ragged
 from ..storage.files import (
     atomic_path,
     load_npy,
 )
 from ..storage.tensorfile import save_tensors
-from .kernels import new_ids_of_block, route_edges
 from .plan import Plan, node_block_rel
 
 __all__ = ["EDGE_PIECE_LAYOUT", "run_feature_steps", "run_id_steps"]

@@ -1,7 +1,9 @@
-"""Numba kernels of dispatch: route one edge chunk by owning part, localise one part's edges.
+"""Numba kernels of the build steps, in memory and out of core: number nodes by part,
+route one edge chunk by owning part, localise one part's edges (its hop-1 halo).
 
-Pure functions on arrays (STYLE §8): the callers in ``dispatch.py`` and ``parts.py`` check
-dtypes and ID bounds first (numba does not bounds-check) and handle files.
+Pure functions on arrays (STYLE §8): the callers (:mod:`~graphshard.partition.reshuffle`,
+:mod:`~graphshard.partition.local_graphs`, the pipeline's ``route.py`` and ``parts.py``)
+check dtypes and ID bounds first (numba does not bounds-check) and handle files.
 """
 
 from __future__ import annotations
