@@ -121,7 +121,14 @@ def test_options_object_and_overrides_give_the_same_run():
 @pytest.mark.parametrize(("name", "kw"), [("adagrad", BASE), ("word2vec", WORD2VEC)])
 def test_checkpoint_of_the_old_code_resumes(tmp_path, name, kw):
     """Checkpoints written after epoch 1 of 2 by the code before WalkOptions (same graph,
-    same options) resume, and end as an uninterrupted run of today's code."""
+    same options) resume, and end as an uninterrupted run of today's code.
+
+    The fixtures were written on another machine, where the promise is float rounding
+    only (docs/train.md, Reproducibility: word2vec's dot products are summed in an order
+    that depends on the CPU's vector width), so the floats are compared to float32
+    rounding; the pairs, drawn by integer keyed hashes, exactly.  The bitwise promise on
+    one machine is tests/train/test_walk_embed.py's resume test and test_reproducible.py.
+    """
     pytest.importorskip("torch", reason="needs torch (pip install 'graphshard[train]')")
     from graphshard.train import train_walk_embedding
 
@@ -129,8 +136,11 @@ def test_checkpoint_of_the_old_code_resumes(tmp_path, name, kw):
     whole = train_walk_embedding(g, **kw)
     shutil.copytree(DATA / name, tmp_path / name)
     resumed = train_walk_embedding(g, **kw, checkpoint_dir=tmp_path / name)
-    assert resumed.step_losses == whole.step_losses and resumed.num_pairs == whole.num_pairs
-    np.testing.assert_array_equal(resumed.embeddings["_N"], whole.embeddings["_N"])
+    assert resumed.num_pairs == whole.num_pairs
+    assert len(resumed.step_losses) == len(whole.step_losses)
+    np.testing.assert_allclose(resumed.step_losses, whole.step_losses, rtol=1e-5)
+    np.testing.assert_allclose(resumed.embeddings["_N"], whole.embeddings["_N"], rtol=1e-4,
+                               atol=1e-6)
 
 
 def test_defaults_resolve_to_pair_sgd_locally_and_adagrad_with_a_model():
