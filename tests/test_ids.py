@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from graphshard.errors import FormatError, ValidationError
-from graphshard.ids import IDConverter, RangePartitionBook
+from graphshard.ids import IDConverter
+from graphshard.partition_book import RangePartitionBook
 
 
 @settings(max_examples=60, deadline=None)
@@ -145,3 +146,27 @@ def test_id_converter_metadata_forms_and_errors(shared_file):
     assert small.eid_hom2het([2]) [1].tolist() == [2] and small.etype2id("buys") == 0
     with pytest.raises(ValidationError, match="no edge types"):
         IDConverter({"u": 2}).eid_hom2het(0)
+
+
+def test_seed_attributes_follow_the_seeds_definitions():
+    """Seed 001's IDConverter sets ntype2id_map, etype2id_map, num_nodes (sum of each
+    type's chunks), num_edges, and nid_offset/eid_offset as their cumulative sums."""
+    meta = {"node_type": ["u", "i", "t"], "num_nodes_per_chunk": [[2, 5], [0, 4], [1]],
+            "edge_type": ["u:b:i", "i:r:u"], "num_edges_per_chunk": [[3, 3, 1], [9]]}
+    conv = IDConverter(meta)
+    assert conv.ntype2id_map == {t: i for i, t in enumerate(meta["node_type"])}
+    assert conv.etype2id_map == {t: i for i, t in enumerate(meta["edge_type"])}
+    assert conv.num_nodes == [sum(c) for c in meta["num_nodes_per_chunk"]] == [7, 4, 1]
+    assert conv.num_edges == [sum(c) for c in meta["num_edges_per_chunk"]] == [7, 9]
+    assert conv.nid_offset.tolist() == np.cumsum([0, *conv.num_nodes]).tolist()
+    assert conv.eid_offset.tolist() == np.cumsum([0, *conv.num_edges]).tolist()
+    for t, i in conv.ntype2id_map.items():
+        assert conv.ntype2id(t) == i
+
+
+def test_range_partition_book_is_still_importable_from_ids():
+    import graphshard as gs
+    import graphshard.ids as ids
+    import graphshard.partition_book as book
+
+    assert ids.RangePartitionBook is book.RangePartitionBook is gs.RangePartitionBook

@@ -6,7 +6,7 @@ import pytest
 
 import graphshard as gs
 from graphshard.errors import ValidationError
-from graphshard.ids import RangePartitionBook
+from graphshard.partition_book import RangePartitionBook
 from graphshard.types import GraphTypes
 
 ETYPES = [("u", "r", "i"), ("i", "r", "u"), ("u", "f", "u")]

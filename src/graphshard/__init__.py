@@ -19,7 +19,8 @@ from .errors import (
     ValidationError,
 )
 from .graph import CSR, Graph, graph, heterograph
-from .ids import IDConverter, RangePartitionBook
+from .ids import IDConverter
+from .partition_book import RangePartitionBook
 from .ragged import Ragged
 from .sparse import SparseRows
 

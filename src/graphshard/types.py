@@ -1,6 +1,6 @@
 """One type-lookup object: node types, canonical edge types and the lookups by name.
 
-:class:`Graph`, :class:`~graphshard.ids.RangePartitionBook` and
+:class:`Graph`, :class:`~graphshard.partition_book.RangePartitionBook` and
 :class:`~graphshard.distributed.DistGraph` each hold a :class:`GraphTypes`, so a name resolves the
 same way, with the same messages, in memory, in the partition book and on a cluster.
 
@@ -159,7 +159,8 @@ def _index(names: tuple, what: str, field: str) -> dict:
 
 class TypedGraph:
     """The type properties of :class:`~graphshard.Graph`,
-    :class:`~graphshard.ids.RangePartitionBook` and :class:`~graphshard.distributed.DistGraph`
+    :class:`~graphshard.partition_book.RangePartitionBook` and
+    :class:`~graphshard.distributed.DistGraph`
     (one definition for the three): each holds its :class:`GraphTypes` in ``_types``.
 
     Example:

@@ -241,7 +241,7 @@ def test_a_config_read_once_is_not_parsed_again(parts, tmp_path):
 
 
 def test_what_is_neither_a_path_nor_a_config_is_refused(parts):
-    from graphshard.ids import RangePartitionBook
+    from graphshard.partition_book import RangePartitionBook
 
     with pytest.raises(ValidationError, match="config must be the path of a partition config "
                                               "or a PartitionConfig, got dict"):

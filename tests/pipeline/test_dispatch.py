@@ -196,8 +196,8 @@ def test_route_edges_matches_a_stable_sort_by_owner(id_dtype):
 @pytest.mark.parametrize(("num_nodes", "lo", "hi"), [(1000, 200, 450), (1000, 0, 1000),
                                                      (130, 0, 64), (130, 64, 130)])
 def test_halo_of_part_is_the_one_hop_local_graph(method, num_nodes, lo, hi):
-    from graphshard.partition.local_graphs import assemble_local_graph
     from graphshard.partition.build_kernels import halo_of_part
+    from graphshard.partition.local_graphs import assemble_local_graph
 
     rng = np.random.default_rng(num_nodes + lo)
     src = rng.integers(0, num_nodes, 3000)

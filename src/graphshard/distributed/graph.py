@@ -26,8 +26,8 @@ import numpy as np
 from .._util.arrays import as_ids, check_id_range
 from ..errors import ServerError, ServerTimeoutError, ValidationError
 from ..graph import CSR
-from ..ids import RangePartitionBook
 from ..partition.config import ConfigLike, as_config, location
+from ..partition_book import RangePartitionBook
 from ..store import Hop, Rows, check_edge_dir
 from ..types import GraphTypes, TypedGraph
 from ..typing import EdgeType, EdgeTypeLike, IdArray

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..ids import RangePartitionBook
+from ..partition_book import RangePartitionBook
 from ..typing import EdgeType, IdArray
 
 if TYPE_CHECKING:

@@ -41,7 +41,7 @@ from ..errors import (
     PartitionNotFoundError,
     ValidationError,
 )
-from ..ids import RangePartitionBook
+from ..partition_book import RangePartitionBook
 from ..storage import fsys
 from ..storage.files import atomic_write, file_sha256, path_inside, write_json_atomic
 from ..typing import EdgeType

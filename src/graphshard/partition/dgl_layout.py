@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import FormatError, ValidationError
-from ..ids import RangePartitionBook
+from ..partition_book import RangePartitionBook
 from ..ragged import Ragged
 from ..sparse import SparseRows
 from ..typing import IdArray

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import FormatError
-from ..ids import RangePartitionBook
+from ..partition_book import RangePartitionBook
 from ..ragged import Ragged
 from ..sparse import SparseRows
 

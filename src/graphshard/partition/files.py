@@ -29,7 +29,7 @@ import numpy as np
 
 from ..errors import FormatError
 from ..graph import Graph, graph
-from ..ids import RangePartitionBook
+from ..partition_book import RangePartitionBook
 from ..ragged import Ragged
 from ..sparse import SparseRows
 from ..storage.tensorfile import load_tensors, save_tensors
