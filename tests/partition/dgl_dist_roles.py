@@ -50,7 +50,8 @@ def ask(ip_config: str, request: str, out: str) -> None:
         etype = tuple(req["etype"].split(":"))
         src, dst = g.find_edges(torch.tensor(req["eids"], dtype=torch.int64), etype=etype)
         res = {"feat": g.nodes[req["ntype"]].data[req["feat"]][nids], "homo": homo,
-               "in_degrees": g.in_degrees(homo), "find_src": src, "find_dst": dst,
+               "in_degrees": g.in_degrees(homo), "out_degrees": g.out_degrees(homo),
+               "find_src": src, "find_dst": dst,
                "num_nodes": torch.tensor([g.num_nodes(t) for t in req["ntypes"]]),
                "num_edges": torch.tensor([g.num_edges(tuple(e.split(":")))
                                           for e in req["etypes"]])}
@@ -61,6 +62,14 @@ def ask(ip_config: str, request: str, out: str) -> None:
             key = ":".join(et)
             res[f"sample_src/{key}"], res[f"sample_dst/{key}"] = s, d
             res[f"sample_eid/{key}"] = frontier.edges[et].data[dgl.EID]
+        # every out-edge of the seeds (fanout -1): what a part holds of its nodes' out-edges
+        out_frontier = dgl.distributed.sample_neighbors(g, {req["ntype"]: seeds}, -1,
+                                                        edge_dir="out")
+        for et in out_frontier.canonical_etypes:
+            s, _ = out_frontier.edges(etype=et)
+            key = ":".join(et)
+            res[f"out_src/{key}"] = s
+            res[f"out_eid/{key}"] = out_frontier.edges[et].data[dgl.EID]
         arrays = {k: v.numpy() for k, v in res.items()}
         tmp = out + ".tmp"
         with open(tmp, "wb") as f:

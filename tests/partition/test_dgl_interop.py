@@ -23,6 +23,8 @@ import pytest
 import graphshard as gs
 from graphshard.partition import load_partition_data, read_config
 from graphshard.partition.dgl_io import export_dgl, import_dgl
+from graphshard.partition.dgl_layout import to_dgl_part
+from graphshard.partition.dgl_out_edges import concat_cross_edges, cross_edges, with_out_edges
 
 dgl = pytest.importorskip("dgl")
 torch = pytest.importorskip("torch")
@@ -54,6 +56,19 @@ def _ours_view(cfg, p, typed=True):
                        nd["_TYPE"] if typed else None)
 
 
+def _export_view(cfg, p, typed=True):
+    """What part ``p`` of our export must hold: ours plus the out-edges of its inner nodes
+    (DGL's own partitions hold them; tests/partition/test_dgl_out_edges.py checks them
+    against the whole graph)."""
+    parts = [to_dgl_part(load_partition_data(cfg, q), typed=True, features=False)
+             for q in range(cfg.num_parts)]
+    cross = concat_cross_edges([cross_edges(part, q) for q, part in enumerate(parts)])
+    part = with_out_edges(parts[p], p, cross)
+    return part, _view(part.ndata["_ID"], part.ndata["inner_node"], part.src, part.dst,
+                       part.edata["_ID"], part.edata["inner_edge"],
+                       part.ndata["_TYPE"] if typed else None)
+
+
 def _dgl_view(local, typed=True):
     src, dst = local.edges(order="eid")
     return _view(_np(local.ndata["_ID"]), _np(local.ndata["inner_node"]), _np(src), _np(dst),
@@ -79,12 +94,12 @@ def test_our_partitions_load_in_dgl(request, tmp_path, graph, num_parts, hops):
     for p in range(num_parts):
         local, nfeat, efeat, book, name, ntypes, etypes = dgl.distributed.load_partition(
             str(path), p)
-        ours, view = _ours_view(cfg, p, typed)
+        ours, _ = _ours_view(cfg, p, typed)
+        expected, view = _export_view(cfg, p, typed)
         assert name == "g" and ntypes == cfg.ntypes
         assert [":".join(e) for e in etypes] == cfg.etypes
         assert _dgl_view(local, typed) == view
-        assert _np(local.ndata["part_id"]).tolist() == \
-            np.asarray(ours.graph.ndata["part_id"]).tolist()
+        assert _np(local.ndata["part_id"]).tolist() == expected.ndata["part_id"].tolist()
         _same_feats(ours.node_feats, nfeat)
         _same_feats(ours.edge_feats, efeat)
         # DGL's partition book agrees with ours on owners of every node
@@ -93,8 +108,8 @@ def test_our_partitions_load_in_dgl(request, tmp_path, graph, num_parts, hops):
                                       cfg.book().nid2partid(_np(ids)))
         gb = dgl.distributed.load_partition(str(path), p, use_graphbolt=True)[0]
         assert sorted(_np(gb.node_attributes["_ID"]).tolist()) == sorted(
-            np.asarray(ours.graph.ndata["_ID"]).tolist())
-        assert gb.total_num_nodes == len(ours.graph.ndata["_ID"])
+            expected.ndata["_ID"].tolist())
+        assert gb.total_num_nodes == len(expected.ndata["_ID"])
 
 
 def test_dist_graph_loads_an_export(tmp_path, acm, monkeypatch):
@@ -248,6 +263,19 @@ def test_dgl_dist_graph_machines(tmp_path, acm, num_parts):
     np.testing.assert_array_equal(got["homo"], book.map_to_homo_nid(paper_new, "paper"))
     in_deg = sum(acm.in_degrees(e) for e in acm.canonical_etypes if e[2] == "paper")
     np.testing.assert_array_equal(got["in_degrees"], np.asarray(in_deg)[paper_orig])
+    # out-edges (issue 46 item 3): exact, as on DGL's own partitions
+    out_deg = sum(acm.out_degrees(e) for e in acm.canonical_etypes if e[0] == "paper")
+    np.testing.assert_array_equal(got["out_degrees"], np.asarray(out_deg)[paper_orig])
+    seeds_new_all = new_of(orig_nids["paper"], seeds_orig)
+    for et in acm.canonical_etypes:
+        if et[0] != "paper":
+            continue
+        key = ":".join(et)
+        e_new = got.get(f"out_eid/{key}", np.zeros(0, np.int64))
+        src_all, _ = acm.edges(et)
+        want = np.flatnonzero(np.isin(np.asarray(src_all), seeds_orig))
+        assert sorted(orig_eids[et][e_new].tolist()) == sorted(want.tolist()), key
+        assert np.isin(got.get(f"out_src/{key}", np.zeros(0, np.int64)), seeds_new_all).all()
     # find_edges answers in new per-type IDs: back to original, the original endpoints
     src, dst = acm.find_edges(eid_orig, etype)
     np.testing.assert_array_equal(orig_nids[etype[0]][got["find_src"]], src)
@@ -322,13 +350,13 @@ def test_cli_export_and_import(tmp_path, cora):
     assert main(["export", str(tmp_path / "ours" / "cora.json"), "--to", "dgl", "--out",
                  str(tmp_path / "dgl")]) == 0
     local = dgl.distributed.load_partition(str(tmp_path / "dgl" / "cora.json"), 1)[0]
-    assert _dgl_view(local, False) == _ours_view(read_config(tmp_path / "ours" / "cora.json"),
-                                                 1, False)[1]
+    ours = read_config(tmp_path / "ours" / "cora.json")
+    assert _dgl_view(local, False) == _export_view(ours, 1, False)[1]
     assert main(["import", str(tmp_path / "dgl" / "cora.json"), "--from", "dgl", "--out",
                  str(tmp_path / "back")]) == 0
-    for p in range(2):
+    for p in range(2):  # the import keeps what DGL's parts hold, out-edges included
         assert _ours_view(read_config(tmp_path / "back" / "cora.json"), p)[1] == \
-            _ours_view(read_config(tmp_path / "ours" / "cora.json"), p)[1]
+            _export_view(ours, p)[1]
     # an export refuses a folder it did not write
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "notes.txt").write_text("mine")
@@ -352,11 +380,15 @@ def test_original_ids_travel_as_dgl_pipeline_files(tmp_path, acm):
     for t in acm.ntypes:
         np.testing.assert_array_equal(_np(nids[t]), ours_orig[f"node/{t}"])
     back = import_dgl(path, tmp_path / "back")
-    for p in range(2):
+    for p in range(2):  # by global ID: the import also holds DGL's out-edges
         a = load_partition_data(cfg, p).graph
         b = load_partition_data(back, p).graph
         for data_a, data_b in ((a.ndata, b.ndata), (a.edata, b.edata)):
-            np.testing.assert_array_equal(data_a["orig_id"], data_b["orig_id"])
+            ids_a, ids_b = np.asarray(data_a["_ID"]), np.asarray(data_b["_ID"])
+            at = np.argsort(ids_b)
+            pos = at[np.searchsorted(ids_b[at], ids_a)]
+            assert (ids_b[pos] == ids_a).all()
+            np.testing.assert_array_equal(data_a["orig_id"], np.asarray(data_b["orig_id"])[pos])
         ta, _ = load_tensors(tmp_path / "ours" / cfg.parts[p]["orig_ids"])
         tb, _ = load_tensors(tmp_path / "back" / back.parts[p]["orig_ids"])
         assert sorted(ta) == sorted(tb)

@@ -44,6 +44,7 @@ from .dgl_layout import (
     new_to_orig,
     to_dgl_part,
 )
+from .dgl_out_edges import concat_cross_edges, cross_edges, with_out_edges
 from .files import load_partition_data, load_partition_feats, write_part
 
 __all__ = ["export_dgl", "import_dgl"]
@@ -154,8 +155,16 @@ def export_dgl(config: ConfigLike, out_dir: str | os.PathLike[str], *, graphbolt
     out = _files.claim_out_dir(out_dir, _is_export, "DGL export of graphshard")
     for old in out.glob("*.json"):  # the earlier export's JSON first: never looks complete
         old.unlink()
+    # DGL's parts also hold the out-edges of their inner nodes: first the edges that
+    # cross parts, from every part, then each part with its own out-edges added (read
+    # unverified here: every part is verified below, before the JSON makes it complete)
+    cross = concat_cross_edges([
+        cross_edges(to_dgl_part(load_partition_data(cfg, p, verify=False), typed=True,
+                                features=False), p)
+        for p in range(cfg.num_parts)])
     for p in range(cfg.num_parts):
-        part = to_dgl_part(load_partition_data(cfg, p, verify=verify), typed=typed)
+        part = with_out_edges(to_dgl_part(load_partition_data(cfg, p, verify=verify),
+                                          typed=typed), p, cross)
         _save_part(dgl, torch, out, p, part, _orig_tensors(cfg, p, verify))
     path = out / f"{cfg.graph_name}.json"
     source = cfg.path.name if cfg.path is not None else cfg.graph_name

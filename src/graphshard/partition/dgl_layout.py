@@ -249,9 +249,10 @@ def _dense(key: str, col: Any) -> np.ndarray:
     return np.array(arr)
 
 
-def to_dgl_part(part: Partition, *, typed: bool) -> DGLPart:
+def to_dgl_part(part: Partition, *, typed: bool, features: bool = True) -> DGLPart:
     """One of our partitions in DGL's layout (same local order; ``typed``: write ``_TYPE``,
-    as DGL does for graphs with several node or edge types).
+    as DGL does for graphs with several node or edge types; ``features=False``: the
+    structure alone, no feature copied).
 
     Raises:
         ValidationError: a Ragged or sparse feature, or one of another dtype.
@@ -270,8 +271,8 @@ def to_dgl_part(part: Partition, *, typed: bool) -> DGLPart:
         ndata["_TYPE"] = np.array(nd["_TYPE"], np.int16)
         edata["_TYPE"] = np.array(ed["_TYPE"], np.int32)
     return DGLPart(np.array(src, np.int64), np.array(dst, np.int64), ndata, edata,
-                   {k: _dense(k, v) for k, v in part.node_feats.items()},
-                   {k: _dense(k, v) for k, v in part.edge_feats.items()})
+                   {k: _dense(k, v) for k, v in part.node_feats.items()} if features else {},
+                   {k: _dense(k, v) for k, v in part.edge_feats.items()} if features else {})
 
 
 @dataclass(frozen=True)
