@@ -308,11 +308,28 @@ class G4RModel:
         return float(loss)
 
     def infer(self, ntypes: list[str]) -> dict[str, np.ndarray]:
-        """``{ntype: (num_nodes, emb_size) float32}`` of the final encoder, nodes in
-        batches of ``infer_batch_size`` with ``infer_samples`` neighbours per hop."""
+        """``{ntype: (num_nodes, emb_size) float32}`` of the final encoder.
+
+        With ``sage_mode``, layer-wise over the whole graph: every node's neighbours are
+        drawn once (``infer_samples[0]`` per edge type, keyed by the seed and the node)
+        and each layer runs on all nodes, so a node's embedding depends on the seed and
+        the graph alone, never on ``infer_batch_size`` or on which nodes it was inferred
+        with.  Without, the input maps in batches of ``infer_batch_size`` nodes (one
+        node's row depends on that node alone)."""
         torch, o = self.torch, self.o
         out: dict[str, np.ndarray] = {}
         with torch.no_grad():
+            if o.sage_mode:
+                everything = np.arange(int(self.offsets[-1]), dtype=np.int64)
+                h, allnodes = self._encode(everything, o.infer_samples, subseed(o.seed, 13),
+                                           None)
+                h = h.numpy()
+                for t in ntypes:
+                    i = self.store.ntypes.index(t)
+                    n = self.store.num_nodes(t)
+                    out[t] = np.ascontiguousarray(h[self.offsets[i]:self.offsets[i] + n],
+                                                  dtype=np.float32)
+                return out
             for t in ntypes:
                 i = self.store.ntypes.index(t)
                 n = self.store.num_nodes(t)

@@ -118,7 +118,8 @@ G4R_KEYS: dict[str, tuple[str, str]] = {
     "need_dump_walk": ("used", "write the walks (file node IDs) to output_path/walks.txt"),
     "epochs": ("used", "passes; default 1 (the seed: 3)"),
     "batch_size": ("used", "pairs per step; default 512 (the seed: 50000)"),
-    "infer_batch_size": ("used", "nodes per inference batch (sage_mode, slots)"),
+    "infer_batch_size": ("used", "nodes per inference batch of slots; sage_mode infers "
+                                  "layer-wise over the whole graph"),
     "save_model_interval": ("used", "checkpoint every N epochs and after the last, in "
                             "checkpoint_dir or output_path/model"),
     "output_path": ("used", "dump folder (default output/ beside the YAML when the config "

@@ -145,7 +145,8 @@ class WalkOptions:
         slots: Node features used as slot features (integer IDs per node, a fixed width
             or ragged), each embedded by its own table and sum-pooled per node, then added
             to the node's id row (Graph4Rec).
-        infer_batch_size: Nodes per inference batch (model path).
+        infer_batch_size: Nodes per inference batch of the slot features; ``sage_mode``
+            infers layer-wise over the whole graph, so its embeddings do not depend on it.
 
     Raises:
         ValidationError: a bad ``optimizer``, ``lr_decay``, size (``epochs``,
