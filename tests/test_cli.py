@@ -59,13 +59,14 @@ def test_partition_metis_file_input(shared_file, tmp_path):
 
 def test_partition_time_budget_picks_auto_backend(shared_file, tmp_path):
     """add20 is skewed (degree CV 2.1): a budget below KaMinPar's estimate gives METIS
-    k-way, one above recursive bisection's gives it; 0 is refused before any file."""
+    k-way, one above recursive bisection's gives it (balancing nodes only: with the
+    edges too, only METIS takes two constraints); 0 is refused before any file."""
     path = shared_file("walshaw", "graphs", "add20.graph")
     runner = CliRunner()
     for budget, method in (("0.3", "auto:metis:kway"), ("3.5", "auto:metis:recursive")):
         out = tmp_path / budget
         result = runner.invoke(cli, ["partition", str(path), "-k", "4", "--time-budget", budget,
-                                     "--out", str(out), "--json"])
+                                     "--no-balance-edges", "--out", str(out), "--json"])
         assert result.exit_code == 0, result.output
         assert json.loads(result.output)["method"] == method
     result = runner.invoke(cli, ["partition", str(path), "-k", "4", "--time-budget", "0",
@@ -695,3 +696,25 @@ def test_serve_stop_with_nothing_running_starts_no_ray(tmp_path):
     assert "rc 0 ray started False" in out.stdout, out.stdout + out.stderr
     assert "no graph servers of" in out.stdout and "ring.json are running" in \
         out.stdout.replace("\n", "")
+
+
+def test_partition_balances_edges_by_default_and_flags_an_imbalance(tmp_path):
+    """Issue 43: the CLI balances each part's in-edges (a trainer's work) unless told not
+    to, and says so when a partition leaves them far apart."""
+    spec = "rmat:nodes=3000,edges=30000,seed=2"
+    runner = CliRunner()
+    balanced = runner.invoke(cli, ["partition", "--generate", spec, "-k", "4", "--json",
+                                   "--out", str(tmp_path / "a")])
+    assert balanced.exit_code == 0, balanced.output
+    report = json.loads(balanced.stdout)
+    assert report["edge_balance"] <= 1.031 and "warning" not in balanced.stderr
+    nodes_only = runner.invoke(cli, ["partition", "--generate", spec, "-k", "4",
+                                     "--no-balance-edges", "--out", str(tmp_path / "b")])
+    assert nodes_only.exit_code == 0, nodes_only.output
+    cfg = gs.partition.read_config(tmp_path / "b" / "rmat.json")
+    edges = cfg.read_report().part_edges
+    assert cfg.read_report().edge_balance > 1.2  # R-MAT's hubs: far apart without
+    assert (f"graphshard: warning: edge balance {cfg.read_report().edge_balance:.2f}: part "
+            f"{int(np.argmax(edges))} holds {max(edges):,} edges") in nodes_only.stderr
+    shown = runner.invoke(cli, ["inspect", str(tmp_path / "b" / "rmat.json")])
+    assert "graphshard: warning: edge balance" in shown.stderr

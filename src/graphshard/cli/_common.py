@@ -207,3 +207,21 @@ def _render(report: PartitionReport, config_path: Path | str, as_json: bool) -> 
         table.add_row(str(p), f"{report.part_nodes[p]:,}", f"{report.part_edges[p]:,}",
                       f"{report.halo_nodes[p]:,}", *per_type)
     console.print(table)
+    _flag_edge_imbalance(report)
+
+
+#: Edge balance above which ``partition`` / ``inspect`` say that trainers get unequal work.
+EDGE_IMBALANCE_FLAG = 1.2
+
+
+def _flag_edge_imbalance(report: PartitionReport) -> None:
+    """One line on stderr when the parts' in-edges (a trainer's work) are far apart."""
+    if report.edge_balance <= EDGE_IMBALANCE_FLAG or report.num_parts < 2:
+        return
+    edges = report.part_edges
+    heavy, light = max(range(len(edges)), key=edges.__getitem__), \
+        min(range(len(edges)), key=edges.__getitem__)
+    click.echo(f"graphshard: warning: edge balance {report.edge_balance:.2f}: part {heavy} "
+               f"holds {edges[heavy]:,} edges, part {light} {edges[light]:,}, so their "
+               "trainers get unequal work; partition with --balance-edges (the CLI's "
+               "default) to balance them", err=True)

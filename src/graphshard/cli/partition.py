@@ -47,7 +47,10 @@ __all__ = ["inspect", "partition"]
 @click.option("--imbalance", type=float, default=0.03, show_default=True,
               help="Allowed part imbalance.")
 @click.option("--objtype", type=click.Choice(["cut", "vol"]), default="cut", show_default=True)
-@click.option("--balance-edges", is_flag=True, help="Also balance edges per part.")
+@click.option("--balance-edges/--no-balance-edges", default=True, show_default=True,
+              help="Balance the in-edges of each part too, i.e. each trainer's work (as "
+                   "`pipeline` does); --no-balance-edges balances nodes only (DGL's "
+                   "partition_graph default, and the Python function's).")
 @click.option("--trainers", type=click.IntRange(min=1), default=1, show_default=True,
               help="Trainers per machine.")
 @click.option("--seed", type=int, default=0, show_default=True)
