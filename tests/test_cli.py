@@ -718,3 +718,28 @@ def test_partition_balances_edges_by_default_and_flags_an_imbalance(tmp_path):
             f"{int(np.argmax(edges))} holds {max(edges):,} edges") in nodes_only.stderr
     shown = runner.invoke(cli, ["inspect", str(tmp_path / "b" / "rmat.json")])
     assert "graphshard: warning: edge balance" in shown.stderr
+
+
+def test_engine_auto_runs_small_inputs_in_process(tmp_path, monkeypatch):
+    """Issue 43: Ray's start and stop cost more than they save on a small graph; --engine
+    auto (the default) runs it here, and Ray above AUTO_LOCAL_EDGES or with --address."""
+    import importlib
+
+    cli_pipeline = importlib.import_module("graphshard.cli.pipeline")  # not the command
+    chunked = _chunked(tmp_path)
+    assert cli_pipeline._use_ray("auto", None, chunked) is False
+    assert cli_pipeline._use_ray("auto", "auto", chunked) is True
+    assert cli_pipeline._use_ray("ray", None, chunked) is True
+    assert cli_pipeline._use_ray("local", None, chunked) is False
+    monkeypatch.setattr(cli_pipeline, "AUTO_LOCAL_EDGES", 0)
+    assert cli_pipeline._use_ray("auto", None, chunked) is True
+    monkeypatch.setattr(cli_pipeline, "AUTO_LOCAL_EDGES", 10**9)
+    ray = pytest.importorskip("ray")
+
+    def no_ray(*args, **kwargs):
+        raise AssertionError("--engine auto started Ray for a 4-edge graph")
+
+    monkeypatch.setattr(ray, "init", no_ray)
+    assert main(["pipeline", chunked, "-k", "2", "-m", "hash", "--out",
+                 str(tmp_path / "parts")]) == 0
+    assert (tmp_path / "parts" / "graph.json").exists()
