@@ -18,6 +18,7 @@ from .._util.keyed import keyed_hash
 from ..errors import ValidationError
 from ..typing import IdArray
 from .adjacency import Adjacency
+from .balance_swaps import room_weights, swap_to_balance
 
 
 def max_part_weight(total_weight: int, num_parts: int, imbalance: float) -> int:
@@ -342,11 +343,9 @@ def enforce_balance(adj: Adjacency, parts: IdArray, num_parts: int, imbalance: f
 
     Every column of ``adj.vertex_weights`` is a constraint (unit weights without them):
     a METIS multi-constraint run can end 6-9% over on one of them at the default 3%
-    (benchmarks/TUNING.md).  When some column cannot be brought within its limit, a
-    warning (:func:`unmet_balance`) says which and by how much.  Moves are single (no
-    swaps): a column over its limit whose only takers are full in another column stays
-    over, and is reported.  Returns ``parts`` unchanged when it is already within the
-    bound.
+    (benchmarks/TUNING.md).  Moves are single, then swaps where they are stuck
+    (:func:`rebalance_loop`); a column left over its limit is a warning
+    (:func:`unmet_balance`).  ``parts`` comes back unchanged when within the bound.
 
     Example:
         >>> from graphshard.partition.adjacency import symmetric_adjacency
@@ -435,38 +434,19 @@ def needed_moves(src: IdArray, rows: IdArray, gains: IdArray, ties: IdArray,
     return order[take]
 
 
-def _room_weights(part_w: IdArray, max_w: IdArray) -> IdArray | None:
-    """Part weights that make room when rebalancing is stuck: the parts that could take
-    load in every column some part is over in, but lack room in another column, look
-    over that column by the total excess, so that a round moves their nodes out to
-    parts with room (``None`` when no part is like that).
-
-    Example:
-        >>> _room_weights(np.array([[5, 12], [6, 3]]), np.array([6, 10])).tolist()
-        [[5, 12], [8, 3]]
-    """
-    over = (part_w > max_w).any(axis=0)
-    if not over.any() or over.all():
-        return None
-    need = np.maximum(part_w - max_w, 0)[:, over].sum()
-    takers = (part_w[:, over] < max_w[over]).all(axis=1)
-    out = part_w.copy()
-    for c in np.flatnonzero(~over):
-        full = takers & (max_w[c] - part_w[:, c] < need)
-        out[full, c] = max_w[c] + need - (max_w[c] - part_w[full, c])
-    return None if np.array_equal(out, part_w) else out
-
-
 def rebalance_loop(parts: IdArray, node_w: IdArray, num_parts: int, max_w: IdArray,
                    candidates: Callable[[IdArray, IdArray, int], tuple[IdArray, ...]], *,
-                   max_iter: int = 20, warn: bool = True) -> IdArray:
+                   max_iter: int = 20, warn: bool = True, swaps: bool = True) -> IdArray:
     """Rounds of: ``candidates(parts, part_weights, round)`` proposes moves out of heavy
     parts (rows, targets, gains, tie keys, as :func:`rebalance_candidates` returns); the
     best-gain moves that remove each part's excess are committed.  Stops when balanced,
     or after a round that shed less than ``1 - STALL`` of the excess in every column that
     had some (the targets had no room: more rounds would propose the same moves again).
 
-    ``node_w`` is ``(n, C)`` and ``max_w`` ``(C,)``: one column per constraint.  With
+    When the moves are stuck with a column still over, ``swaps`` pair heavy nodes of the
+    over part with light ones of parts with room
+    (:func:`~graphshard.partition.balance_swaps.swap_to_balance`), and the rounds run once
+    more.  ``node_w`` is ``(n, C)`` and ``max_w`` ``(C,)``: one column per constraint.  With
     ``warn`` a result still over the limit is logged as a warning (else at debug level:
     a coarse level of a multilevel scheme may not balance, its finer levels will).
     """
@@ -480,7 +460,7 @@ def rebalance_loop(parts: IdArray, node_w: IdArray, num_parts: int, max_w: IdArr
         ask = pw
         if last is not None and not (over < STALL * last)[last > 0].any():
             # the last round shed under 1% of the excess in every column over: stuck
-            room = None if made_room else _room_weights(pw, np.asarray(max_w))
+            room = None if made_room else room_weights(pw, np.asarray(max_w))
             if room is None:
                 break
             ask = room
@@ -491,6 +471,13 @@ def rebalance_loop(parts: IdArray, node_w: IdArray, num_parts: int, max_w: IdArr
         parts, _ = commit_moves(parts, rows[take], targets[take], gains[take], node_w, pw,
                                 max_w)
     heaviest = weight_sums(parts, node_w, num_parts).max(axis=0)
+    if (heaviest > max_w).any() and swaps:
+        # single moves are stuck: swaps move weight where moves would overfill another
+        # column, then the moves run again (a column may now have takers)
+        swapped = swap_to_balance(parts, node_w, num_parts, max_w)
+        if not np.array_equal(swapped, parts):
+            return rebalance_loop(swapped, node_w, num_parts, max_w, candidates,
+                                  max_iter=max_iter, warn=warn, swaps=False)
     if (heaviest > max_w).any():
         (log.warning if warn else log.debug)(
             "parts still weigh up to %s > %s after %d rebalancing rounds",
