@@ -246,7 +246,9 @@ def main() -> None:
     ap.add_argument("--assign-args", default="",
                     help="extra options of graphshard assign, e.g. '--max-task-entries "
                          "2000000'")
-    ap.add_argument("--budget", default="1.5G")
+    ap.add_argument("--budget", default="auto",
+                    help="--memory-budget of the run (default auto: what the parts need, "
+                         "checked against this machine)")
     ap.add_argument("--dir", type=Path, default=Path("/tmp/graphshard-pipeline-bench"))
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--compare", action="store_true",

@@ -58,10 +58,13 @@ def _use_ray(engine: str, address: str | None, chunked: str | os.PathLike[str]) 
     return use_ray
 
 
-def _bytes(text: str | None) -> int | None:
-    """``--memory-budget``: bytes from ``1.5G``, ``800M``, ``4096``; > 0 and finite."""
+def _bytes(text: str | None) -> int | str | None:
+    """``--memory-budget``: bytes from ``1.5G``, ``800M``, ``4096``; > 0 and finite; or
+    ``"auto"`` (resolved by :func:`_budget` once the input is known)."""
     if text is None:
         return None
+    if text.strip().lower() == "auto":
+        return "auto"
     units = {"k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
     value = text.strip().lower().rstrip("ib")
     scale = units.get(value[-1:], 1)
@@ -114,7 +117,9 @@ def _dispatch_options(fn: Any) -> Any:
                           "orig_eids; the three names are one flag, as for partition)."),
         click.option("--memory-budget", metavar="SIZE",
                      help="Memory one task may use (e.g. 1.5G, more than 0); fails early if "
-                          "a chunk or part cannot fit."),
+                          "a chunk or part cannot fit. auto: what the largest chunk and "
+                          "the average part need, plus a quarter, at least 1 GiB, refused "
+                          "when a task per core would not fit in this machine's memory."),
         click.option("--trainers", type=click.IntRange(min=1), default=1, show_default=True,
                      help="Trainers per machine: parts x trainers trainer parts are assigned "
                           "(dispatch: the assignment holds them), consecutive ones form a "
@@ -131,6 +136,17 @@ def _take_dispatch_options(options: dict[str, Any]) -> dict[str, Any]:
             "save_orig_ids": options.pop("save_orig_ids"),
             "memory_budget": _bytes(options.pop("memory_budget")),
             "num_trainers_per_machine": options.pop("trainers")}
+
+
+def _budget(step2: dict[str, Any], chunked: str | os.PathLike[str], num_parts: int) -> None:
+    """Resolve ``--memory-budget auto`` in ``step2`` for ``num_parts`` parts of ``chunked``."""
+    if step2.get("memory_budget") != "auto":
+        return
+    from ..io.chunked import load_chunked_meta
+    from ..pipeline.budget import auto_memory_budget
+
+    step2["memory_budget"] = auto_memory_budget(load_chunked_meta(chunked), num_parts)
+    log.info("--memory-budget auto: %.2f GiB a task", step2["memory_budget"] / 2**30)
 
 
 _PARTS = click.option("--parts", "-k", type=click.IntRange(min=1), required=True)
@@ -211,8 +227,19 @@ def dispatch(chunked: str, assignment: str, out: str, as_json: bool, engine: str
 
     if not fsys.is_remote(chunked):
         _expect_folder(fsys.local_path(chunked), "dispatch")
+    step2 = _take_dispatch_options(options)
+    if step2["memory_budget"] == "auto":
+        import json
+
+        record = Path(assignment) / "assignment.json"
+        try:
+            parts = int(json.loads(record.read_text())["num_parts"])
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise click.UsageError(f"--memory-budget auto needs the part count from "
+                                   f"{record}: {exc}") from exc
+        _budget(step2, chunked, max(1, parts // step2["num_trainers_per_machine"]))
     result = run_dispatch(chunked, assignment, out, use_ray=_use_ray(engine, address, chunked),
-                          address=address, **_take_dispatch_options(options))
+                          address=address, **step2)
     _render(result.report, result.config_path, as_json)
 
 
@@ -248,6 +275,7 @@ def pipeline(chunked: str, parts: int, method: str, out: str, assign_out: Path |
     if not fsys.is_remote(chunked):
         _expect_folder(fsys.local_path(chunked), "pipeline")
     step2 = _take_dispatch_options(options)
+    _budget(step2, chunked, parts)
     result = run_pipeline(chunked, parts, out, method=method, assign_dir=assign_out,
                           use_ray=_use_ray(engine, address, chunked), address=address,
                           assign_options=options, dispatch_options=step2)

@@ -4,13 +4,15 @@ are measured (benchmarks/TUNING.md)."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from ..errors import ValidationError
 from ..io.chunked import ChunkedMeta
 
-__all__ = ["EDGE_TASK_BYTES", "PART_TASK_BYTES", "check_budget", "check_memory_budget",
-           "check_part_budget"]
+__all__ = ["EDGE_TASK_BYTES", "PART_TASK_BYTES", "auto_memory_budget", "check_budget",
+           "check_memory_budget", "check_part_budget", "machine_memory"]
 
 #: Bytes per edge a chunk task holds at its peak (IDs read, looked up, split, written).
 EDGE_TASK_BYTES = 96
@@ -71,3 +73,49 @@ def check_part_budget(edge_ranges: np.ndarray, budget: int | None) -> None:
             f"has {per_part.mean():,.0f}); the assignment is unbalanced in edges: assign with "
             "--balance-edges (lp) or more parts, or raise the budget (the routed edges are "
             "kept, so the same command with a larger budget resumes)", field="memory_budget")
+
+
+#: The least budget ``auto`` gives (a task also holds Python, NumPy and Ray's own memory).
+MIN_AUTO_BUDGET = 1 << 30
+
+
+def machine_memory() -> int:
+    """Bytes of physical memory of this machine (0 where the OS does not say)."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):
+        return 0
+
+
+def auto_memory_budget(meta: ChunkedMeta, num_parts: int, *, tasks: int | None = None
+                       ) -> int:
+    """``--memory-budget auto``: what the run's largest edge chunk and average part need
+    (:data:`EDGE_TASK_BYTES`, :data:`PART_TASK_BYTES` per edge) with a quarter more for
+    skew, at least :data:`MIN_AUTO_BUDGET`; refused when ``tasks`` of it at once (default:
+    one per core) would not fit in the machine's memory.
+
+    Raises:
+        ValidationError: naming the budget needed and the machine's memory share.
+
+    Example:
+        >>> import tempfile, graphshard as gs
+        >>> from graphshard.io.chunked import load_chunked_meta
+        >>> d = tempfile.mkdtemp()
+        >>> gs.io.write_chunked(gs.graph(([0, 1, 2, 3], [1, 2, 3, 0])), d, 2)
+        >>> auto_memory_budget(load_chunked_meta(d), 2) == MIN_AUTO_BUDGET
+        True
+    """
+    sizes = [n for et in meta.num_edges for n in (meta.edge_chunks[et] or [])]
+    total = sum(meta.num_edges.values())
+    need = max(max(sizes, default=0) * EDGE_TASK_BYTES, total / num_parts * PART_TASK_BYTES)
+    budget = max(MIN_AUTO_BUDGET, int(need * 1.25))
+    machine = machine_memory()
+    share = machine // max(1, tasks or os.cpu_count() or 1)
+    if machine and budget > share:
+        raise ValidationError(
+            f"--memory-budget auto: parts of about {total / num_parts:,.0f} edges need "
+            f"about {budget / 2**30:.1f} GiB a task, more than this machine's "
+            f"{share / 2**30:.1f} GiB per core ({machine / 2**30:.0f} GiB / "
+            f"{max(1, tasks or os.cpu_count() or 1)}): use more parts, or give a budget "
+            "explicitly (fewer tasks then run at once)", field="memory_budget")
+    return budget
