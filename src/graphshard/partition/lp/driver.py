@@ -72,6 +72,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import shutil
 import tempfile
 import threading
@@ -111,6 +112,10 @@ __all__ = ["LpParams", "initial_partition", "lp_assign", "part_limit", "warm_up"
 
 logger = logging.getLogger(__name__)
 
+#: The most nodes lp takes: its shard entries are int64 keys ``row * num_nodes + column``.
+MAX_LP_NODES = math.isqrt(2**63 - 1)
+
+
 def _check(meta: ChunkedMeta, num_parts: int, num_workers: int | None) -> None:
     """The arguments of :func:`lp_assign` that :class:`LpParams` does not check."""
     if not isinstance(meta, ChunkedMeta):
@@ -123,6 +128,12 @@ def _check(meta: ChunkedMeta, num_parts: int, num_workers: int | None) -> None:
                                     or num_workers < 1):
         raise ValidationError(f"num_workers must be a positive integer or None, got "
                               f"{num_workers!r}", field="num_workers", value=num_workers)
+    nodes = sum(meta.num_nodes.values())
+    if nodes > MAX_LP_NODES:
+        raise ValidationError(f"lp packs an entry as row * num_nodes + column in int64, "
+                              f"which holds up to {MAX_LP_NODES:,} nodes; the graph has "
+                              f"{nodes:,}: use another method or split the graph",
+                              field="num_nodes", value=nodes)
 
 
 def lp_assign(meta: ChunkedMeta, num_parts: int, params: LpParams | None = None, *,
