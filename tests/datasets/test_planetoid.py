@@ -223,8 +223,9 @@ def test_csr_columns_are_bounded(tmp_path):
     folder = _tiny(tmp_path / "d")
     big = sp.csr_matrix((np.ones(1, np.float32), [0], [0, 1, 1]), shape=(2, 10**9))
     (folder / "ind.tiny.allx").write_bytes(pickle.dumps(big, protocol=2))
-    with pytest.raises(FormatError, match=r"ind\.tiny\.allx: allx declares 1,000,000,000 "
-                       r"columns for 1 entries; at most max\(1,048,576, 64 x entries\)"):
+    with pytest.raises(FormatError, match=r"ind\.tiny\.allx: field 'allx _shape': "
+                       r"1,000,000,000 columns declared for 1 values; at most max\(1,048,576, "
+                       r"64 x values\) = 1,048,576"):
         load_planetoid(folder, sparse_features=False)
 
 

@@ -22,15 +22,12 @@ from ..errors import FormatError, ValidationError
 from ..graph import Graph, graph
 from ..sparse import SparseRows
 from ..storage.files import check_regular_file
+from ._bounds import check_declared
 from ._pickle import CSRState, read_pickle
 
 __all__ = ["PlanetoidDataset", "load_planetoid"]
 
 _PARTS = ("x", "y", "tx", "ty", "allx", "ally", "graph")
-#: Most feature columns a CSR matrix may declare beyond what its entries use: the
-#: edge-list reader's bound on a declared ID space, max(2^20, 64 x entries).
-MIN_COLUMN_SPACE = 1 << 20
-COLUMNS_PER_ENTRY = 64
 
 
 def _unpickle(path: Path) -> Any:
@@ -69,12 +66,8 @@ def _matrix(obj: Any, path: Path, what: str) -> SparseRows:
         except (KeyError, TypeError, ValueError, IndexError) as exc:
             raise FormatError(f"{path}: {what} is not a valid CSR matrix ({exc})",
                               path=str(path), field=what) from None
-        limit = max(MIN_COLUMN_SPACE, COLUMNS_PER_ENTRY * len(rows.indices))
-        if rows.num_cols > limit:
-            raise FormatError(f"{path}: {what} declares {rows.num_cols:,} columns for "
-                              f"{len(rows.indices):,} entries; at most max({MIN_COLUMN_SPACE:,}"
-                              f", {COLUMNS_PER_ENTRY} x entries) = {limit:,}", path=str(path),
-                              field=what, value=rows.num_cols)
+        check_declared(path, f"{what} _shape", rows.num_cols, len(rows.indices),
+                       what="columns", per="values")
         return rows
     if not isinstance(obj, np.ndarray) or obj.ndim != 2:
         raise FormatError(f"{path}: {what} must be a 2-D numeric matrix, found "
