@@ -249,3 +249,51 @@ def test_fifo_is_refused_without_opening(tmp_path):
                            "FIFO, not a regular file"):
             call_releasing_fifos(lambda f=folder: load_planetoid(f),
                                  [folder / f"ind.tiny.{part}"])
+
+
+def _opcode_mutant(rng: random.Random, data: bytes) -> bytes:
+    """One opcode of a pickle rewritten: an integer argument (a size, a memo key, a shape
+    entry) replaced by an interesting value, a string argument (a dtype name, a global)
+    replaced, or a crafted fragment of :data:`CRAFTED` spliced in before it."""
+    import pickletools
+
+    ops = list(pickletools.genops(data))
+    k = rng.randrange(len(ops) - 1)
+    op, arg, pos = ops[k]
+    end = ops[k + 1][2]
+    choice = rng.randrange(3)
+    if choice == 0 and isinstance(arg, int) and not isinstance(arg, bool):
+        value = rng.choice([-1, 0, 1, 3, 255, 2**31 - 1, 2**31, 2**40, 10**7, 10**12])
+        new = b"\x8a" + bytes([9]) + value.to_bytes(9, "little", signed=True)  # LONG1
+        if op.name in ("BINPUT", "LONG_BINPUT", "BINGET", "LONG_BINGET", "PUT", "GET"):
+            new = (b"r" if "PUT" in op.name else b"j") + (value % 2**32).to_bytes(4, "little")
+    elif choice == 1 and isinstance(arg, str):
+        text = rng.choice(["O8", "f4", "i8", "<U2", "V8", "b", "latin1", "utf-8", "",
+                           "numpy\nndarray", "builtins\nlist", "numpy\ndtype", "os\nsystem",
+                           "scipy.sparse.csr\ncsr_matrix", "A" * 64])
+        if op.name == "GLOBAL":
+            new = b"c" + text.encode() + (b"" if "\n" in text else b"\nx") + b"\n"
+        else:
+            new = b"U" + bytes([len(text)]) + text.encode()
+    else:
+        fragment = rng.choice(list(CRAFTED.values()))[1]
+        return data[:pos] + fragment[2:-1] + data[pos:]  # without PROTO and STOP
+    return data[:pos] + new + data[end:]
+
+
+def test_fuzz_planetoid_opcodes(tmp_path):
+    """The pickle reader fuzzed at the opcode level: mutants that still tokenise, so they
+    reach the stack machine and the array builder rather than stopping at a bad byte."""
+
+    def case(rng: random.Random, folder: Path) -> Path:
+        _tiny(folder)
+        name = rng.choice(["y", "ty", "ally", "allx", "tx", "graph"])
+        path = folder / f"ind.tiny.{name}"
+        data = path.read_bytes()
+        for _ in range(rng.randint(1, 2)):
+            data = _opcode_mutant(rng, data)
+        path.write_bytes(data)
+        return folder
+
+    run_fuzz("planetoid-opcodes", case, load_planetoid, tmp_path, check=dataset_graph_problem,
+             seed=13)
