@@ -19,6 +19,7 @@ Example (in a test):
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -198,3 +199,34 @@ def run_fuzz(reader: str, make_case: Callable[[random.Random, Path], Path | None
     assert not result.failures, f"{reader}: {len(result.failures)} bad outcomes: " + "; ".join(
         f"case {i} {kind}: {msg}" for i, kind, msg in result.failures[:10])
     return result
+
+
+def call_releasing_fifos(fn: Callable[[], Any], fifos: list[Path], seconds: float = 10.0
+                         ) -> Any:
+    """``fn()`` run in a thread; if it has not returned after ``seconds`` (a reader blocked
+    in ``open()`` on one of ``fifos``), each FIFO is opened for writing and closed, which
+    releases the reader, and the call fails as a hang.  A test of the special-file check
+    so fails, rather than hangs, on code that opens a FIFO.  Returns what ``fn`` returned;
+    raises what it raised."""
+    import threading
+
+    outcome: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            outcome["value"] = fn()
+        except BaseException as exc:  # handed to the caller
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        for fifo in fifos:
+            with contextlib.suppress(OSError):
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        thread.join(seconds)
+        raise AssertionError(f"hung for {seconds} s (blocked opening a FIFO of {fifos})")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome.get("value")

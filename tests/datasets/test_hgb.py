@@ -178,3 +178,34 @@ def test_fuzz_hgb(tmp_path):
 def test_features_of_named_types_as_a_string(tmp_path):
     g = load_hgb(write(tmp_path / "TINY"), features="movie").graph
     assert [t for t in g.ntypes if "feat" in g.nodes[t].data] == ["movie"]
+
+
+@pytest.mark.parametrize("info_names", [True, False])
+def test_class_ids_are_bounded_by_the_labels(tmp_path, info_names):
+    """Issue 41 item 2: one multi-label line ``1,65535`` made an N x 65536 label matrix."""
+    info = json.loads(json.dumps(INFO))
+    if not info_names:
+        del info["label.dat"]
+    folder = write(tmp_path / "d", **{"info.dat": json.dumps(info),
+                                      "label.dat": TRAIN.replace("\t2\n", "\t1,65535\n")})
+    with pytest.raises(FormatError, match=r"label\.dat:3: class 65535 implies 65,536 classes, "
+                       r"but info\.dat names [03] and the label files hold 6 class labels; at "
+                       r"most max\(named, held\) = 6") as info_err:
+        load_hgb(folder)
+    assert info_err.value.field == "class"
+
+
+def test_special_files_are_refused(tmp_path):
+    """A FIFO in the folder would block open(); /dev/zero as the zip never ends."""
+    import os
+
+    from fuzzing import call_releasing_fifos
+
+    folder = write(tmp_path / "d")
+    (folder / "link.dat").unlink()
+    os.mkfifo(folder / "link.dat")
+    with pytest.raises(FormatError, match=r"link\.dat: is a FIFO, not a regular file"):
+        call_releasing_fifos(lambda: load_hgb(folder), [folder / "link.dat"])
+    (tmp_path / "z.zip").symlink_to("/dev/zero")
+    with pytest.raises(FormatError, match=r"z\.zip: is a character device, not a regular"):
+        load_hgb(tmp_path / "z.zip")

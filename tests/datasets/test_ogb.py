@@ -102,3 +102,37 @@ def test_convert_from_ogb(tmp_path, capsys):
     g = gs.io.read_chunked(tmp_path / "c")
     assert g.num_edges() == 6 and g.ndata["year"].tolist()[-1] == 2014
     assert g.ndata["test_mask"].tolist() == [False, False, False, False, True]
+
+
+@pytest.mark.parametrize("label", ["1.5", "1e30", "inf", "-inf", "9007199254740993.0"])
+def test_labels_that_are_not_classes_are_refused(tmp_path, label):
+    """Issue 41 item 3: 1.5, 1e30 and inf loaded as 1, -2^63, -2^63."""
+    text = f"0\nnan\n{label}\n2\n0\n"
+    with pytest.raises(FormatError, match=r"node-label\.csv\.gz:3: label .* is not an integer "
+                       r"class"):
+        load_ogb(write(tmp_path / "d", **{"raw/node-label.csv.gz": text}))
+
+
+@pytest.mark.parametrize("count, message", [
+    ("300000000", r"num-node-list\.csv\.gz: field 'node count': 300,000,000 nodes declared "
+     r"for 6 edges; at most max\(1,048,576, 64 x edges\) = 1,048,576"),
+    ("1000000000000", r"1,000,000,000,000 nodes declared for 6 edges"),
+    ("-3", r"num-node-list\.csv\.gz:1: node count -3 is negative"),
+])
+def test_node_count_is_bounded_by_the_edges(tmp_path, count, message):
+    """Issue 41 item 2: a num-node-list of 3e8 in a 201-byte folder was accepted (1e12: a
+    raw MemoryError); it is bounded as the edge-list reader bounds an ID space."""
+    with pytest.raises(FormatError, match=message):
+        load_ogb(write(tmp_path / "d", **{"raw/num-node-list.csv.gz": count + "\n"}))
+
+
+def test_fifo_edge_file_is_refused_without_opening(tmp_path):
+    import os
+
+    from fuzzing import call_releasing_fifos
+
+    folder = write(tmp_path / "d")
+    (folder / "raw" / "edge.csv.gz").unlink()
+    os.mkfifo(folder / "raw" / "edge.csv.gz")
+    with pytest.raises(FormatError, match=r"raw/edge\.csv\.gz: is a FIFO, not a regular file"):
+        call_releasing_fifos(lambda: load_ogb(folder), [folder / "raw" / "edge.csv.gz"])

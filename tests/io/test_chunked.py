@@ -367,3 +367,35 @@ def test_parquet_shape_metadata_errors(tmp_path: Path, shape: str, match: str) -
     with pytest.raises(FormatError, match=match) as info:
         read_chunked(d)
     assert spec["data"][0].split("/")[-1] in str(info.value)
+
+
+@pytest.mark.parametrize("array, match", [
+    (np.zeros(1, np.float32), r"chunk 1 holds rows of shape \(\) \(numbers\), but chunk 0 "
+     r"rows of shape \(2,\) \(numbers\)"),
+    (np.zeros((1, 3), np.float32), r"chunk 1 holds rows of shape \(3,\)"),
+    (np.zeros((1, 2, 1), np.float32), r"chunk 1 holds rows of shape \(2, 1\)"),
+    (np.array(["ab"]), r"chunk 1 holds rows of shape \(\) \(<U2\)"),
+    (np.float32(1), r"a 0-d array of float32; a feature chunk holds one row per node"),
+])
+def test_feature_chunk_of_another_rank(tmp_path: Path, array, match) -> None:
+    """Issue 41 item 3: a chunk whose rows differ from chunk 0's (rank, width, dtype) was a
+    raw ValueError from np.concatenate; now a FormatError naming the chunk."""
+    d = _write(tmp_path)
+    np.save(d / "node_data" / "0-user-feat-1.npy", array)
+    with pytest.raises(FormatError, match=r"0-user-feat-1\.npy: field \"node_data.*" + match):
+        read_chunked(d)
+
+
+@pytest.mark.parametrize("shape", ["(100000000000000000000,)", "(1000000000000,)",
+                                   "(4000000000, 4000000000)"])
+def test_npy_header_larger_than_the_file(tmp_path: Path, shape: str) -> None:
+    """Issue 41 item 3: an .npy header declaring shape 1e20 was a raw OverflowError (1e12
+    without mmap: a MemoryError); the declared bytes are checked against the file first."""
+    d = _write(tmp_path, fmt="numpy")
+    header = f"{{'descr': '<f4', 'fortran_order': False, 'shape': {shape}, }}".ljust(117)
+    (d / "node_data" / "0-user-feat-1.npy").write_bytes(
+        b"\x93NUMPY\x01\x00" + (len(header) + 1).to_bytes(2, "little") + header.encode()
+        + b"\n" + bytes(8))
+    with pytest.raises(FormatError, match=r"0-user-feat-1\.npy: .*the header declares shape "
+                       + r"\(.*\) of float32, [0-9,]+ bytes, but the file holds 8 after"):
+        read_chunked(d)

@@ -12,22 +12,19 @@ downloaded.  Each is also a reader of ``graphshard.io.read_graph`` and the CLI
 
 from __future__ import annotations
 
-import os
-import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import numpy as np
 
-from ..errors import FormatError, ValidationError
+from ..errors import ValidationError
 from ..graph import Graph, graph
-from ..sparse import SparseRows
 from ..typing import IdArray
 from .hgb import HGBDataset, load_hgb
 from .ogb import OGBDataset, load_ogb
 from .planetoid import PlanetoidDataset, load_planetoid
+from .shchur import load_shchur_npz
 
 __all__ = ["GENERATORS", "HGBDataset", "OGBDataset", "PlanetoidDataset", "from_spec",
            "load_hgb", "load_ogb", "load_planetoid", "load_shchur_npz", "rmat", "sbm"]
@@ -176,106 +173,3 @@ def from_spec(spec: str) -> Graph:
     if missing:
         raise ValidationError(f"{spec!r}: missing {', '.join(missing)}", field="generate")
     return gen.fn(**kwargs)
-
-
-# ----- downloaded datasets --------------------------------------------------------------------
-_SHCHUR_KEYS = ("adj_data", "adj_indices", "adj_indptr", "adj_shape", "attr_data",
-                "attr_indices", "attr_indptr", "attr_shape", "labels")
-
-
-def load_shchur_npz(path: str | os.PathLike[str], *, sparse_features: bool = True) -> Graph:
-    """A gnn-benchmark ``.npz`` (Shchur et al. 2018) as a homogeneous Graph.
-
-    The file holds a CSR adjacency (``adj_*``: entry ``[u, v]`` is the edge u -> v; its
-    values are not kept), CSR bag-of-words features (``attr_*``) and ``labels``; other
-    arrays (names, which may need pickle) are not read.  ``path`` is the ``.npz`` or a
-    ``.zip`` holding exactly one ``.npz`` (as the tf_geometric mirror ships them).  Edges
-    are as stored: the Amazon graphs are not symmetric.
-
-    Args:
-        path: Local ``.npz`` or ``.zip`` file.
-        sparse_features: Keep node feature ``feat`` as a :class:`~graphshard.sparse.SparseRows`
-            (float32 values, int32 columns as stored); False: a dense float32 array.
-
-    Returns:
-        A Graph with node data ``feat`` and ``label`` (int64).
-
-    Raises:
-        FormatError: naming the file and the key: not a zip/npz, a zip with no or several
-            ``.npz``, a missing key, or arrays that do not form the CSR they claim.
-
-    Example:
-        >>> import tempfile
-        >>> p = tempfile.mkdtemp() + "/tiny.npz"
-        >>> np.savez(p, adj_data=np.ones(2), adj_indices=[1, 0], adj_indptr=[0, 1, 2],
-        ...          adj_shape=[2, 2], attr_data=np.ones(1, np.float32), attr_indices=[3],
-        ...          attr_indptr=[0, 0, 1], attr_shape=[2, 5], labels=[0, 1])
-        >>> g = load_shchur_npz(p)
-        >>> g.edges()[1].tolist(), g.ndata["feat"], g.ndata["label"].tolist()
-        ([1, 0], SparseRows(rows=2, num_cols=5, nnz=1, dtype=float32), [0, 1])
-    """
-    path = Path(path)
-    try:
-        if path.suffix.lower() == ".zip":  # an .npz is a zip too: tell them by name
-            with zipfile.ZipFile(path) as zf:
-                names = [n for n in zf.namelist() if n.endswith(".npz")]
-                if len(names) != 1:
-                    raise FormatError(f"{path}: expected one .npz in the zip, found {names}",
-                                      path=str(path))
-                with zf.open(names[0]) as handle:
-                    return _shchur_graph(f"{path}:{names[0]}", handle, sparse_features)
-        with open(path, "rb") as handle:
-            return _shchur_graph(str(path), handle, sparse_features)
-    except (OSError, zipfile.BadZipFile, EOFError) as exc:
-        if isinstance(exc, FileNotFoundError):
-            raise
-        raise FormatError(f"{path}: cannot read ({exc})", path=str(path)) from exc
-
-
-def _shchur_graph(where: str, handle: IO[bytes], sparse_features: bool) -> Graph:
-    try:
-        data = np.load(handle, allow_pickle=False)
-    except ValueError as exc:
-        raise FormatError(f"{where}: not an .npz file ({exc})", path=where) from exc
-    if not hasattr(data, "files"):  # a single .npy array
-        raise FormatError(f"{where}: not an .npz file (one array)", path=where)
-    arrays: dict[str, np.ndarray] = {}
-    for key in _SHCHUR_KEYS:
-        try:
-            arrays[key] = data[key]
-        except (KeyError, ValueError) as exc:
-            raise FormatError(f"{where}: cannot read array {key!r} ({exc})", path=where,
-                              field=key) from exc
-    try:
-        adj = _csr(arrays, "adj")
-        feat = _csr(arrays, "attr")
-        labels = np.asarray(arrays["labels"])
-        n = len(adj)
-        if adj.num_cols != n or len(feat) != n:
-            raise ValidationError(f"adjacency is {adj.shape} and features have {len(feat)} "
-                                  f"rows; expected {n} x {n} and {n}", field="adj_shape")
-        if labels.shape != (n,) or labels.dtype.kind not in "iu":
-            raise ValidationError(f"labels must be {n} integers, got dtype {labels.dtype} "
-                                  f"shape {labels.shape}", field="labels")
-        g = graph((adj.row_ids(), adj.indices.astype(np.int64)), num_nodes=n)
-        g.ndata["feat"] = feat if sparse_features else feat.to_dense(np.float32)
-        g.ndata["label"] = labels.astype(np.int64)
-    except ValidationError as exc:
-        raise FormatError(f"{where}: {exc}", path=where, field=exc.field) from exc
-    return g
-
-
-def _csr(arrays: dict[str, np.ndarray], prefix: str) -> SparseRows:
-    """``<prefix>_data/_indices/_indptr/_shape`` as SparseRows (validated)."""
-    shape = np.asarray(arrays[f"{prefix}_shape"])
-    if shape.shape != (2,) or shape.dtype.kind not in "iu":
-        raise ValidationError(f"{prefix}_shape must be 2 integers, got {shape!r}"[:120],
-                              field=f"{prefix}_shape")
-    indptr = arrays[f"{prefix}_indptr"]
-    if np.ndim(indptr) != 1 or len(indptr) != int(shape[0]) + 1:
-        raise ValidationError(f"{prefix}_indptr has {np.size(indptr)} entries for "
-                              f"{int(shape[0])} rows", field=f"{prefix}_indptr")
-    values = arrays[f"{prefix}_data"]
-    if prefix == "attr":
-        values = np.asarray(values, dtype=np.float32)
-    return SparseRows(indptr, arrays[f"{prefix}_indices"], values, int(shape[1]))

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import zipfile
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,7 @@ import numpy.typing as npt
 
 from ..errors import FormatError, ValidationError
 from ..graph import Graph, heterograph
+from ..storage.files import check_regular_file
 
 __all__ = ["HGBDataset", "load_hgb"]
 
@@ -62,8 +64,10 @@ class _HGBFiles:
             self.prefix = ""
             self.name = path.name
             return
-        if not path.is_file():
-            raise FormatError(f"{path}: no such HGB file or folder", path=str(path))
+        try:
+            check_regular_file(path)  # a FIFO would block, /dev/zero never ends
+        except FileNotFoundError:
+            raise FormatError(f"{path}: no such HGB file or folder", path=str(path)) from None
         try:
             self.zip = zipfile.ZipFile(path)
         except (zipfile.BadZipFile, OSError) as exc:
@@ -81,16 +85,18 @@ class _HGBFiles:
     def exists(self, name: str) -> bool:
         if self.zip is not None:
             return self.prefix + name in self.zip.namelist()
-        return (self.path / name).is_file()
+        return os.path.lexists(self.path / name)  # a FIFO exists: text() refuses it
 
     def text(self, name: str) -> str:
         if not self.exists(name):
             raise FormatError(f"{self.where(name)}: missing", path=self.where(name), field=name)
         try:
+            if self.zip is None:
+                check_regular_file(self.path / name, field=name)
             raw = (self.zip.read(self.prefix + name) if self.zip is not None
                    else (self.path / name).read_bytes())
             return raw.decode("utf-8")
-        except (OSError, UnicodeDecodeError, zipfile.BadZipFile) as exc:
+        except (OSError, UnicodeDecodeError, zipfile.BadZipFile, zlib.error, EOFError) as exc:
             raise FormatError(f"{self.where(name)}: cannot read ({exc})",
                               path=self.where(name)) from exc
 
@@ -378,6 +384,23 @@ def load_hgb(path: str | os.PathLike[str], *, features: bool | Sequence[str] = T
                           seed=seed, test_file=test_file, multilabel=multilabel)
 
 
+def _check_classes(files: _HGBFiles, names: dict[str, str], train_cls: list[list[int]],
+                   test_cls: list[list[int]], test_file: str | None, top: int) -> None:
+    """Refuse a class ID that implies more classes (label columns) than info.dat names and
+    the label files hold class labels: one line ``1,65535`` asked for 65536 columns."""
+    held = sum(len(c) for c in train_cls + test_cls)
+    limit = max(len(names), held)
+    if top <= limit:
+        return
+    for name, cls in (("label.dat", train_cls), (test_file, test_cls)):
+        line = next((i for i, c in enumerate(cls) if max(c) == top - 1), None)
+        if line is not None and name is not None:
+            raise _fail(files.where(name), line + 1, f"class {top - 1} implies {top:,} classes"
+                        f", but info.dat names {len(names)} and the label files hold "
+                        f"{held:,} class labels; at most max(named, held) = {limit:,}",
+                        field="class", value=top - 1)
+
+
 def _attach_labels(g: Graph, files: _HGBFiles, info: dict[str, Any], kind: np.ndarray,
                    local: np.ndarray, type_names: dict[int, str], *, val_ratio: float,
                    seed: int, test_file: str | None, multilabel: bool | None) -> HGBDataset:
@@ -402,6 +425,7 @@ def _attach_labels(g: Graph, files: _HGBFiles, info: dict[str, Any], kind: np.nd
     for per_type in info.get("label.dat", {}).get("node type", {}).values():
         names = {str(k): str(v) for k, v in per_type.items()}
     top = max((max(c) for c in train_cls + test_cls), default=-1) + 1
+    _check_classes(files, names, train_cls, test_cls, test_file, top)
     num_classes = max(len(names), top)
     n = g.num_nodes(target)
     ids = np.concatenate([train_ids, test_ids])

@@ -22,6 +22,8 @@ import pyarrow.csv as pacsv
 
 from ..errors import FormatError
 from ..graph import Graph, graph
+from ..storage.files import check_regular_file
+from ._bounds import check_declared
 
 __all__ = ["OGBDataset", "load_ogb"]
 
@@ -47,6 +49,10 @@ class OGBDataset:
 
 def _read_csv(path: Path, *, what: str) -> np.ndarray:
     """A headerless numeric CSV (``.gz`` or plain) as a 2-D float64 or int64 array."""
+    try:
+        check_regular_file(path, field=what)  # a FIFO would block, a device never ends
+    except FileNotFoundError:
+        raise FormatError(f"{path}: missing ({what})", path=str(path), field=what) from None
     try:
         table = pacsv.read_csv(path, read_options=pacsv.ReadOptions(
             autogenerate_column_names=True))
@@ -143,6 +149,11 @@ def load_ogb(path: str | os.PathLike[str], *, split: str | None = None) -> OGBDa
                           f"of graph-property datasets are not read here), found {counts.size}",
                           path=str(raw / "num-node-list.csv.gz"), field="node count")
     n = int(counts[0, 0])
+    if n < 0:
+        raise FormatError(f"{raw / 'num-node-list.csv.gz'}:1: node count {n} is negative",
+                          path=str(raw / "num-node-list.csv.gz"), line=1, field="node count")
+    check_declared(raw / "num-node-list.csv.gz", "node count", n, len(edges), what="nodes",
+                   per="edges")
     src, dst = edges[:, 0].astype(np.int64), edges[:, 1].astype(np.int64)
     bad = np.flatnonzero((src < 0) | (src >= n) | (dst < 0) | (dst >= n))
     if bad.size:
@@ -164,9 +175,7 @@ def _attach(g: Graph, raw: Path, n: int, m: int) -> None:
             data[key] = _rows(_read_csv(p, what=name), count, p, name).astype(np.float32)
     p = raw / "node-label.csv.gz"
     if p.exists():
-        y = _rows(_read_csv(p, what="labels"), n, p, "labels")
-        y = np.where(np.isnan(y), -1, y).astype(np.int64) if y.dtype.kind == "f" \
-            else y.astype(np.int64)
+        y = _labels(_rows(_read_csv(p, what="labels"), n, p, "labels"), p)
         g.ndata["label"] = y[:, 0] if y.shape[1] == 1 else y
     for p in sorted(raw.glob("*_*.csv.gz")):  # node_year, edge_reltype, ...
         kind, _, name = p.name[:-len(".csv.gz")].partition("_")
@@ -174,6 +183,21 @@ def _attach(g: Graph, raw: Path, n: int, m: int) -> None:
             continue
         arr = _rows(_read_csv(p, what=p.name), n if kind == "node" else m, p, p.name)
         (g.ndata if kind == "node" else g.edata)[name] = arr[:, 0] if arr.shape[1] == 1 else arr
+
+
+def _labels(y: np.ndarray, path: Path) -> np.ndarray:
+    """Labels as int64, NaN as -1; a fraction, an infinity or a value beyond 2^53 (which
+    a float64 column cannot hold exactly) is refused naming its line."""
+    if y.dtype.kind != "f":
+        return y.astype(np.int64)
+    known = ~np.isnan(y)
+    bad = known & ~((np.abs(y) < 2.0**53) & (y == np.floor(y)))  # inf fails both
+    if bad.any():
+        row, col = (int(v[0]) for v in np.nonzero(bad))
+        raise FormatError(f"{path}:{row + 1}: label {y[row, col]!r} is not an integer class "
+                          "(nor nan: no label)", path=str(path), line=row + 1, field="labels",
+                          value=float(y[row, col]))
+    return np.where(known, y, -1).astype(np.int64)
 
 
 def _attach_split(g: Graph, folder: Path, n: int, split: str | None) -> str | None:

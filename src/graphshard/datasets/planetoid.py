@@ -1,16 +1,14 @@
 """Planetoid citation graphs (Cora, CiteSeer, PubMed) from their raw ``ind.<name>.*`` files.
 
 The files (Yang et al. 2016, as kimiyoung/planetoid and tkipf/gcn ship them) are Python 2
-pickles.  We never unpickle arbitrary objects: :class:`_Restricted` resolves only the
-globals these files name (NumPy's array reconstruction, ``ndarray``, ``dtype``, SciPy's
-``csr_matrix``, ``defaultdict``/``list``, and ``codecs.encode`` for bytes), rebuilds the
-CSR matrix from its arrays without SciPy's class, and refuses any other global with our
-FormatError naming the file.
+pickles.  They are never unpickled: :func:`~._pickle.read_pickle` walks their opcodes and
+knows only the objects these files hold (NumPy arrays of numbers, SciPy's ``csr_matrix``
+state, ``defaultdict(list)``), building each array from the bytes the file holds without
+calling any class's pickle hook; anything else is our FormatError naming the file.
 """
 
 from __future__ import annotations
 
-import collections
 import os
 import pickle
 import re
@@ -23,82 +21,59 @@ import numpy as np
 from ..errors import FormatError, ValidationError
 from ..graph import Graph, graph
 from ..sparse import SparseRows
+from ..storage.files import check_regular_file
+from ._bounds import check_declared
+from ._pickle import CSRState, read_pickle
 
 __all__ = ["PlanetoidDataset", "load_planetoid"]
 
 _PARTS = ("x", "y", "tx", "ty", "allx", "ally", "graph")
 
 
-class _CSRState:
-    """Stands in for ``scipy.sparse.csr_matrix`` while unpickling: keeps its state dict."""
-
-    def __init__(self, *args: Any) -> None:
-        self.state: dict[str, Any] = {}
-
-    def __setstate__(self, state: Any) -> None:
-        self.state = state if isinstance(state, dict) else {}
-
-
-def _reconstruct() -> Any:
-    """NumPy's ``_reconstruct`` (module ``numpy.core`` or ``numpy._core`` by version)."""
-    return np.ndarray.__reduce__(np.zeros(1))[0]
-
-
-_ALLOWED: dict[tuple[str, str], Any] = {
-    ("numpy.core.multiarray", "_reconstruct"): _reconstruct(),
-    ("numpy._core.multiarray", "_reconstruct"): _reconstruct(),  # written by NumPy 2
-    ("_codecs", "encode"): __import__("codecs").encode,  # bytes, as Python 3 writes them
-    ("numpy", "ndarray"): np.ndarray,
-    ("numpy", "dtype"): np.dtype,
-    ("scipy.sparse.csr", "csr_matrix"): _CSRState,
-    ("collections", "defaultdict"): collections.defaultdict,
-    ("__builtin__", "list"): list,
-    ("builtins", "list"): list,
-}
-
-
-class _Restricted(pickle.Unpickler):
-    """An unpickler that resolves only :data:`_ALLOWED` globals (no code runs)."""
-
-    def find_class(self, module: str, name: str) -> Any:
-        found = _ALLOWED.get((module, name))
-        if found is None:
-            raise pickle.UnpicklingError(f"global {module}.{name} is not a Planetoid array")
-        return found
-
-
 def _unpickle(path: Path) -> Any:
     try:
+        check_regular_file(path)
         with open(path, "rb") as handle:
-            obj = _Restricted(handle, encoding="latin1").load()
+            data = handle.read()
+        return read_pickle(data)
     except FileNotFoundError:
         raise FormatError(f"{path}: missing", path=str(path)) from None
+    except FormatError:
+        raise
     except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError,
-            IndexError, KeyError, OverflowError, MemoryError, OSError) as exc:
+            IndexError, KeyError, OverflowError, MemoryError, OSError, SystemError,
+            RuntimeError) as exc:  # RuntimeError: RecursionError too
         raise FormatError(f"{path}: not a Planetoid pickle of arrays ({type(exc).__name__}: "
                           f"{exc})"[:400], path=str(path)) from None
-    if isinstance(obj, np.ndarray) and obj.dtype.kind == "O":
-        raise FormatError(f"{path}: object array, expected numbers", path=str(path))
-    return obj
 
 
 def _matrix(obj: Any, path: Path, what: str) -> SparseRows:
     """A CSR state or a 2-D array as float32 SparseRows."""
-    if isinstance(obj, _CSRState):
-        st = obj.state
+    if isinstance(obj, CSRState):
+        st = obj.state or {}
         try:
-            shape = tuple(int(v) for v in st["_shape"])
-            return SparseRows(np.asarray(st["indptr"]), np.asarray(st["indices"]),
-                              np.asarray(st["data"], dtype=np.float32), shape[1])
+            parts = {k: st[k] for k in ("indptr", "indices", "data")}
+            shape = st["_shape"]
+            if not all(isinstance(v, np.ndarray) for v in parts.values()) or not (
+                    isinstance(shape, tuple) and len(shape) == 2
+                    and all(type(v) is int and v >= 0 for v in shape)):
+                raise ValueError("'_shape' must be 2 sizes and indptr, indices, data arrays")
+            rows = SparseRows(parts["indptr"], parts["indices"],
+                              parts["data"].astype(np.float32), shape[1])
+            if len(rows) != shape[0]:
+                raise ValueError(f"indptr has {len(parts['indptr'])} entries for {shape[0]} "
+                                 "rows")
         except (KeyError, TypeError, ValueError, IndexError) as exc:
             raise FormatError(f"{path}: {what} is not a valid CSR matrix ({exc})",
                               path=str(path), field=what) from None
-    arr = np.asarray(obj)
-    if arr.ndim != 2 or arr.dtype.kind not in "iufb":
+        check_declared(path, f"{what} _shape", rows.num_cols, len(rows.indices),
+                       what="columns", per="values")
+        return rows
+    if not isinstance(obj, np.ndarray) or obj.ndim != 2:
         raise FormatError(f"{path}: {what} must be a 2-D numeric matrix, found "
-                          f"{type(obj).__name__} {getattr(arr, 'shape', '')}", path=str(path),
+                          f"{type(obj).__name__} {getattr(obj, 'shape', '')}", path=str(path),
                           field=what)
-    return SparseRows.from_scipy(_scipy_csr(arr.astype(np.float32)))
+    return SparseRows.from_scipy(_scipy_csr(obj.astype(np.float32)))
 
 
 def _scipy_csr(arr: np.ndarray) -> Any:
@@ -188,19 +163,14 @@ def load_planetoid(path: str | os.PathLike[str], *, name: str | None = None,
     """
     folder, name = _locate(Path(path), name)
     file = {part: folder / f"ind.{name}.{part}" for part in (*_PARTS, "test.index")}
-    y, ty, ally = (np.asarray(_unpickle(file[k])) for k in ("y", "ty", "ally"))
-    for k, arr in (("y", y), ("ty", ty), ("ally", ally)):
-        if arr.ndim != 2 or arr.dtype.kind not in "iufb":
-            raise FormatError(f"{file[k]}: labels must be a 2-D one-hot matrix, found shape "
-                              f"{arr.shape}", path=str(file[k]), field=k)
+    y, ty, ally = (_labels(_unpickle(file[k]), file[k], k) for k in ("y", "ty", "ally"))
     test = _test_index(file["test.index"])
-    lo, hi = int(test.min()), int(test.max()) + 1
-    num_nodes = max(len(ally) + hi - lo, hi)
-    if lo != len(ally) or len(ty) != len(test) or ty.shape[1] != ally.shape[1] \
+    num_nodes = _num_nodes(test, len(ally), file["test.index"])
+    if len(ty) != len(test) or ty.shape[1] != ally.shape[1] \
             or len(np.unique(test)) != len(test):
-        raise FormatError(f"{file['test.index']}: test IDs {lo}..{hi - 1} and {len(ty)} test "
-                          f"labels do not follow the {len(ally)} rows of ally", path=str(
-                              file["test.index"]), field="test.index")
+        raise FormatError(f"{file['test.index']}: test IDs {int(test.min())}..{int(test.max())}"
+                          f" and {len(ty)} test labels do not follow the {len(ally)} rows of "
+                          "ally", path=str(file["test.index"]), field="test.index")
     label = np.full(num_nodes, -1, dtype=np.int64)
     has = ally.any(axis=1)
     label[:len(ally)] = np.where(has, ally.argmax(axis=1), -1)
@@ -233,18 +203,54 @@ def load_planetoid(path: str | os.PathLike[str], *, name: str | None = None,
     return PlanetoidDataset(g, name, int(ally.shape[1]))
 
 
+def _labels(obj: Any, path: Path, what: str) -> np.ndarray:
+    if not isinstance(obj, np.ndarray) or obj.ndim != 2:
+        raise FormatError(f"{path}: labels must be a 2-D one-hot matrix, found "
+                          f"{type(obj).__name__} {getattr(obj, 'shape', '')}", path=str(path),
+                          field=what)
+    return obj
+
+
+#: Padding nodes (IDs in the test range that no test line names: CiteSeer has 15 in 1015)
+#: may at most equal the test IDs: the test range spans at most 2 x their number.
+TEST_SPAN_PER_ID = 2
+
+
+def _num_nodes(test: np.ndarray, num_ally: int, path: Path) -> int:
+    """Nodes implied by the test IDs, which must run from ``num_ally`` (the rows of ally)
+    over a range at most :data:`TEST_SPAN_PER_ID` x their number: bounded by the file."""
+    lo, hi = int(test.min()), int(test.max()) + 1
+    if lo != num_ally:
+        raise FormatError(f"{path}: the smallest test ID is {lo}, but the test nodes follow "
+                          f"the {num_ally} rows of ally (expected {num_ally})", path=str(path),
+                          field="test.index", value=lo)
+    limit = TEST_SPAN_PER_ID * len(test)
+    if hi - lo > limit:
+        raise FormatError(f"{path}: test IDs run from {lo} to {hi - 1}, {hi - lo:,} nodes for "
+                          f"{len(test):,} test IDs; at most {TEST_SPAN_PER_ID} x the test IDs "
+                          f"= {limit:,} (the gaps become padding nodes)", path=str(path),
+                          field="test.index", value=hi - 1)
+    return hi
+
+
 def _test_index(path: Path) -> np.ndarray:
     try:
+        check_regular_file(path)
         text = path.read_text(encoding="utf-8").split()
     except FileNotFoundError:
         raise FormatError(f"{path}: missing", path=str(path)) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise FormatError(f"{path}: cannot read ({exc})", path=str(path)) from None
-    bad = next((i for i, tok in enumerate(text) if not tok.isdigit()), None)
+    bad = next((i for i, tok in enumerate(text) if not re.fullmatch(r"[0-9]{1,18}", tok)),
+               None)
     if bad is not None or not text:
         raise FormatError(f"{path}:{(bad or 0) + 1}: expected one node ID a line",
                           path=str(path), line=(bad or 0) + 1, field="test.index")
     return np.array([int(t) for t in text], dtype=np.int64)  # file order: tx/ty rows
+
+
+def _is_id(x: Any) -> bool:
+    return type(x) is int and -1 << 62 < x < 1 << 62
 
 
 def _edges(path: Path, num_nodes: int) -> Graph:
@@ -252,12 +258,12 @@ def _edges(path: Path, num_nodes: int) -> Graph:
     if not isinstance(adj, dict):
         raise FormatError(f"{path}: expected a dict of adjacency lists, found "
                           f"{type(adj).__name__}", path=str(path))
-    try:
-        keys = np.fromiter(adj.keys(), dtype=np.int64, count=len(adj))
-        lists = [np.asarray(v, dtype=np.int64).reshape(-1) for v in adj.values()]
-    except (TypeError, ValueError, OverflowError) as exc:
-        raise FormatError(f"{path}: adjacency lists must hold integer node IDs ({exc})",
-                          path=str(path)) from None
+    for k, v in adj.items():  # ints as Python writes them: no float, bool or huge ID
+        if not (_is_id(k) and isinstance(v, list) and all(_is_id(x) for x in v)):
+            raise FormatError(f"{path}: adjacency lists must map integer node IDs to lists "
+                              f"of them; entry {k!r:.40} does not", path=str(path))
+    keys = np.fromiter(adj.keys(), dtype=np.int64, count=len(adj))
+    lists = [np.array(v, dtype=np.int64) for v in adj.values()]
     src = np.repeat(keys, [len(v) for v in lists])
     dst = np.concatenate(lists) if lists else np.zeros(0, np.int64)
     bad = np.flatnonzero((src < 0) | (src >= num_nodes) | (dst < 0) | (dst >= num_nodes))

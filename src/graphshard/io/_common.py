@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ import pyarrow.compute as pc
 
 from ..errors import FormatError
 from ..ragged import Ragged
+from ..storage.files import regular_file_stat
 
 PathLike = str | os.PathLike[str]
 
@@ -36,27 +36,15 @@ def require_file(path: Path, field: str, owner: PathLike | None = None) -> Path:
     return path
 
 
-_NOT_REGULAR = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"),
-                (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
-                (stat.S_ISBLK, "a block device"))
-
-
 def regular_file(path: Path, *, field: str, owner: PathLike) -> os.stat_result:
     """``os.stat`` of ``path``, a path read from the file ``owner``, if it is a regular file
     (symbolic links followed); else a FormatError naming ``owner``, ``field`` and what the
-    path is.  Checked before opening: reading a FIFO would block, a device never ends.
+    path is.  Checked before opening: reading a FIFO would block, a device never ends
+    (the check: :func:`graphshard.storage.files.regular_file_stat`).
     """
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        problem = "does not exist"
-    except (OSError, ValueError) as exc:  # ENAMETOOLONG, EACCES, ELOOP; a NUL byte
-        problem = f"cannot be opened ({getattr(exc, 'strerror', None) or exc})"
-    else:
-        if stat.S_ISREG(st.st_mode):
-            return st
-        kind = next((name for test, name in _NOT_REGULAR if test(st.st_mode)), "special")
-        problem = f"is {kind}, not a regular file"
+    st, problem = regular_file_stat(path)
+    if st is not None:
+        return st
     raise fail(owner, f"file {str(path)[:300]} {problem}", field=field, value=str(path)[:300])
 
 

@@ -328,8 +328,16 @@ def iter_edge_chunks(meta: ChunkedMeta, etype: EdgeType | str) -> Iterator[EdgeC
 def _iter_data(meta: ChunkedMeta, spec: FileSpec, total: int, what: str
                ) -> Iterator[DataChunk]:
     offset = 0
+    first: tuple[str, Any] | None = None  # the row layout of chunk 0
     for i in range(len(spec.files)):
         data, file = _feature(spec, i)
+        layout = _row_layout(data, file, f"{spec.field}.data[{i}]")
+        if first is None:
+            first = layout
+        elif layout != first:
+            raise fail(file, f"chunk {i} holds rows of {_describe(layout)}, but chunk 0 rows "
+                       f"of {_describe(first)}: all chunks of a feature must agree",
+                       field=f"{spec.field}.data[{i}]")
         if offset + len(data) > total:
             raise fail(file, f"chunk {i} ends at row {offset + len(data)} but {what} has only "
                        f"{total} rows", field=f"{spec.field}.data[{i}]")
@@ -338,6 +346,26 @@ def _iter_data(meta: ChunkedMeta, spec: FileSpec, total: int, what: str
     if offset != total:
         raise fail(meta.path, f"feature files hold {offset} rows, expected {total} ({what})",
                    field=spec.field)
+
+
+def _row_layout(data: np.ndarray | Ragged, file: Path, field: str) -> tuple[str, Any]:
+    """What one row of a feature chunk is: ``("ragged", dtype)``, or ``("numbers" |
+    dtype, row shape)`` for an array (numbers: any boolean, integer or float dtype, which
+    concatenate); a 0-d array has no rows."""
+    if isinstance(data, Ragged):
+        return "ragged", data.values.dtype
+    if data.ndim == 0:
+        raise fail(file, f"a 0-d array of {data.dtype}; a feature chunk holds one row per "
+                   "node or edge", field=field)
+    kind = "numbers" if data.dtype.kind in "biuf" else str(data.dtype)
+    return kind, tuple(data.shape[1:])
+
+
+def _describe(layout: tuple[str, Any]) -> str:
+    kind, detail = layout
+    if kind == "ragged":
+        return f"variable length ({detail})"
+    return f"shape {detail} ({kind})"
 
 
 def iter_node_data_chunks(meta: ChunkedMeta, ntype: str, name: str) -> Iterator[DataChunk]:

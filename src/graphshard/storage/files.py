@@ -7,8 +7,10 @@ import contextlib
 import hashlib
 import json
 import logging
+import math
 import os
 import shutil
+import stat
 import tempfile
 import threading
 import tokenize
@@ -19,8 +21,9 @@ from typing import IO, Any, Literal
 from .scratch import REUSE_MIN_BYTES, claim_scratch
 
 __all__ = ["INCOMPLETE_MARKER", "atomic_path", "atomic_write", "check_out_dir",
-           "check_path_name", "claim_out_dir", "file_sha256", "json_object_with", "load_npy",
-           "mark_complete", "path_inside", "warn_if_short_of_space", "write_json_atomic"]
+           "check_path_name", "check_regular_file", "claim_out_dir", "file_sha256",
+           "json_object_with", "load_npy", "mark_complete", "path_inside", "regular_file_stat",
+           "warn_if_short_of_space", "write_json_atomic"]
 
 _log = logging.getLogger(__name__)
 
@@ -346,13 +349,84 @@ def warn_if_short_of_space(folder: str | os.PathLike[str], need: int, what: str,
 _LOAD_LOCK = threading.Lock()
 
 
+_NOT_REGULAR = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"),
+                (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                (stat.S_ISBLK, "a block device"))
+
+
+def regular_file_stat(path: str | os.PathLike[str]) -> tuple[os.stat_result | None, str]:
+    """``(os.stat(path), "")`` when ``path`` is a regular file (symbolic links followed),
+    else ``(None, why)``: ``"does not exist"``, ``"is a FIFO, not a regular file"``,
+    ``"cannot be opened (...)"``.  The one check made before opening a file a user or a
+    file names: reading a FIFO blocks for ever, a device (``/dev/zero``) never ends.
+
+    Example:
+        >>> regular_file_stat("/dev/null")[1]
+        'is a character device, not a regular file'
+    """
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None, "does not exist"
+    except (OSError, ValueError) as exc:  # ENAMETOOLONG, EACCES, ELOOP; a NUL byte
+        return None, f"cannot be opened ({getattr(exc, 'strerror', None) or exc})"
+    if stat.S_ISREG(st.st_mode):
+        return st, ""
+    kind = next((name for test, name in _NOT_REGULAR if test(st.st_mode)), "special")
+    return None, f"is {kind}, not a regular file"
+
+
+def check_regular_file(path: str | os.PathLike[str], *, field: str | None = None
+                       ) -> os.stat_result:
+    """``os.stat(path)`` if ``path`` is a regular file; else, as ``open`` would for a missing
+    file, FileNotFoundError, and for anything else (a FIFO, a device, a folder) a
+    :class:`~graphshard.errors.FormatError` naming the path and what it is.
+
+    Example:
+        >>> check_regular_file("/dev/zero")
+        Traceback (most recent call last):
+        ...
+        graphshard.errors.FormatError: /dev/zero: is a character device, not a regular file
+    """
+    from ..errors import FormatError
+
+    st, problem = regular_file_stat(path)
+    if st is not None:
+        return st
+    if problem == "does not exist":
+        raise FileNotFoundError(2, "No such file or directory", str(path))
+    raise FormatError(f"{str(path)[:300]}: {problem}", path=str(path), field=field)
+
+
+def _check_npy_header(path: str | os.PathLike[str], size: int) -> None:
+    """Refuse a ``.npy`` whose header declares more data than the file holds, before
+    ``np.load`` allocates (or maps) it; other files (an ``.npz``) pass through."""
+    import numpy as np
+
+    with open(path, "rb") as handle:
+        if handle.read(6) != b"\x93NUMPY":
+            return
+        handle.seek(0)
+        version = np.lib.format.read_magic(handle)
+        read = np.lib.format.read_array_header_1_0 if version == (1, 0) else \
+            np.lib.format.read_array_header_2_0
+        shape, _, dtype = read(handle)
+        need = math.prod(shape) * dtype.itemsize
+        held = size - handle.tell()
+    if need > held:
+        raise ValueError(f"the header declares shape {shape} of {dtype}, {need:,} bytes, but "
+                         f"the file holds {held:,} after the header")
+
+
 def load_npy(path: str | os.PathLike[str], *,
              mmap_mode: Literal["r", "r+", "w+", "c"] | None = None) -> Any:
     """``np.load`` without pickle; a damaged file is a :class:`FormatError` naming it.
     Safe to call from several threads at once (see :data:`_LOAD_LOCK`).
 
-    numpy reports a corrupt header as ValueError, SyntaxError or tokenize.TokenError
-    depending on the damage; all become FormatError here.
+    numpy reports a corrupt header as ValueError, SyntaxError, OverflowError or
+    tokenize.TokenError depending on the damage; all become FormatError here, as does a
+    special file (a FIFO would block) and a header that declares more data than the file
+    holds (checked before anything is allocated).
 
     Example:
         >>> import tempfile, pathlib, numpy as np
@@ -366,8 +440,11 @@ def load_npy(path: str | os.PathLike[str], *,
     from ..errors import FormatError
 
     try:
+        st = check_regular_file(path)
         with _LOAD_LOCK:
+            _check_npy_header(path, st.st_size)
             return np.load(path, mmap_mode=mmap_mode, allow_pickle=False)
-    except (ValueError, OSError, EOFError, SyntaxError, tokenize.TokenError) as exc:
+    except (ValueError, OSError, EOFError, SyntaxError, tokenize.TokenError, OverflowError,
+            MemoryError, TypeError) as exc:
         raise FormatError(f"{path}: not a readable .npy/.npz file ({exc})",
                           path=str(path)) from exc

@@ -1,0 +1,156 @@
+"""load_shchur_npz on crafted files (issue 41): declared sizes bounded by what the file
+holds, a damaged deflate stream, special files, and seeded mutation fuzzing of a tiny npz
+(the real gnn-benchmark zips are tested in tests/test_datasets.py)."""
+
+from __future__ import annotations
+
+import io
+import os
+import random
+import zipfile
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from fuzzing import INTERESTING, call_releasing_fifos, dataset_graph_problem, mutate_bytes, run_fuzz
+from graphshard.datasets import load_shchur_npz
+from graphshard.errors import FormatError
+
+
+def _arrays(n: int = 3) -> dict[str, np.ndarray]:
+    return dict(adj_data=np.ones(n, np.float32), adj_indices=np.roll(np.arange(n, dtype=np.int32),
+                                                                     -1),
+                adj_indptr=np.arange(n + 1, dtype=np.int32), adj_shape=np.array([n, n]),
+                attr_data=np.ones(n, np.float32), attr_indices=np.arange(n, dtype=np.int32) % 5,
+                attr_indptr=np.arange(n + 1, dtype=np.int32), attr_shape=np.array([n, 5]),
+                labels=np.arange(n) % 2)
+
+
+def _npz(arrays: dict[str, np.ndarray], compressed: bool = False) -> bytes:
+    buf = io.BytesIO()
+    (np.savez_compressed if compressed else np.savez)(buf, **arrays)
+    return buf.getvalue()
+
+
+def _zip(npz: bytes) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("inner/g.npz", npz)
+    return buf.getvalue()
+
+
+def _npy_header(shape: str, descr: str = "<f4") -> bytes:
+    header = f"{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}".ljust(117)
+    return b"\x93NUMPY\x01\x00" + (len(header) + 1).to_bytes(2, "little") + \
+        header.encode() + b"\n"
+
+
+def _with_member(npz: bytes, key: str, data: bytes) -> bytes:
+    """The npz with member ``key.npy`` replaced by ``data`` (CRCs stay valid)."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(npz)) as src, zipfile.ZipFile(out, "w") as dst:
+        for info in src.infolist():
+            dst.writestr(info.filename, data if info.filename == f"{key}.npy"
+                         else src.read(info))
+    return out.getvalue()
+
+
+def test_declared_feature_columns_are_bounded(tmp_path):
+    """attr_shape [5, 1e8] in a 2.5 KB npz made convert write 1.9 GB."""
+    arrays = _arrays(5)
+    arrays["attr_shape"] = np.array([5, 10**8])
+    (tmp_path / "g.npz").write_bytes(_npz(arrays))
+    with pytest.raises(FormatError, match=r"g\.npz: field 'attr_shape': 100,000,000 feature "
+                       r"columns declared for 5 values; at most max\(1,048,576, 64 x values\)"
+                       r" = 1,048,576") as info:
+        load_shchur_npz(tmp_path / "g.npz")
+    assert info.value.field == "attr_shape"
+
+
+@pytest.mark.parametrize("shape", ["(1000000000000,)", "(100000000000000000000,)",
+                                   "(4000000000, 4000000000)"])
+def test_member_header_larger_than_the_member(tmp_path, shape):
+    """An npz member header of shape 1e12 was a raw MemoryError."""
+    npz = _with_member(_npz(_arrays()), "adj_data", _npy_header(shape) + bytes(12))
+    (tmp_path / "g.npz").write_bytes(npz)
+    with pytest.raises(FormatError, match=r"g\.npz: cannot read array 'adj_data' \(ValueError: "
+                       r"the header declares shape .* bytes, but the member holds 12 after "
+                       r"it\)") as info:
+        load_shchur_npz(tmp_path / "g.npz")
+    assert info.value.field == "adj_data"
+
+
+def test_damaged_deflate_stream_in_a_zip(tmp_path):
+    """A damaged deflate stream in the .zip was a raw zlib.error."""
+    data = bytearray(_zip(_npz(_arrays(100))))
+    start = 30 + len("inner/g.npz")  # the local header, then the compressed stream
+    data[start:start + 4] = b"\xff" * 4
+    (tmp_path / "g.zip").write_bytes(bytes(data))
+    with pytest.raises(FormatError, match=r"g\.zip.*(Error -3 while decompressing|invalid)"):
+        load_shchur_npz(tmp_path / "g.zip")
+
+
+def test_special_files_are_refused(tmp_path):
+    """A FIFO would block open(); /dev/zero as a zip was read until memory ran out."""
+    os.mkfifo(tmp_path / "g.npz")
+    with pytest.raises(FormatError, match=r"g\.npz: is a FIFO, not a regular file"):
+        call_releasing_fifos(lambda: load_shchur_npz(tmp_path / "g.npz"), [tmp_path / "g.npz"])
+    (tmp_path / "z.zip").symlink_to("/dev/zero")
+    with pytest.raises(FormatError, match=r"z\.zip: is a character device, not a regular "
+                       "file"):
+        call_releasing_fifos(lambda: load_shchur_npz(tmp_path / "z.zip"), [])
+
+
+def test_compressed_and_zipped_npz_still_load(tmp_path):
+    (tmp_path / "g.zip").write_bytes(_zip(_npz(_arrays(4), compressed=True)))
+    g = load_shchur_npz(tmp_path / "g.zip")
+    assert g.edges()[1].tolist() == [1, 2, 3, 0] and g.ndata["label"].tolist() == [0, 1, 0, 1]
+
+
+def _graph_problem(g) -> str | None:
+    problem = dataset_graph_problem(SimpleNamespace(graph=g))
+    feat = g.ndata["feat"]
+    if problem is None and feat.num_cols > 5 and feat.num_cols > 64 * max(feat.nnz, 1) \
+            and feat.num_cols > 1 << 20:
+        return "feature columns beyond the bound"
+    return problem
+
+
+def test_fuzz_shchur(tmp_path):
+    """Mutants: raw bytes of the npz or of the zip holding it, or one member replaced (CRCs
+    valid): its bytes mutated, its header's shape or dtype changed, or an interesting
+    value in place of a small array."""
+    base = _npz(_arrays())
+    keys = sorted(_arrays())
+
+    def case(rng: random.Random, folder: Path) -> Path:
+        kind = rng.randrange(5)
+        key = rng.choice(keys)
+        with zipfile.ZipFile(io.BytesIO(base)) as zf:
+            member = zf.read(f"{key}.npy")
+        if kind == 0:
+            data, name = mutate_bytes(rng, base), "g.npz"
+        elif kind == 1:
+            data, name = mutate_bytes(rng, _zip(base)), "g.zip"
+        elif kind == 2:
+            data, name = _with_member(base, key, mutate_bytes(rng, member)), "g.npz"
+        elif kind == 3:
+            size = rng.choice(["0", "1", "3", "-1", "2**62", "10**12", "(3, 3)", "3, 2**40"])
+            descr = rng.choice(["<f4", "<i8", "|O", "<U2", "<c16", "|b1", ">i4", "V8"])
+            data = _with_member(base, key, _npy_header(f"({size},)" if "," not in size else
+                                                       f"({size})", descr) + member[128:])
+            name = "g.npz"
+        else:
+            token = rng.choice(INTERESTING)
+            try:
+                value = np.array([float(token)]) if rng.random() < 0.5 else np.array([token])
+            except ValueError:
+                value = np.array([token])
+            arrays = {**_arrays(), key: value}
+            data, name = _npz(arrays), "g.npz"
+        (folder / name).write_bytes(data)
+        return folder / name
+
+    run_fuzz("shchur", case, load_shchur_npz, tmp_path, check=_graph_problem, seed=7)
