@@ -7,6 +7,13 @@ workers, agents) listen on 127.0.0.1, so nothing of it is reachable from the net
 started with its defaults listens on every interface instead.  With an address, Ray's own
 rules apply: see the README's "Network" paragraph for what a cluster exposes.
 
+A local Ray is started with start-up limits sized for a busy machine (:data:`STARTUP_ENV`:
+Ray's own defaults give its raylet 30 s and its agents 30 s, which a machine at load 20-40
+outlasts), each only where the environment does not set it already.  A start that fails
+anyway is cleaned up (every process it started, found in this process's own process tree,
+is stopped) and tried once more; a second failure raises :class:`RayStartError` saying what
+to do.
+
 Example:
     >>> class FakeRay:  # stands in for the ray module
     ...     def init(self, **kwargs): self.kwargs = kwargs
@@ -19,18 +26,49 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import ipaddress
 import logging
 import os
+import signal
+import sys
+import time
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["LOOPBACK", "init_ray", "is_loopback", "quiet_ray"]
+from ..errors import GraphshardError
+
+__all__ = ["LOOPBACK", "STARTUP_ENV", "RayStartError", "init_ray", "is_loopback", "quiet_ray"]
 
 log = logging.getLogger(__name__)
 
 #: The address a local Ray's servers listen on.
 LOOPBACK = "127.0.0.1"
+
+#: Ray settings (environment variables its daemons read) raised for a local Ray started here,
+#: each only where the environment does not set it: Ray's defaults in brackets.
+STARTUP_ENV = {
+    # the raylet's own start-up [30 s]
+    "RAY_raylet_start_wait_time_s": "120",
+    # the raylet waits for its dashboard/metrics agents to register, then exits [30 s]
+    "RAY_agent_register_timeout_ms": "120000",
+    # a worker process (importing numpy, numba, graphshard) must register [60 s]
+    "RAY_worker_register_timeout_seconds": "300",
+    # the driver waits for the GCS to write its port [30 s]
+    "RAY_gcs_server_port_wait_time_s": "120",
+    # Python GCS clients: connecting [30 s], and each request [60 s]
+    "RAY_py_gcs_connect_timeout_s": "120",
+    "RAY_gcs_server_request_timeout_seconds": "120",
+    # a process that cannot reach the GCS for this long exits [60 s]
+    "RAY_gcs_rpc_server_reconnect_timeout_s": "120",
+    # the GCS declares the (only) node dead after this many missed health checks [5]
+    "RAY_health_check_failure_threshold": "20",
+}
+
+
+class RayStartError(GraphshardError, RuntimeError):
+    """A local Ray did not start (twice); every process it started was stopped."""
+
 
 #: Set by ``graphshard -q``: Ray's driver logs errors only (not its token-authentication
 #: warning or "Started a local Ray instance").
@@ -54,6 +92,9 @@ def init_ray(ray: Any, address: str | None = None, **kwargs: Any) -> None:
             is one, else a new local Ray.
         **kwargs: More ``ray.init`` options (``num_cpus``, ``include_dashboard``, ...);
             after :func:`quiet_ray`, ``logging_level`` defaults to ``logging.ERROR``.
+
+    Raises:
+        RayStartError: a local Ray failed to start twice (what it started is stopped).
     """
     if _quiet:
         kwargs.setdefault("logging_level", logging.ERROR)
@@ -73,8 +114,7 @@ def init_ray(ray: Any, address: str | None = None, **kwargs: Any) -> None:
     if address is not None or cluster_found():
         ray.init(address=address, **kwargs)
         return
-    with _local_node_address():
-        ray.init(address=None, _node_ip_address=LOOPBACK, **kwargs)
+    _start_local(ray, kwargs)
     util = getattr(ray, "util", None)
     ip = (util.get_node_ip_address()
           if util is not None and hasattr(util, "get_node_ip_address") else None)
@@ -161,3 +201,144 @@ def _local_node_address() -> Iterator[None]:
         yield
     finally:
         ray_constants.ENABLE_RAY_CLUSTER = before
+
+
+def _start_local(ray: Any, kwargs: dict[str, Any], attempts: int = 2) -> None:
+    """Start a local Ray on :data:`LOOPBACK` with :data:`STARTUP_ENV`; after a failed
+    attempt, stop what it started and try again, ``attempts`` times in all."""
+    for attempt in range(1, attempts + 1):
+        before = _descendants(os.getpid())
+        try:
+            with _startup_env(), _local_node_address(), _subreaper():
+                ray.init(address=None, _node_ip_address=LOOPBACK, **kwargs)
+            return
+        except Exception as exc:
+            lines = str(exc).strip().splitlines()
+            cause = f"{type(exc).__name__}: {lines[0] if lines else ''}"
+            stopped = _stop_failed_start(ray, before)
+            if attempt == attempts:
+                raise RayStartError(
+                    f"a local Ray did not start ({attempts} attempts; the last: {cause}); "
+                    f"every process it started was stopped ({stopped} after the last "
+                    "attempt). On a busy machine, raise Ray's "
+                    "start-up limits in the environment (e.g. RAY_raylet_start_wait_time_s, "
+                    "RAY_agent_register_timeout_ms; graphshard's defaults are in "
+                    "graphshard.runtime.ray.STARTUP_ENV), or start Ray once with "
+                    "`ray start --head` and pass its address") from exc
+            log.warning("a local Ray did not start (%s); stopped the %d process(es) it had "
+                        "started; trying once more", cause, stopped)
+
+
+@contextlib.contextmanager
+def _startup_env() -> Iterator[None]:
+    """:data:`STARTUP_ENV` in ``os.environ`` (where unset) while Ray starts: its daemons
+    inherit it; this process's environment is restored afterwards."""
+    added = [k for k in STARTUP_ENV if k not in os.environ]
+    for key in added:
+        os.environ[key] = STARTUP_ENV[key]
+    try:
+        yield
+    finally:
+        for key in added:
+            os.environ.pop(key, None)
+
+
+def _stop_failed_start(ray: Any, before: set[int], wait: float = 10.0) -> int:
+    """Stop what a failed ``ray.init`` started: ``ray.shutdown()``, then every process of
+    this process's tree that was not there ``before`` (SIGTERM, then SIGKILL after
+    ``wait`` seconds); how many such processes there were."""
+    with contextlib.suppress(Exception):
+        ray.shutdown()
+    seen: set[int] = set()
+    for _ in range(3):  # a process may start another while we stop it
+        new = _descendants(os.getpid()) - before - seen
+        if not new:
+            break
+        seen |= new
+        _signal_all(new, signal.SIGTERM)
+        end = time.monotonic() + wait
+        while time.monotonic() < end and any(_alive(p) for p in new):
+            time.sleep(0.05)
+        _signal_all({p for p in new if _alive(p)}, signal.SIGKILL)
+    return len(seen)
+
+
+def _signal_all(pids: set[int], sig: int) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, sig)
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` still runs (a zombie child is reaped here and counts as gone)."""
+    with contextlib.suppress(ChildProcessError, OSError):
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return False
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rpartition(b")")[2].split()[0] != b"Z"
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:  # pragma: no cover - not ours
+            return True
+        return True
+
+
+def _descendants(root: int) -> set[int]:
+    """Process IDs of every descendant of ``root`` (Linux ``/proc``; elsewhere psutil if
+    installed, else none)."""
+    parent: dict[int, int] = {}
+    try:
+        entries = [e for e in os.listdir("/proc") if e.isdigit()]
+    except OSError:
+        entries = []
+    for entry in entries:
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                fields = f.read().rpartition(b")")[2].split()
+            parent[int(entry)] = int(fields[1])
+        except (OSError, IndexError, ValueError):  # gone meanwhile
+            continue
+    if not parent:
+        try:
+            import psutil
+
+            return {c.pid for c in psutil.Process(root).children(recursive=True)}
+        except Exception:  # no psutil, or the process is gone
+            return set()
+    children: dict[int, list[int]] = {}
+    for pid, ppid in parent.items():
+        children.setdefault(ppid, []).append(pid)
+    out: set[int] = set()
+    todo = [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in out:
+                out.add(child)
+                todo.append(child)
+    return out
+
+
+@contextlib.contextmanager
+def _subreaper() -> Iterator[None]:
+    """Make this process a child subreaper (Linux) while Ray starts: a daemon whose parent
+    dies (a raylet that crashes leaves its agents) is re-parented here instead of to init,
+    so a failed start can find and stop it in this process's tree."""
+    prctl = None
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(Exception):
+            prctl = ctypes.CDLL(None, use_errno=True).prctl
+    if prctl is None:
+        yield
+        return
+    set_, get = 36, 37  # PR_SET_CHILD_SUBREAPER, PR_GET_CHILD_SUBREAPER
+    was = ctypes.c_int(0)
+    prctl(get, ctypes.byref(was), 0, 0, 0)
+    prctl(set_, 1, 0, 0, 0)
+    try:
+        yield
+    finally:
+        prctl(set_, was.value, 0, 0, 0)
