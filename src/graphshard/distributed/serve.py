@@ -6,6 +6,11 @@ config path, so that trainers started later (``DistGraph(config, address=...)``)
 loopback one for a Ray started here (another process on this machine joins it), the cluster's
 for ``serve(config, address=...)`` (any machine of the cluster, with the config at the same
 path, since the servers' names come from it).
+``serve`` returns once every server is ready: it has loaded its part and compiled (or loaded
+from numba's cache) the kernels it serves.  It waits with progress and without a fixed limit
+while the servers answer their heartbeat; a server that stops answering for
+``heartbeat_timeout`` seconds, or whose process dies, fails it with an error naming it
+(:mod:`graphshard.distributed._liveness`).
 They are placed by a rule (``placement``: ``"spread"``, one per machine while machines last,
 the default; ``"pack"``, all on this process's node; or pinned, ``{part_id: node}``: see
 :mod:`graphshard.distributed.placement`), ask for almost no CPU by default (they mostly wait
@@ -39,9 +44,11 @@ from typing import Any
 
 from .._util.optional import import_optional
 from .._util.process import process_running
-from ..errors import ConfigError, ServerError, ServerTimeoutError
+from ..errors import ConfigError, ServerError
 from ..partition.config import ConfigLike, as_config, location
 from ..runtime.ray import cluster_found, init_ray
+from ._liveness import CONCURRENCY_GROUPS, HEALTH_GROUP, wait_ready
+from ._liveness import heartbeat_timeout as heartbeat_timeout_of
 from ._server import GraphServer
 from .placement import MIN_CPUS, Placement, scheduling_strategies
 
@@ -154,14 +161,22 @@ class ServeHandle:
         return [ServerPlace(p, n, ip, pid) for p, (n, ip, pid)
                 in enumerate(zip(self.node_ids, ips, self.pids, strict=True))]
 
-    def locate(self, *, timeout: float = 60.0) -> list[ServerPlace]:
+    def locate(self, *, timeout: float | None = None,
+               heartbeat_timeout: float | None = None) -> list[ServerPlace]:
         """Where each server runs now (a restarted server may have moved to another node).
 
+        Args:
+            timeout: Seconds the servers may take to answer (None: no fixed limit).
+            heartbeat_timeout: Seconds a server may leave its heartbeat unanswered (None:
+                ``$GRAPHSHARD_HEARTBEAT_TIMEOUT`` or 300).
+
         Raises:
-            ServerTimeoutError: a server did not answer within ``timeout`` seconds.
+            ServerTimeoutError: a server answered no heartbeat for ``heartbeat_timeout``
+                seconds, or ``timeout`` passed.
             ServerError: a server is gone (the cause is chained).
         """
-        return _places(ensure_ray(), self.actors(), self.config, timeout)
+        return _places(ensure_ray(), self.actors(), self.names, self.config, timeout=timeout,
+                       heartbeat_timeout=heartbeat_timeout, starting=False)
 
     def shutdown(self) -> None:
         """Stop every server (no restart); waits until their processes are gone.  Empty
@@ -177,16 +192,17 @@ class ServeHandle:
 
 
 def _remote_class(ray: Any) -> Any:
-    if "server" not in _REMOTE:
-        _REMOTE["server"] = ray.remote(GraphServer)
+    if "server" not in _REMOTE:  # its heartbeat (status) answers in a thread of its own
+        _REMOTE["server"] = ray.remote(concurrency_groups=CONCURRENCY_GROUPS)(GraphServer)
     return _REMOTE["server"]
 
 
 def serve(config: ConfigLike, *, address: str | None = None, placement: Placement = "spread",
           max_restarts: int = 3, num_cpus: float = 0.0, tensor_dir: str | None = None,
-          detached: bool = False, verify: bool = False, timeout: float = 300.0
-          ) -> ServeHandle:
-    """Start one graph server per partition of ``config`` and wait until all are ready.
+          detached: bool = False, verify: bool = False, timeout: float | None = None,
+          heartbeat_timeout: float | None = None) -> ServeHandle:
+    """Start one graph server per partition of ``config`` and wait until all are ready:
+    each has loaded its part and compiled (or loaded from numba's cache) its kernels.
 
     Args:
         config: Path of the partition config JSON, or the config already read (parsed
@@ -208,7 +224,10 @@ def serve(config: ConfigLike, *, address: str | None = None, placement: Placemen
         detached: Keep the servers alive after this driver exits (stop them with
             :func:`shutdown`).
         verify: Check the part files' SHA-256 while loading.
-        timeout: Seconds to wait for all servers to load.
+        timeout: Seconds the start-up may take in all (None, the default: no fixed limit;
+            the servers are waited for while they answer their heartbeat).
+        heartbeat_timeout: Seconds a server may leave its heartbeat unanswered before
+            the start-up fails naming it (None: ``$GRAPHSHARD_HEARTBEAT_TIMEOUT`` or 300).
 
     Returns:
         A :class:`ServeHandle`.
@@ -216,8 +235,12 @@ def serve(config: ConfigLike, *, address: str | None = None, placement: Placemen
     Raises:
         ConfigError: servers for this config are already running.
         ValidationError: an unknown placement rule, partition or node.
-        ServerError: a server failed to load its partition (the cause is chained).
+        ServerError: a server failed to load its partition, or its process died (the
+            cause is chained); the servers started are stopped.
+        ServerTimeoutError: a server answered no heartbeat for ``heartbeat_timeout``
+            seconds, or ``timeout`` passed; the servers started are stopped.
     """
+    limit = heartbeat_timeout_of(heartbeat_timeout)  # checked before anything starts
     ray = ensure_ray(address)
     cfg = as_config(config)
     path, base, num_parts = _key(cfg)
@@ -241,11 +264,12 @@ def serve(config: ConfigLike, *, address: str | None = None, placement: Placemen
         options["lifetime"] = "detached"
     t0 = time.perf_counter()
     actors = [remote.options(name=n, scheduling_strategy=s, **options)
-              .remote(str(path), p, tdir, verify)
+              .remote(str(path), p, tdir, verify, warm=True, background=True)
               for p, (n, s) in enumerate(zip(names, strategies, strict=True))]
     try:
-        places = _places(ray, actors, str(path), timeout, starting=True)
-    except ServerError:
+        places = _places(ray, actors, names, str(path), timeout=timeout,
+                         heartbeat_timeout=limit, starting=True)
+    except ServerError:  # a ServerTimeoutError too
         _kill(names, ())
         raise
     for pl in places:
@@ -257,18 +281,12 @@ def serve(config: ConfigLike, *, address: str | None = None, placement: Placemen
                        tuple(pl.node_ip for pl in places), tuple(actors))
 
 
-def _places(ray: Any, actors: list[Any], path: str, timeout: float, *,
-            starting: bool = False) -> list[ServerPlace]:
-    """Where each of ``actors`` runs (asks each server, waiting ``timeout`` seconds)."""
-    what = "load" if starting else "answer"
-    try:
-        infos = ray.get([a.info.remote() for a in actors], timeout=timeout)
-    except ray.exceptions.GetTimeoutError as exc:
-        raise ServerTimeoutError(f"{path}: graph servers did not {what} within {timeout:g} s",
-                                 path=path) from exc
-    except Exception as exc:
-        verb = "failed to start" if starting else "failed"
-        raise ServerError(f"{path}: a graph server {verb}: {exc}", path=path) from exc
+def _places(ray: Any, actors: list[Any], names: Any, path: str, *, timeout: float | None,
+            heartbeat_timeout: float | None, starting: bool) -> list[ServerPlace]:
+    """Where each of ``actors`` runs, once each is ready
+    (:func:`~graphshard.distributed._liveness.wait_ready`)."""
+    infos = wait_ready(ray, actors, names, path, limit=heartbeat_timeout_of(heartbeat_timeout),
+                       timeout=timeout, starting=starting)
     return [ServerPlace(int(i["part_id"]), str(i["node_id"]), str(i.get("node_ip") or ""),
                         int(i["pid"])) for i in infos]
 
@@ -307,19 +325,25 @@ def shutdown(config: ConfigLike, *, address: str | None = None) -> int:
     return _kill(server_names(config), ())
 
 
-def _kill(names: Any, pids: Any, wait: float = 10.0) -> int:
+def _kill(names: Any, pids: Any, wait: float = 60.0) -> int:
     """Kill the servers ``names`` (no restart) and wait up to ``wait`` seconds for the
     processes of those on this node to end (``pids``: ``(pid, node ID)`` pairs known
-    already; a process ID names a process of its own node only)."""
+    already; a process ID names a process of its own node only).  The wait is a bound,
+    not a deadline: nothing fails when it passes (a process Ray killed ends by itself)."""
     ray = ensure_ray()
     actors = []
     for name in names:
         with contextlib.suppress(ValueError):
             actors.append(ray.get_actor(name, namespace=NAMESPACE))
     known = set(pids)
-    with contextlib.suppress(Exception):  # current pids (a restarted server has a new one)
-        known.update((i["pid"], i["node_id"])
-                     for i in ray.get([a.info.remote() for a in actors], timeout=2.0))
+    # current pids (a restarted server has a new one), from the heartbeat: it answers while
+    # a server loads or works; one that does not answer within 10 s is left out (best effort)
+    refs = [a.status.options(concurrency_group=HEALTH_GROUP).remote() for a in actors]
+    answered, _ = ray.wait(refs, num_returns=len(refs), timeout=10.0) if refs else ([], [])
+    for ref in answered:
+        with contextlib.suppress(Exception):  # a dead server: nothing to wait for
+            st = ray.get(ref)
+            known.add((st["pid"], st["node_id"]))
     for actor in actors:
         ray.kill(actor, no_restart=True)
     here = ray.get_runtime_context().get_node_id()
