@@ -3,10 +3,14 @@
 A batch of calls (at most one per server per operation) is submitted to every remote server
 first; calls for co-located partitions run directly on a local :class:`GraphServer` while the
 remote ones are in flight; then the results are gathered in call order.  A server that dies
-is restarted by Ray; its calls are retried until a deadline, after which the caller gets a
-:class:`ServerTimeoutError` (never a hang).  A server that Ray will not restart (its restarts
-are used up, or it was killed for good) is known dead from then on: that call and every later
-one to it fail at once with a :class:`ServerError` naming the partition, without waiting.
+is restarted by Ray and its calls are retried.  A call waits as long as its server answers
+its heartbeat (:mod:`graphshard.distributed._liveness`): a busy machine or a long request is
+never a time-out; a server silent for the router's ``timeout`` seconds (or one that does not
+come back from a restart within them) gives the caller a :class:`ServerTimeoutError`, never
+a hang.  A call given an explicit ``timeout`` has that hard deadline instead.  A server that
+Ray will not restart (its restarts are used up, or it was killed for good) is known dead
+from then on: that call and every later one to it fail at once with a
+:class:`ServerError` naming the partition, without waiting.
 
 Example:
     >>> ServerTimeoutError("part 1 did not answer", field="part_id").field
@@ -26,6 +30,7 @@ import numpy as np
 from .._util.optional import import_optional
 from ..errors import ServerError, ServerTimeoutError
 from ..typing import IdArray
+from ._liveness import POLL, Heartbeat
 
 __all__ = ["Call", "Pending", "Router", "group_by_owner", "merge_calls", "split_results"]
 
@@ -56,14 +61,15 @@ class Pending:
         calls: The calls, in order.
         refs: Position -> Ray reference of each remote call.
         done: Position -> result of each call answered in-process.
-        deadline: ``time.monotonic()`` after which waiting raises.
+        deadline: ``time.monotonic()`` after which waiting raises, for calls given an
+            explicit timeout; None: wait while the servers answer their heartbeat.
         started: ``time.monotonic()`` when the calls were sent.
     """
 
     calls: list[Call]
     refs: dict[int, Any]
     done: dict[int, Any]
-    deadline: float
+    deadline: float | None
     started: float
 
 
@@ -105,7 +111,8 @@ class Router:
     Args:
         actors: One Ray actor handle per partition.
         local: Co-located partitions: ``{part_id: GraphServer}`` answered in-process.
-        timeout: Seconds a batch may take, retries included.
+        timeout: Seconds a server may stay silent (no answer and no heartbeat) before a
+            call to it fails; a server that keeps answering its heartbeat is waited for.
         retry_delay: First pause before resubmitting to a failed server (doubles).
         names: Ray actor name of each partition's server (for error messages).
 
@@ -123,6 +130,7 @@ class Router:
         self.names = list(names) if names is not None else None
         self.dead: dict[int, str] = {}
         self._ray = import_optional("ray", "distributed graphs")
+        self.heartbeat = Heartbeat(self._ray, self.actors, self.timeout, self.names)
 
     @property
     def num_parts(self) -> int:
@@ -136,12 +144,12 @@ class Router:
         return self._ray.put(value)
 
     def call(self, calls: Sequence[Call], *, timeout: float | None = None) -> list[Any]:
-        """Run ``calls`` concurrently; results in call order (``timeout``: this batch's own
-        deadline instead of the router's).
+        """Run ``calls`` concurrently; results in call order (``timeout``: a hard deadline
+        for this batch instead of waiting on the servers' heartbeats).
 
         Raises:
-            ServerTimeoutError: a server did not answer before the deadline.
-            ServerError: a server failed for good (or kept failing until the deadline).
+            ServerTimeoutError: a server stopped answering (or missed the deadline).
+            ServerError: a server failed for good.
         """
         return self.gather(self.submit(calls, timeout=timeout))
 
@@ -153,7 +161,7 @@ class Router:
             if p in self.dead and p not in self.local:
                 raise self._gone(p, method)
         started = time.monotonic()
-        deadline = started + (self.timeout if timeout is None else timeout)
+        deadline = None if timeout is None else started + timeout
         refs: dict[int, Any] = {}
         done: dict[int, Any] = {}
         for i, (p, method, args) in enumerate(calls):
@@ -193,31 +201,39 @@ class Router:
             if got:  # collect whatever else is ready by now, without blocking
                 ready.update(ray.wait(todo, num_returns=len(todo), timeout=0)[0])
 
-    def _get(self, call: Call, ref: Any, deadline: float) -> Any:
+    def _get(self, call: Call, ref: Any, deadline: float | None) -> Any:
         """The result of one remote call, resubmitting it while its server restarts.
 
-        Ray says a server is restarting with ``ActorUnavailableError`` (retried after a
-        pause that doubles) and gone for good with ``ActorDiedError``: the call is then
-        resubmitted at once, and a second ``ActorDiedError`` in a row (a dead actor fails
-        it without waiting) marks the partition dead for this and every later call.
+        Without a ``deadline`` it waits while the server answers its heartbeat
+        (:class:`~graphshard.distributed._liveness.Heartbeat`): only ``timeout`` seconds
+        of silence fail it.  Ray says a server is restarting with ``ActorUnavailableError``
+        (retried after a pause that doubles) and gone for good with ``ActorDiedError``: the
+        call is then resubmitted at once, and a second ``ActorDiedError`` in a row (a dead
+        actor fails it without waiting) marks the partition dead for this and every later
+        call.
         """
         ray = self._ray
         errors = ray.exceptions
         delay = self.retry_delay
         died = 0  # ActorDiedErrors in a row
         p, method, args = call
+        since = time.monotonic()
         while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise ServerTimeoutError(f"{self._server(p)} did not answer {method!r} "
-                                         f"within {self.timeout:g} s", field="part_id",
-                                         value=p)
+            wait = POLL
+            if deadline is not None:
+                wait = min(POLL, deadline - time.monotonic())
+                if wait <= 0:
+                    raise ServerTimeoutError(f"{self._server(p)} did not answer {method!r} "
+                                             "within the call's deadline", field="part_id",
+                                             value=p)
             try:
-                return ray.get(ref, timeout=remaining)
-            except errors.GetTimeoutError as exc:
-                raise ServerTimeoutError(f"{self._server(p)} did not answer {method!r} "
-                                         f"within {self.timeout:g} s", field="part_id",
-                                         value=p) from exc
+                value = ray.get(ref, timeout=wait)
+                self.heartbeat.alive(p)
+                return value
+            except errors.GetTimeoutError:
+                if deadline is None:
+                    self.heartbeat.check(p, repr(method), since)
+                continue
             except errors.ActorDiedError as exc:
                 died += 1
                 if died >= 2:
@@ -226,7 +242,9 @@ class Router:
                 ref = getattr(self.actors[p], method).remote(*args)
             except (errors.RayActorError, errors.ActorUnavailableError) as exc:
                 died = 0
-                if deadline - time.monotonic() <= delay:
+                back_by = (max(self.heartbeat.last[p], since) + self.timeout
+                           if deadline is None else deadline)
+                if back_by - time.monotonic() <= delay:
                     raise ServerError(f"{self._server(p)} failed on {method!r} and did not "
                                       f"come back within {self.timeout:g} s: "
                                       f"{type(exc).__name__}", field="part_id",

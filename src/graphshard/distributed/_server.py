@@ -16,6 +16,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -85,6 +86,26 @@ class GraphServer:
                 "node_ip": node_ip, "schema": self.index.schema(),
                 "tensor_dir": str(self.tensors.dir.parent),
                 "file_bytes": [(t := fsys.traffic()).read, t.written]}
+
+    def warm(self) -> None:
+        """Run the kernels this server serves once on one owned node of each edge type
+        (uniform sampling with and without replacement, sampling by each numeric edge
+        feature, in- and out-neighbours, degrees), so that they are compiled, or loaded
+        from numba's on-disk cache, before the server reports ready: a first request then
+        pays no compilation."""
+        schema = self.index.schema()["edge"]
+        for et in self.index.book.canonical_etypes:
+            keys = self.index.owned_nodes(et[2])[:1]
+            if not len(keys) or not len(self.index.in_csr(et).indices):
+                continue
+            for replace in (False, True):
+                self._sample([(et, keys, 2, 0)], replace, None, {}, 0, "cpu")
+            for name in schema.get(":".join(et), {}):
+                with contextlib.suppress(ValidationError):  # not a usable probability
+                    self._sample([(et, keys, 2, 0)], False, name, {}, 0, "cpu")
+            for edge_dir in ("in", "out"):
+                self.index.neighbors(keys, et, edge_dir)
+                self.index.degrees(keys, et, edge_dir)
 
     # ----- structure and features ---------------------------------------------------------
     def neighbors(self, ids: IdArray, et: EdgeType, edge_dir: str

@@ -17,14 +17,13 @@ Example:
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from .._util.arrays import as_ids, check_id_range
-from ..errors import ServerError, ServerTimeoutError, ValidationError
+from ..errors import ValidationError
 from ..graph import CSR
 from ..partition.config import ConfigLike, as_config, location
 from ..partition_book import RangePartitionBook
@@ -32,6 +31,7 @@ from ..store import Hop, Rows, check_edge_dir
 from ..types import GraphTypes, TypedGraph
 from ..typing import EdgeType, EdgeTypeLike, IdArray
 from ._index import scatter_ragged, scatter_sparse
+from ._liveness import DEFAULT_SILENCE, wait_ready
 from ._rpc import Router, group_by_owner
 from ._server import GraphServer
 from .cache import FeatureCache, build_feature_cache
@@ -50,7 +50,10 @@ class DistGraph(TypedGraph):
         colocate: Partitions read in-process from their files instead of through their
             server: ``"auto"`` (those whose server runs on this machine), a list of part
             IDs, or ``()`` for none.
-        timeout: Seconds a request may take, retries after a server failure included.
+        timeout: Seconds a server may stay silent (no answer and no heartbeat) before a
+            request to it, or the wait for it to be ready, fails naming it; a server that
+            keeps answering its heartbeat is waited for however long its work takes (a
+            busy machine, a first request, a restart within that time).
         start: Start the servers (owned by this object, stopped by :meth:`close`) when none
             are running for ``config``.
         part_config: DGL's spelling, ``DistGraph(graph_name, part_config=path)``: the
@@ -63,7 +66,7 @@ class DistGraph(TypedGraph):
     """
 
     def __init__(self, config: ConfigLike, address: str | None = None, *,
-                 colocate: str | Sequence[int] = "auto", timeout: float = 60.0,
+                 colocate: str | Sequence[int] = "auto", timeout: float = DEFAULT_SILENCE,
                  start: bool = True, part_config: ConfigLike | None = None) -> None:
         if part_config is not None:  # DGL: DistGraph(graph_name, part_config=...)
             cfg = as_config(part_config)
@@ -419,24 +422,10 @@ class DistGraph(TypedGraph):
 
 def _server_infos(ray: Any, actors: Sequence[Any], config: str, timeout: float
                   ) -> list[dict[str, Any]]:
-    """Every server's :meth:`GraphServer.info` (asked all at once); our errors naming the
+    """Every server's :meth:`GraphServer.info` once it is ready, waiting while the servers
+    answer their heartbeat (``timeout``: the silence allowed); our errors name the
     partition whose server is gone or silent."""
-    deadline = time.monotonic() + timeout
-    refs = [a.info.remote() for a in actors]
-    infos = []
-    for p, ref in enumerate(refs):
-        try:
-            infos.append(ray.get(ref, timeout=max(0.0, deadline - time.monotonic())))
-        except ray.exceptions.GetTimeoutError as exc:
-            raise ServerTimeoutError(f"{config}: the graph server of partition {p} did not "
-                                     f"answer within {timeout:g} s", path=config,
-                                     field="part_id", value=p) from exc
-        except ray.exceptions.RayActorError as exc:
-            raise ServerError(f"{config}: the graph server of partition {p} is not "
-                              f"reachable ({type(exc).__name__}); stop the servers "
-                              "(graphshard.distributed.shutdown) and serve again", path=config,
-                              field="part_id", value=p) from exc
-    return infos
+    return wait_ready(ray, actors, config, silence=timeout)
 
 
 class _TypeViews:

@@ -39,10 +39,11 @@ from typing import Any
 
 from .._util.optional import import_optional
 from .._util.process import process_running
-from ..errors import ConfigError, ServerError, ServerTimeoutError
+from ..errors import ConfigError, ServerError
 from ..partition.config import ConfigLike, as_config, location
 from ..runtime.ray import cluster_found, init_ray
-from ._server import GraphServer
+from ._liveness import DEFAULT_SILENCE, wait_ready
+from ._served import served_class
 from .placement import MIN_CPUS, Placement, scheduling_strategies
 
 __all__ = ["NAMESPACE", "ServeHandle", "ServerPlace", "cluster_address", "ensure_ray",
@@ -52,7 +53,6 @@ log = logging.getLogger(__name__)
 
 #: Ray namespace of the graph servers.
 NAMESPACE = "graphshard"
-_REMOTE: dict[str, Any] = {}
 
 
 def ensure_ray(address: str | None = None) -> Any:
@@ -154,11 +154,12 @@ class ServeHandle:
         return [ServerPlace(p, n, ip, pid) for p, (n, ip, pid)
                 in enumerate(zip(self.node_ids, ips, self.pids, strict=True))]
 
-    def locate(self, *, timeout: float = 60.0) -> list[ServerPlace]:
+    def locate(self, *, timeout: float = DEFAULT_SILENCE) -> list[ServerPlace]:
         """Where each server runs now (a restarted server may have moved to another node).
 
         Raises:
-            ServerTimeoutError: a server did not answer within ``timeout`` seconds.
+            ServerTimeoutError: a server went ``timeout`` seconds without answering its
+                heartbeat.
             ServerError: a server is gone (the cause is chained).
         """
         return _places(ensure_ray(), self.actors(), self.config, timeout)
@@ -176,15 +177,9 @@ class ServeHandle:
         return f"ServeHandle(config={self.config!r}, num_servers={len(self.names)})"
 
 
-def _remote_class(ray: Any) -> Any:
-    if "server" not in _REMOTE:
-        _REMOTE["server"] = ray.remote(GraphServer)
-    return _REMOTE["server"]
-
-
 def serve(config: ConfigLike, *, address: str | None = None, placement: Placement = "spread",
           max_restarts: int = 3, num_cpus: float = 0.0, tensor_dir: str | None = None,
-          detached: bool = False, verify: bool = False, timeout: float = 300.0
+          detached: bool = False, verify: bool = False, timeout: float = DEFAULT_SILENCE
           ) -> ServeHandle:
     """Start one graph server per partition of ``config`` and wait until all are ready.
 
@@ -208,7 +203,9 @@ def serve(config: ConfigLike, *, address: str | None = None, placement: Placemen
         detached: Keep the servers alive after this driver exits (stop them with
             :func:`shutdown`).
         verify: Check the part files' SHA-256 while loading.
-        timeout: Seconds to wait for all servers to load.
+        timeout: Seconds a server may go without answering its heartbeat while it loads
+            and compiles its kernels (:mod:`graphshard.distributed._liveness`); there is no
+            limit on the load itself while the servers keep answering.
 
     Returns:
         A :class:`ServeHandle`.
@@ -229,7 +226,7 @@ def serve(config: ConfigLike, *, address: str | None = None, placement: Placemen
                           path=str(path))
     tdir = tensor_dir or os.path.join(tempfile.gettempdir(), f"graphshard-tensors-{base}")
     strategies = scheduling_strategies(ray, placement, num_parts)
-    remote = _remote_class(ray)
+    remote = served_class(ray)
     # a pinned server must reserve some CPU for Ray to honour its node (MIN_CPUS); on a
     # one-node Ray there is nothing to pin, and a server that reserves nothing leaves whole
     # CPUs to trainers (2 trainers of 1 CPU on a 2-CPU Ray would otherwise never start)
@@ -259,16 +256,9 @@ def serve(config: ConfigLike, *, address: str | None = None, placement: Placemen
 
 def _places(ray: Any, actors: list[Any], path: str, timeout: float, *,
             starting: bool = False) -> list[ServerPlace]:
-    """Where each of ``actors`` runs (asks each server, waiting ``timeout`` seconds)."""
-    what = "load" if starting else "answer"
-    try:
-        infos = ray.get([a.info.remote() for a in actors], timeout=timeout)
-    except ray.exceptions.GetTimeoutError as exc:
-        raise ServerTimeoutError(f"{path}: graph servers did not {what} within {timeout:g} s",
-                                 path=path) from exc
-    except Exception as exc:
-        verb = "failed to start" if starting else "failed"
-        raise ServerError(f"{path}: a graph server {verb}: {exc}", path=path) from exc
+    """Where each of ``actors`` runs, once each is ready (waiting while their heartbeats
+    answer; ``timeout``: the silence allowed, see :func:`~._liveness.wait_ready`)."""
+    infos = wait_ready(ray, actors, path, silence=timeout, starting=starting)
     return [ServerPlace(int(i["part_id"]), str(i["node_id"]), str(i.get("node_ip") or ""),
                         int(i["pid"])) for i in infos]
 
