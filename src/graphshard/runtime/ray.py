@@ -25,7 +25,7 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["LOOPBACK", "init_ray", "is_loopback", "quiet_ray"]
+__all__ = ["LOOPBACK", "START_ATTEMPTS", "init_ray", "is_loopback", "quiet_ray"]
 
 log = logging.getLogger(__name__)
 
@@ -73,14 +73,70 @@ def init_ray(ray: Any, address: str | None = None, **kwargs: Any) -> None:
     if address is not None or cluster_found():
         ray.init(address=address, **kwargs)
         return
-    with _local_node_address():
-        ray.init(address=None, _node_ip_address=LOOPBACK, **kwargs)
+    _start_local(ray, kwargs)
     util = getattr(ray, "util", None)
     ip = (util.get_node_ip_address()
           if util is not None and hasattr(util, "get_node_ip_address") else None)
     if ip is not None and not is_loopback(ip):
         log.warning("the local Ray runs on %s, not on %s: its servers may be reachable from "
                     "the network (Ray %s)", ip, LOOPBACK, getattr(ray, "__version__", "?"))
+
+
+#: Times a local Ray is started before giving up (a busy machine can outlast Ray's own
+#: fixed start-up waits: 30 s for the raylet to register, 15 s for its agents).
+START_ATTEMPTS = 2
+
+
+def _start_local(ray: Any, kwargs: dict[str, Any]) -> None:
+    """Start a local Ray on :data:`LOOPBACK`; after a failed start, stop every process it
+    left (the new descendants of this process: GCS, raylet, agents, workers; found by
+    process tree, never by name) and try again, :data:`START_ATTEMPTS` times in all.
+
+    Raises:
+        RuntimeError: naming the attempts and Ray's last error.
+    """
+    for attempt in range(1, START_ATTEMPTS + 1):
+        before = _descendants()
+        try:
+            with _local_node_address():
+                ray.init(address=None, _node_ip_address=LOOPBACK, **kwargs)
+            return
+        except Exception as exc:  # Ray raises Exception/TimeoutError/RuntimeError here
+            with contextlib.suppress(Exception):
+                ray.shutdown()
+            stopped = _stop_new(before)
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            if attempt == START_ATTEMPTS:
+                raise RuntimeError(
+                    f"a local Ray did not start in {START_ATTEMPTS} attempts (the machine "
+                    f"may be too busy for Ray's fixed start-up waits): {first}; the "
+                    f"processes the attempts left were stopped ({stopped} the last "
+                    "time)") from exc
+            log.warning("a local Ray did not start (%s); stopped the %d processes it left, "
+                        "trying once more", first, stopped)
+
+
+def _descendants() -> set[int]:
+    """Process IDs of this process's descendants (empty without psutil)."""
+    try:
+        import psutil
+    except ImportError:  # Ray installs psutil; without it nothing can be found
+        return set()
+    return {c.pid for c in psutil.Process().children(recursive=True)}
+
+
+def _stop_new(before: set[int]) -> int:
+    """Kill the descendants of this process not in ``before``; how many there were."""
+    try:
+        import psutil
+    except ImportError:
+        return 0
+    new = [c for c in psutil.Process().children(recursive=True) if c.pid not in before]
+    for child in new:
+        with contextlib.suppress(psutil.Error):
+            child.kill()
+    psutil.wait_procs(new, timeout=10)
+    return len(new)
 
 
 def is_loopback(ip: str) -> bool:
