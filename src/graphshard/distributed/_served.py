@@ -37,7 +37,7 @@ _CLASSES: dict[int, Any] = {}
 class _BackgroundServer(GraphServer):
     """A GraphServer whose load and warm-up run on a thread (see the module)."""
 
-    def __init__(self, config: Any, part_id: int, tensor_dir: str, verify: bool = False
+    def __init__(self, config: Any, part_id: int, tensor_dir: str, verify: bool = True
                  ) -> None:
         self.part_id = int(part_id)
         self.config = str(config)  # for repr() while loading (a Ray actor's is asked at once)

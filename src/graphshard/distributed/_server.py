@@ -54,10 +54,11 @@ class GraphServer:
             once), or the config a co-located trainer already read (not parsed again).
         part_id: The partition.
         tensor_dir: Folder of the distributed tensors (one sub-folder per partition).
-        verify: Check the part files' SHA-256 when loading.
+        verify: Check the part files' SHA-256 when loading (once per server start: a
+            bit-flipped part is refused, not served).
     """
 
-    def __init__(self, config: ConfigLike, part_id: int, tensor_dir: str, verify: bool = False
+    def __init__(self, config: ConfigLike, part_id: int, tensor_dir: str, verify: bool = True
                  ) -> None:
         cfg = as_config(config)
         self.config = str(config if isinstance(config, (str, os.PathLike)) else location(cfg))

@@ -179,7 +179,7 @@ class ServeHandle:
 
 def serve(config: ConfigLike, *, address: str | None = None, placement: Placement = "spread",
           max_restarts: int = 3, num_cpus: float = 0.0, tensor_dir: str | None = None,
-          detached: bool = False, verify: bool = False, timeout: float = DEFAULT_SILENCE
+          detached: bool = False, verify: bool = True, timeout: float = DEFAULT_SILENCE
           ) -> ServeHandle:
     """Start one graph server per partition of ``config`` and wait until all are ready.
 
@@ -202,7 +202,9 @@ def serve(config: ConfigLike, *, address: str | None = None, placement: Placemen
             one per graph); must be visible to a server after a restart.
         detached: Keep the servers alive after this driver exits (stop them with
             :func:`shutdown`).
-        verify: Check the part files' SHA-256 while loading.
+        verify: Check the part files' SHA-256 while loading (default: a server loads
+            its part once, so a bit-flipped file is refused at start rather than served;
+            hashing runs at about the disk's read speed, see README).
         timeout: Seconds a server may go without answering its heartbeat while it loads
             and compiles its kernels (:mod:`graphshard.distributed._liveness`); there is no
             limit on the load itself while the servers keep answering.
