@@ -40,3 +40,18 @@ def test_uniform_and_degree_negatives_give_other_embeddings(optimizer):
     deg = train_walk_embedding(_skewed(), neg_distribution="degree", **kw)
     assert uni.num_pairs[0] > 0 and uni.num_pairs == deg.num_pairs
     assert not np.allclose(uni.embeddings["_N"], deg.embeddings["_N"])
+
+
+def test_a_run_that_trains_no_pair_is_refused():
+    """The reported case: on a 50-node graph the default subsample (1e-4) drops every walk
+    entry, no pair is trained and uniform, degree and /etc/passwd all gave the initial
+    tables.  Such a run is refused, naming subsample."""
+    from graphshard.train import train_walk_embedding
+
+    g = gs.datasets.from_spec("sbm:nodes=50,edges=200")
+    with pytest.raises(ValidationError, match=r"trained no pair: subsample 0\.0001") as info:
+        train_walk_embedding(g, walk_len=4, walk_times=2, emb_size=8, epochs=1)
+    assert info.value.field == "subsample"
+    with pytest.raises(ValidationError, match="trained no pair") as info:
+        train_walk_embedding(g, walk_len=1, walk_times=1, emb_size=8, subsample=0)
+    assert info.value.field == "walk_len"
