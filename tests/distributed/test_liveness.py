@@ -95,18 +95,21 @@ def _actors(ray):
 
 
 def test_a_long_request_of_a_live_server_is_waited_for(ray_cluster):
-    """The call takes three times the router's silence limit; the heartbeat answers."""
+    """The call takes three times the router's silence limit; the heartbeat answers.
+    (The actor is up first: its start-up is the readiness wait's business, tested above.)"""
     actor = _actors(ray_cluster).remote(True)
-    router = Router([actor], {}, timeout=1.5)
+    ray_cluster.get(actor.info.remote())
+    router = Router([actor], {}, timeout=4.0)
     clock = time.monotonic()
-    assert router.call([(0, "work", (4.5,))]) == ["done"]
-    assert time.monotonic() - clock >= 4.5
+    assert router.call([(0, "work", (12.0,))]) == ["done"]
+    assert time.monotonic() - clock >= 12.0
     ray_cluster.kill(actor)
 
 
 def test_a_silent_server_fails_the_request_by_name(ray_cluster):
     actor = _actors(ray_cluster).remote(False)
-    router = Router([actor], {}, timeout=1.5, names=["silent:part0"])
+    ray_cluster.get(actor.info.remote())
+    router = Router([actor], {}, timeout=3.0, names=["silent:part0"])
     clock = time.monotonic()
     with pytest.raises(gs.distributed.ServerTimeoutError,
                        match=r"graph server of partition 0 \(silent:part0\) stopped answering: "

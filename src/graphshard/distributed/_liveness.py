@@ -120,12 +120,13 @@ def wait_ready(ray: Any, actors: Sequence[Any], where: str, *, silence: float,
     beat = Heartbeat(ray, actors, silence, names)
     since = time.monotonic()
     refs = {ray_ref: p for p, ray_ref in enumerate(a.info.remote() for a in actors)}
+    poll = min(POLL, silence / 4)
     infos: dict[int, dict[str, Any]] = {}
     shown = ""
     with progress_bar(desc="graph servers ready", total=len(actors), unit="server",
                       delay=2.0) as bar:
         while refs:
-            done, _ = ray.wait(list(refs), num_returns=len(refs), timeout=POLL)
+            done, _ = ray.wait(list(refs), num_returns=len(refs), timeout=poll)
             for ref in done:
                 p = refs.pop(ref)
                 try:

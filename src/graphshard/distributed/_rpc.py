@@ -218,10 +218,11 @@ class Router:
         died = 0  # ActorDiedErrors in a row
         p, method, args = call
         since = time.monotonic()
+        poll = min(POLL, self.timeout / 4)  # several looks at the heartbeat per silence
         while True:
-            wait = POLL
+            wait = poll
             if deadline is not None:
-                wait = min(POLL, deadline - time.monotonic())
+                wait = min(poll, deadline - time.monotonic())
                 if wait <= 0:
                     raise ServerTimeoutError(f"{self._server(p)} did not answer {method!r} "
                                              "within the call's deadline", field="part_id",
