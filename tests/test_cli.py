@@ -731,6 +731,9 @@ def test_engine_auto_runs_small_inputs_in_process(tmp_path, monkeypatch):
     assert cli_pipeline._use_ray("auto", "auto", chunked) is True
     assert cli_pipeline._use_ray("ray", None, chunked) is True
     assert cli_pipeline._use_ray("local", None, chunked) is False
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:6379")  # a cluster named to join: Ray
+    assert cli_pipeline._use_ray("auto", None, chunked) is True
+    monkeypatch.delenv("RAY_ADDRESS")
     monkeypatch.setattr(cli_pipeline, "AUTO_LOCAL_EDGES", 0)
     assert cli_pipeline._use_ray("auto", None, chunked) is True
     monkeypatch.setattr(cli_pipeline, "AUTO_LOCAL_EDGES", 10**9)

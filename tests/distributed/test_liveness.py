@@ -1,151 +1,129 @@
-"""Readiness and liveness instead of deadlines (real Ray): a server that is slow but alive is
-waited for, with progress; one that stops answering, or dies, is reported by name."""
+"""Readiness and liveness instead of fixed deadlines (issue 40): a graph server reports
+ready only once loaded and warm, answers a heartbeat while it works, and a request waits
+as long as that heartbeat answers; only a silent server fails it, by name."""
 
 from __future__ import annotations
 
-import importlib
 import logging
-import os
-import signal
-import sys
+import threading
 import time
 
 import numpy as np
 import pytest
 
 import graphshard as gs
-from graphshard.distributed import _liveness
-from graphshard.distributed._liveness import CONCURRENCY_GROUPS
-from graphshard.distributed._server import GraphServer
-
-serve_mod = importlib.import_module("graphshard.distributed.serve")  # not the function
-
-#: Seconds the slow server holds the GIL: several times the heartbeat limit of the tests.
-SLOW = 20.0
-#: The tests' heartbeat limit (a live server answers well within it, even while busy).
-LIMIT = 8.0
+from graphshard.distributed import _server
+from graphshard.distributed._liveness import describe_stages, wait_ready
+from graphshard.distributed._rpc import Router
+from graphshard.distributed._served import _BackgroundServer
 
 
-def _busy(seconds: float) -> None:
-    """Hold the GIL in Python code for ``seconds``, as numba compiling on a busy machine
-    does (the heartbeat thread still gets its turns)."""
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        sum(range(10_000))
+def test_a_server_is_ready_only_after_loading_and_warming(tmp_path, monkeypatch):
+    """In-process: health answers while the kernels compile; info waits for them."""
+    gs.partition_graph(gs.graph(([0, 1, 2], [1, 2, 0])), "tri", 1, tmp_path / "p")
+    release = threading.Event()
+    warmed = []
+
+    def slow_warm(self):
+        release.wait(30)
+        warmed.append(self.part_id)
+
+    monkeypatch.setattr(_server.GraphServer, "warm", slow_warm)
+    srv = _BackgroundServer(str(tmp_path / "p" / "tri.json"), 0, str(tmp_path / "t"))
+    deadline = time.monotonic() + 30
+    while srv.health()["stage"] != "compiling kernels" and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert srv.health()["stage"] == "compiling kernels" and not warmed
+    got = []
+    asker = threading.Thread(target=lambda: got.append(srv.info()))
+    asker.start()
+    asker.join(0.3)
+    assert asker.is_alive() and not got  # info waits for the warm-up
+    release.set()
+    asker.join(30)
+    assert got and got[0]["part_id"] == 0 and warmed == [0]
+    assert srv.health() == {"stage": "ready", "pid": got[0]["pid"], "part_id": 0,
+                            "error": None}
 
 
-class _SlowServer(GraphServer):
-    """Partition 1's server compiles slowly: its kernel warm-up and its first ``sample``
-    each take :data:`SLOW` seconds."""
-
-    def _warm(self) -> float:
-        if self.part_id == 1:
-            _busy(SLOW)
-        return super()._warm()
-
-    def sample(self, *args, **kwargs):
-        if self.part_id == 1 and not getattr(self, "_sampled", False):
-            self._sampled = True
-            _busy(SLOW)
-        return super().sample(*args, **kwargs)
+def test_a_server_that_fails_to_load_says_why(tmp_path):
+    srv = _BackgroundServer(str(tmp_path / "missing.json"), 0, str(tmp_path / "t"))
+    with pytest.raises(gs.distributed.ServerError, match="partition 0 failed to load: "
+                       "PartitionNotFoundError"):
+        srv.info()
+    assert srv.health()["stage"] == "failed"
+    assert srv.health()["error"].startswith("PartitionNotFoundError")
 
 
-class _DyingServer(GraphServer):
-    """Partition 0's server process exits while it warms its kernels up."""
-
-    def _warm(self) -> float:
-        if self.part_id == 0:
-            os._exit(3)
-        return super()._warm()
-
-
-@pytest.fixture
-def server_class(ray_cluster, monkeypatch):
-    """``server_class(cls)``: serve() starts ``cls`` (pickled by value) for this test."""
-    ray_cluster.cloudpickle.register_pickle_by_value(sys.modules[__name__])
-
-    def use(cls: type) -> None:
-        remote = ray_cluster.remote(concurrency_groups=CONCURRENCY_GROUPS)(cls)
-        monkeypatch.setitem(serve_mod._REMOTE, "server", remote)
-
-    return use
+def test_warm_runs_the_served_kernels(tmp_path):
+    g = gs.datasets.sbm(60, 300, num_blocks=2, num_features=2, seed=0)
+    g.edata["w"] = np.random.default_rng(0).random(g.num_edges()).astype(np.float32) + 0.1
+    gs.partition_graph(g, "s", 2, tmp_path / "p")
+    srv = _server.GraphServer(str(tmp_path / "p" / "s.json"), 1, str(tmp_path / "t"))
+    srv.warm()  # no error; and the sampling after it equals the one without warming
+    et = ("_N", "_E", "_N")
+    keys = srv.index.owned_nodes("_N")[:5]
+    a = srv.sample([(et, keys, 3, 1)], False, "w", {}, 7)
+    b = _server.GraphServer(str(tmp_path / "p" / "s.json"), 1, str(tmp_path / "t2")).sample(
+        [(et, keys, 3, 1)], False, "w", {}, 7)
+    for x, y in zip(a[0], b[0], strict=True):
+        np.testing.assert_array_equal(x, y)
 
 
-def test_slow_kernels_are_waited_for_with_progress(server_class, make_parts, tmp_path,
-                                                   monkeypatch, caplog):
-    server_class(_SlowServer)
-    monkeypatch.setattr(_liveness, "_LOG_EVERY", 1.0)
-    p = make_parts(3, "slow", 2, str(tmp_path / "parts"))
+def _actors(ray):
+    @ray.remote(concurrency_groups={"health": 1})
+    class Slow:
+        """Answers ``work`` after ``seconds``; health answers (or hangs) meanwhile."""
+
+        def __init__(self, heartbeat: bool) -> None:
+            self.heartbeat = heartbeat
+
+        def work(self, seconds: float) -> str:
+            time.sleep(seconds)
+            return "done"
+
+        def info(self) -> dict:
+            return {"part_id": 0}
+
+        @ray.method(concurrency_group="health")
+        def health(self) -> dict:
+            if not self.heartbeat:
+                time.sleep(3600)
+            return {"stage": "ready", "pid": 0, "part_id": 0, "error": None}
+
+    return Slow
+
+
+def test_a_long_request_of_a_live_server_is_waited_for(ray_cluster):
+    """The call takes three times the router's silence limit; the heartbeat answers.
+    (The actor is up first: its start-up is the readiness wait's business, tested above.)"""
+    actor = _actors(ray_cluster).remote(True)
+    ray_cluster.get(actor.info.remote())
+    router = Router([actor], {}, timeout=4.0)
+    clock = time.monotonic()
+    assert router.call([(0, "work", (12.0,))]) == ["done"]
+    assert time.monotonic() - clock >= 12.0
+    ray_cluster.kill(actor)
+
+
+def test_a_silent_server_fails_the_request_by_name(ray_cluster):
+    actor = _actors(ray_cluster).remote(False)
+    ray_cluster.get(actor.info.remote())
+    router = Router([actor], {}, timeout=3.0, names=["silent:part0"])
+    clock = time.monotonic()
+    with pytest.raises(gs.distributed.ServerTimeoutError,
+                       match=r"graph server of partition 0 \(silent:part0\) stopped answering: "
+                             r"no answer to 'work' and no heartbeat for \d+ s") as err:
+        router.call([(0, "work", (60.0,))])
+    assert time.monotonic() - clock < 30 and err.value.value == 0
+    ray_cluster.kill(actor)
+
+
+def test_wait_ready_reports_progress(ray_cluster, caplog):
+    actor = _actors(ray_cluster).remote(True)
     with caplog.at_level(logging.INFO, logger="graphshard.distributed._liveness"):
-        handle = gs.distributed.serve(p.config, heartbeat_timeout=LIMIT)
-    try:
-        # ready only once the slow server's kernels were warm, and the wait said so
-        lines = [r.getMessage() for r in caplog.records]
-        assert any("1 of 2 graph servers ready; waiting for partition 1 (compiling kernels"
-                   in line for line in lines), lines
-        assert any("partition 1 server ready after" in line for line in lines)
-        statuses = ray_get(handle, "status")
-        assert [s["phase"] for s in statuses] == ["ready", "ready"]
-        # its first request outlasts the heartbeat limit and is answered all the same
-        dg = gs.distributed.DistGraph(p.config, colocate=(), heartbeat_timeout=LIMIT)
-        ids = np.arange(90)
-        got = gs.sampling.sample_neighbors(dg, {"u": ids}, 3, seed=7)
-        want = gs.sampling.sample_neighbors(p.whole, {"u": ids}, 3, seed=7)
-        for et in want.src:
-            for x, y in zip(got.edges(et), want.edges(et), strict=True):
-                np.testing.assert_array_equal(x, y)
-    finally:
-        handle.shutdown()
-
-
-def ray_get(handle, method: str) -> list:
-    import ray
-
-    return ray.get([getattr(a, method).remote() for a in handle.actors()])
-
-
-def test_a_server_that_dies_while_starting_is_named_at_once(server_class, make_parts,
-                                                            tmp_path):
-    server_class(_DyingServer)
-    p = make_parts(4, "dying", 2, str(tmp_path / "parts"))
-    with pytest.raises(gs.distributed.ServerError,
-                       match=r"graph server of partition 0 \(dying-\w+:part0\) died while "
-                             r"starting") as err:
-        # a heartbeat limit far beyond the test's length: the death is reported, not waited out
-        gs.distributed.serve(p.config, max_restarts=0, heartbeat_timeout=3600)
-    assert not isinstance(err.value, gs.distributed.ServerTimeoutError)
-    assert (err.value.field, err.value.value) == ("part_id", 0)
-    assert gs.distributed.find_servers(p.config) is None  # the other server is stopped too
-
-
-def test_a_stopped_server_is_named_after_the_heartbeat_limit(ray_cluster, make_parts,
-                                                             tmp_path):
-    p = make_parts(5, "stopped", 2, str(tmp_path / "parts"))
-    handle = gs.distributed.serve(p.config)
-    try:
-        dg = gs.distributed.DistGraph(p.config, colocate=(), heartbeat_timeout=LIMIT)
-        ids = np.arange(90)
-        want = dg.degrees(ids, "follows")
-        os.kill(handle.pids[1], signal.SIGSTOP)  # alive, but answers nothing
-        try:
-            with pytest.raises(gs.distributed.ServerTimeoutError,
-                               match=r"graph server of partition 1 \(stopped-\w+:part1\) "
-                                     r"answered no heartbeat for 8 s while running "
-                                     r"'degrees'") as err:
-                dg.degrees(ids, "follows")
-            assert (err.value.field, err.value.value) == ("part_id", 1)
-        finally:
-            os.kill(handle.pids[1], signal.SIGCONT)
-        np.testing.assert_array_equal(dg.degrees(ids, "follows"), want)  # alive again
-    finally:
-        handle.shutdown()
-
-
-def test_heartbeat_timeout_is_checked(ray_cluster, shop_parts, monkeypatch):
-    with pytest.raises(gs.ValidationError, match="heartbeat_timeout must be a positive"):
-        gs.distributed.serve(shop_parts[1].config, heartbeat_timeout=0)
-    monkeypatch.setenv("GRAPHSHARD_HEARTBEAT_TIMEOUT", "soon")
-    with pytest.raises(gs.ValidationError, match="GRAPHSHARD_HEARTBEAT_TIMEOUT must be"):
-        gs.distributed.DistGraph(shop_parts[1].config)
-    monkeypatch.setenv("GRAPHSHARD_HEARTBEAT_TIMEOUT", "42")
-    assert _liveness.heartbeat_timeout() == 42.0
+        infos = wait_ready(ray_cluster, [actor], "here", silence=30)
+    assert infos == [{"part_id": 0}]
+    assert describe_stages({0: "loading", 1: "ready"}) == (
+        "1 of 2 servers ready; partition 0: loading")
+    ray_cluster.kill(actor)

@@ -213,7 +213,7 @@ def test_weighted_sample_never_takes_a_zero_weight_edge():
     g.edges["_E"].data["weight"] = np.array([1.0, 0.0, 1.0, 1.0, 1.0, 0.0], np.float32)
     seen: list[np.ndarray] = []
     train_walk_embedding(g, walk_len=6, walk_times=20, win_size=1, neg_num=1, emb_size=4,
-                         seed=0, weighted_sample=True, sage_mode=True, samples=[1],
+                         seed=0, weighted_sample=True, sage_mode=True, samples=[1], subsample=0,
                          infer_samples=[1], on_walks=lambda e, w: seen.append(w.traces))
     traces = np.concatenate(seen)
     steps = {(a, b) for row in traces.tolist() for a, b in itertools.pairwise(row)}
@@ -221,7 +221,7 @@ def test_weighted_sample_never_takes_a_zero_weight_edge():
     # unweighted, the zero-weight edges are walked
     seen.clear()
     train_walk_embedding(g, walk_len=6, walk_times=20, win_size=1, neg_num=1, emb_size=4,
-                         seed=0, on_walks=lambda e, w: seen.append(w.traces))
+                         seed=0, subsample=0, on_walks=lambda e, w: seen.append(w.traces))
     steps = {(a, b) for row in np.concatenate(seen).tolist()
              for a, b in itertools.pairwise(row)}
     assert (0, 2) in steps

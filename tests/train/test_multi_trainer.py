@@ -80,7 +80,7 @@ def test_trainer_share_splits_by_partition():
 def test_small_share_still_takes_every_step(sbm_graph):
     trainer = SageTrainer(sbm_graph, **KW)
     trainer.train = np.array([3, 5, 7])
-    batches = trainer._batches(0, 5)  # DDP: as many steps as the largest share
+    batches = trainer.epoch_batches(0, 5)  # DDP: as many steps as the largest share
     assert len(batches) == 5 and all(len(b) == 1 for b in batches)
     assert sorted(set(np.concatenate(batches).tolist())) == [3, 5, 7]
     total, count = trainer.train_epoch(0, 5)

@@ -28,7 +28,8 @@ def _engine_options(fn: Any) -> Any:
                       help="ray: tasks on a local Ray started for the run (or --address); "
                            "local: in this process; auto: local up to "
                            f"{AUTO_LOCAL_EDGES:,} edges (Ray's start and stop cost more "
-                           "than they save there), else ray.")(fn)
+                           "than they save there), else ray (ray too with --address, "
+                           "$RAY_ADDRESS or a remote input).")(fn)
     return click.option("--address", metavar="ADDR",
                         help="Join this Ray cluster (e.g. ray://head:10001 or auto; default: "
                              "a local Ray listening on 127.0.0.1 only).")(fn)
@@ -41,14 +42,15 @@ AUTO_LOCAL_EDGES = 10_000_000
 
 def _use_ray(engine: str, address: str | None, chunked: str | os.PathLike[str]) -> bool:
     """``--engine ray`` or an ``--address`` to join; both with ``--engine local``: refused.
-    ``auto``: Ray for a remote input or more than :data:`AUTO_LOCAL_EDGES` edges."""
+    ``auto``: Ray for a remote input, with ``$RAY_ADDRESS`` set (a cluster to join, as
+    Ray's own tools read it), or above :data:`AUTO_LOCAL_EDGES` edges."""
     if engine == "local" and address:
         raise click.UsageError("--engine local runs in this process and --address joins a "
                                "Ray cluster: give one of them")
     if engine != "auto" or address:
         return engine == "ray" or bool(address)
-    if fsys.is_remote(chunked):
-        return True
+    if fsys.is_remote(chunked) or os.environ.get("RAY_ADDRESS"):
+        return True  # a remote input, or a cluster named to join: Ray
     from ..io.chunked import load_chunked_meta
 
     edges = sum(load_chunked_meta(chunked).num_edges.values())

@@ -33,15 +33,11 @@ __all__ = ["serve"]
               help="Serve for this long, then stop (default: until Ctrl-C).")
 @click.option("--max-restarts", type=click.IntRange(min=0), default=3, show_default=True,
               help="Times Ray restarts a dead server.")
-@click.option("--heartbeat-timeout", type=click.FloatRange(min=0, min_open=True),
-              metavar="SECONDS", envvar="GRAPHSHARD_HEARTBEAT_TIMEOUT", show_envvar=True,
-              help="Start-up waits for every server to load its part and compile its "
-                   "kernels, with no fixed limit while the servers answer their heartbeat; "
-                   "a server silent for this long (stopped, hung, or never started by Ray) "
-                   "fails it, naming the server. A server that dies is reported at once. "
-                   "[default: 300]")
+@click.option("--verify/--no-verify", default=True, show_default=True,
+              help="Check each part file's SHA-256 when its server loads it (a damaged "
+                   "file is refused at start instead of served).")
 def serve(config: str, address: str | None, placement: str, detach: bool, stop: bool,
-          duration: float | None, max_restarts: int, heartbeat_timeout: float | None) -> None:
+          duration: float | None, max_restarts: int, verify: bool) -> None:
     """Start one graph server per partition on Ray and print where they run.
 
     CONFIG is the partition config JSON, a path or an s3://, gs://, hdfs:// URI (each
@@ -76,7 +72,7 @@ def serve(config: str, address: str | None, placement: str, detach: bool, stop: 
     except GraphshardError as exc:
         raise click.BadParameter(str(exc), param_hint="--placement") from exc
     handle = dist.serve(config, address=address, placement=rule, detached=detach,
-                        max_restarts=max_restarts, heartbeat_timeout=heartbeat_timeout)
+                        max_restarts=max_restarts, verify=verify)
     table = Table("part", "actor", "node", "ip", "pid",
                   title=f"serving {fsys.shown(handle.config)}",
                   title_justify="left")

@@ -2,18 +2,15 @@
 
 A batch of calls (at most one per server per operation) is submitted to every remote server
 first; calls for co-located partitions run directly on a local :class:`GraphServer` while the
-remote ones are in flight; then the results are gathered in call order.
-
-No fixed deadline applies to a server that is alive: a call waits as long as its server
-answers its heartbeat (:mod:`graphshard.distributed._liveness`), e.g. while a cold server
-compiles kernels on a busy machine.  A server that answers no heartbeat for
-``heartbeat_timeout`` seconds (stopped, hung) fails the call with a
-:class:`ServerTimeoutError` naming it, never a hang.  A server that dies is restarted by
-Ray and its calls are resubmitted, as long as it comes back within ``heartbeat_timeout``.
-A server that Ray will not restart (its restarts are used up, or it was killed for good) is
-known dead from then on: that call and every later one to it fail at once with a
-:class:`ServerError` naming the partition, without waiting.  A caller that wants a fixed
-limit as well sets ``timeout``.
+remote ones are in flight; then the results are gathered in call order.  A server that dies
+is restarted by Ray and its calls are retried.  A call waits as long as its server answers
+its heartbeat (:mod:`graphshard.distributed._liveness`): a busy machine or a long request is
+never a time-out; a server silent for the router's ``timeout`` seconds (or one that does not
+come back from a restart within them) gives the caller a :class:`ServerTimeoutError`, never
+a hang.  A call given an explicit ``timeout`` has that hard deadline instead.  A server that
+Ray will not restart (its restarts are used up, or it was killed for good) is known dead
+from then on: that call and every later one to it fail at once with a
+:class:`ServerError` naming the partition, without waiting.
 
 Example:
     >>> ServerTimeoutError("part 1 did not answer", field="part_id").field
@@ -23,7 +20,6 @@ Example:
 from __future__ import annotations
 
 import logging
-import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -34,8 +30,7 @@ import numpy as np
 from .._util.optional import import_optional
 from ..errors import ServerError, ServerTimeoutError
 from ..typing import IdArray
-from ._liveness import HEARTBEAT_ENV, Heartbeats
-from ._liveness import heartbeat_timeout as heartbeat_timeout_of
+from ._liveness import POLL, Heartbeat
 
 __all__ = ["Call", "Pending", "Router", "group_by_owner", "merge_calls", "split_results"]
 
@@ -66,14 +61,15 @@ class Pending:
         calls: The calls, in order.
         refs: Position -> Ray reference of each remote call.
         done: Position -> result of each call answered in-process.
-        deadline: ``time.monotonic()`` after which waiting raises (``inf``: none).
+        deadline: ``time.monotonic()`` after which waiting raises, for calls given an
+            explicit timeout; None: wait while the servers answer their heartbeat.
         started: ``time.monotonic()`` when the calls were sent.
     """
 
     calls: list[Call]
     refs: dict[int, Any]
     done: dict[int, Any]
-    deadline: float
+    deadline: float | None
     started: float
 
 
@@ -110,15 +106,13 @@ def split_results(results: Sequence[Any], where: Sequence[tuple[int, int]]) -> l
 
 
 class Router:
-    """Routes calls to remote actors or co-located servers, with retries and liveness.
+    """Routes calls to remote actors or co-located servers, with retries and a deadline.
 
     Args:
         actors: One Ray actor handle per partition.
         local: Co-located partitions: ``{part_id: GraphServer}`` answered in-process.
-        timeout: Seconds a batch may take, retries included (None: no fixed limit, only
-            ``heartbeat_timeout``).
-        heartbeat_timeout: Seconds a server may leave its heartbeat unanswered while a
-            call waits on it (None: :func:`~graphshard.distributed._liveness.heartbeat_timeout`).
+        timeout: Seconds a server may stay silent (no answer and no heartbeat) before a
+            call to it fails; a server that keeps answering its heartbeat is waited for.
         retry_delay: First pause before resubmitting to a failed server (doubles).
         names: Ray actor name of each partition's server (for error messages).
 
@@ -127,17 +121,16 @@ class Router:
             raise :class:`ServerError` at once.
     """
 
-    def __init__(self, actors: Sequence[Any], local: dict[int, Any], *,
-                 timeout: float | None = None, heartbeat_timeout: float | None = None,
+    def __init__(self, actors: Sequence[Any], local: dict[int, Any], *, timeout: float,
                  retry_delay: float = 0.2, names: Sequence[str] | None = None) -> None:
         self.actors = list(actors)
         self.local = dict(local)
-        self.timeout = None if timeout is None else float(timeout)
-        self.heartbeat_timeout = heartbeat_timeout_of(heartbeat_timeout)
+        self.timeout = float(timeout)
         self.retry_delay = float(retry_delay)
         self.names = list(names) if names is not None else None
         self.dead: dict[int, str] = {}
         self._ray = import_optional("ray", "distributed graphs")
+        self.heartbeat = Heartbeat(self._ray, self.actors, self.timeout, self.names)
 
     @property
     def num_parts(self) -> int:
@@ -151,13 +144,12 @@ class Router:
         return self._ray.put(value)
 
     def call(self, calls: Sequence[Call], *, timeout: float | None = None) -> list[Any]:
-        """Run ``calls`` concurrently; results in call order (``timeout``: this batch's own
-        fixed limit instead of the router's).
+        """Run ``calls`` concurrently; results in call order (``timeout``: a hard deadline
+        for this batch instead of waiting on the servers' heartbeats).
 
         Raises:
-            ServerTimeoutError: a server answered no heartbeat for ``heartbeat_timeout``
-                seconds, or the fixed limit passed.
-            ServerError: a server failed for good (or did not come back in time).
+            ServerTimeoutError: a server stopped answering (or missed the deadline).
+            ServerError: a server failed for good.
         """
         return self.gather(self.submit(calls, timeout=timeout))
 
@@ -169,8 +161,7 @@ class Router:
             if p in self.dead and p not in self.local:
                 raise self._gone(p, method)
         started = time.monotonic()
-        limit = self.timeout if timeout is None else timeout
-        deadline = math.inf if limit is None else started + limit
+        deadline = None if timeout is None else started + timeout
         refs: dict[int, Any] = {}
         done: dict[int, Any] = {}
         for i, (p, method, args) in enumerate(calls):
@@ -187,25 +178,17 @@ class Router:
         for i, value in pending.done.items():
             results[i] = value
         for i, ref in pending.refs.items():
-            results[i] = self._get(pending.calls[i], ref, pending.deadline,
-                                   pending.deadline - pending.started)
+            results[i] = self._get(pending.calls[i], ref, pending.deadline)
         return results
 
-    def wait(self, pendings: Sequence[Pending], *, timeout: float | None = None) -> list[int]:
+    def wait(self, pendings: Sequence[Pending], *, timeout: float) -> list[int]:
         """Block until at least one of ``pendings`` has all its remote answers (a failed
-        call counts as answered: :meth:`gather` retries it), or ``timeout`` seconds pass
-        (None: no fixed limit); positions of the complete ones (none after a timeout).
-
-        Raises:
-            ServerTimeoutError: a server that holds an unanswered call answered no
-                heartbeat for ``heartbeat_timeout`` seconds.
-        """
+        call counts as answered: :meth:`gather` retries it), or ``timeout`` seconds pass;
+        positions of the complete ones (none after a timeout)."""
         ray = self._ray
-        owner = {r: pend.calls[i][0] for pend in pendings for i, r in pend.refs.items()}
-        refs = list(owner)
-        end = math.inf if timeout is None else time.monotonic() + timeout
+        refs = [r for p in pendings for r in p.refs.values()]
+        end = time.monotonic() + timeout
         ready: set[Any] = set()
-        beats = Heartbeats(ray, self.actors, self.heartbeat_timeout)
         while True:
             complete = [i for i, p in enumerate(pendings)
                         if all(r in ready for r in p.refs.values())]
@@ -213,46 +196,45 @@ class Router:
             if complete or not refs or remaining <= 0:
                 return complete
             todo = [r for r in refs if r not in ready]
-            got, _ = ray.wait(todo, num_returns=1, timeout=min(remaining, beats.poll))
+            got, _ = ray.wait(todo, num_returns=1, timeout=remaining)
             ready.update(got)
             if got:  # collect whatever else is ready by now, without blocking
                 ready.update(ray.wait(todo, num_returns=len(todo), timeout=0)[0])
-                continue
-            busy = sorted({owner[r] for r in todo})
-            stalled = beats.beat(busy)
-            if stalled is not None:
-                raise self._silent(stalled, "a batched request")
 
-    def _get(self, call: Call, ref: Any, deadline: float, limit: float) -> Any:
+    def _get(self, call: Call, ref: Any, deadline: float | None) -> Any:
         """The result of one remote call, resubmitting it while its server restarts.
 
-        While the call runs, its server gets a heartbeat every few seconds; no answer for
-        ``heartbeat_timeout`` seconds fails the call (a live server is waited for, however
-        long the call takes).  Ray says a server is restarting with
-        ``ActorUnavailableError`` (retried after a pause that doubles, while the restart
-        takes less than ``heartbeat_timeout``) and gone for good with ``ActorDiedError``:
-        the call is then resubmitted at once, and a second ``ActorDiedError`` in a row (a
-        dead actor fails it without waiting) marks the partition dead for this and every
-        later call.
+        Without a ``deadline`` it waits while the server answers its heartbeat
+        (:class:`~graphshard.distributed._liveness.Heartbeat`): only ``timeout`` seconds
+        of silence fail it.  Ray says a server is restarting with ``ActorUnavailableError``
+        (retried after a pause that doubles) and gone for good with ``ActorDiedError``: the
+        call is then resubmitted at once, and a second ``ActorDiedError`` in a row (a dead
+        actor fails it without waiting) marks the partition dead for this and every later
+        call.
         """
         ray = self._ray
         errors = ray.exceptions
         delay = self.retry_delay
         died = 0  # ActorDiedErrors in a row
         p, method, args = call
-        beats: Heartbeats | None = None  # made on the first wait longer than a poll
+        since = time.monotonic()
+        poll = min(POLL, self.timeout / 4)  # several looks at the heartbeat per silence
         while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise self._late(p, method, limit)
+            wait = poll
+            if deadline is not None:
+                wait = min(poll, deadline - time.monotonic())
+                if wait <= 0:
+                    raise ServerTimeoutError(f"{self._server(p)} did not answer {method!r} "
+                                             "within the call's deadline", field="part_id",
+                                             value=p)
             try:
-                poll = beats.poll if beats is not None else min(2.0, self.heartbeat_timeout / 4)
-                return ray.get(ref, timeout=min(remaining, poll))
+                value = ray.get(ref, timeout=wait)
+                self.heartbeat.alive(p)
+                return value
             except errors.GetTimeoutError:
-                if beats is None:
-                    beats = Heartbeats(ray, self.actors, self.heartbeat_timeout)
-                if beats.beat([p]) is not None:
-                    raise self._silent(p, repr(method)) from None
+                if deadline is None:
+                    self.heartbeat.check(p, repr(method), since)
+                continue
             except errors.ActorDiedError as exc:
                 died += 1
                 if died >= 2:
@@ -261,15 +243,11 @@ class Router:
                 ref = getattr(self.actors[p], method).remote(*args)
             except (errors.RayActorError, errors.ActorUnavailableError) as exc:
                 died = 0
-                if beats is None:
-                    beats = Heartbeats(ray, self.actors, self.heartbeat_timeout)
-                beats.beat([p])
-                gone = beats.silent(p) + delay > self.heartbeat_timeout
-                if gone or deadline - time.monotonic() <= delay:
-                    why = (f"heartbeat_timeout, {self.heartbeat_timeout:g} s" if gone
-                           else f"the timeout option, {limit:g} s")
+                back_by = (max(self.heartbeat.last[p], since) + self.timeout
+                           if deadline is None else deadline)
+                if back_by - time.monotonic() <= delay:
                     raise ServerError(f"{self._server(p)} failed on {method!r} and did not "
-                                      f"come back in time ({why}): "
+                                      f"come back within {self.timeout:g} s: "
                                       f"{type(exc).__name__}", field="part_id",
                                       value=p) from exc
                 log.info("partition %d server failed on %s (%s); retrying", p, method,
@@ -277,19 +255,6 @@ class Router:
                 time.sleep(delay)
                 delay = min(delay * 2, 2.0)
                 ref = getattr(self.actors[p], method).remote(*args)
-
-    def _late(self, p: int, method: str, limit: float) -> ServerTimeoutError:
-        return ServerTimeoutError(f"{self._server(p)} did not answer {method!r} within "
-                                  f"{limit:g} s (the timeout option; timeout=None "
-                                  "waits as long as the server answers its heartbeat)",
-                                  field="part_id", value=p)
-
-    def _silent(self, p: int, what: str) -> ServerTimeoutError:
-        return ServerTimeoutError(f"{self._server(p)} answered no heartbeat for "
-                                  f"{self.heartbeat_timeout:g} s while running {what}: its "
-                                  "process is stopped or hung; the limit is "
-                                  f"heartbeat_timeout (or ${HEARTBEAT_ENV})",
-                                  field="part_id", value=p)
 
     def _server(self, p: int) -> str:
         """``graph server of partition p`` (and its actor name when known)."""

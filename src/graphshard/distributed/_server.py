@@ -5,13 +5,6 @@ call in a Ray actor and a direct call in a trainer co-located with the partition
 restarted by Ray runs ``__init__`` again: it reloads its partition (memory-mapped) and finds
 its distributed tensors in their files.
 
-Readiness: a server started by :func:`~graphshard.distributed.serve` (``background=True,
-warm=True``) loads its part and then compiles (or loads from numba's on-disk cache) the
-sampling kernels it serves (:meth:`GraphServer.warm_up`) in a thread of its own, so that
-:meth:`GraphServer.status` (run by Ray in the actor's ``"health"`` concurrency group) answers
-while it works: the caller sees progress and liveness, not silence.  Every other method waits
-until the start-up is complete; :meth:`GraphServer.info` answering means the server is ready.
-
 Example:
     >>> import tempfile, numpy as np, graphshard as gs
     >>> out = tempfile.mkdtemp()
@@ -19,17 +12,13 @@ Example:
     >>> srv = GraphServer(f"{out}/tri.json", 0, tempfile.mkdtemp())
     >>> srv.degrees(np.array([0, 1]), ("_N", "_E", "_N"), "in").tolist()
     [1, 1]
-    >>> srv.status()["phase"], srv.warm_up() >= 0
-    ('ready', True)
 """
 
 from __future__ import annotations
 
-import logging
+import contextlib
 import os
 import sys
-import threading
-import time
 from pathlib import Path
 from typing import Any, cast
 
@@ -49,8 +38,6 @@ from ._tensors import TensorShard
 
 __all__ = ["MULTI_METHODS", "GraphServer", "SampleRequest"]
 
-log = logging.getLogger(__name__)
-
 #: Methods :meth:`GraphServer.multi` may run (reads only: no writes in a batched call).
 MULTI_METHODS = frozenset({"degrees", "edge_features", "find_edges", "neighbors",
                            "node_features", "sample", "tensor_read"})
@@ -67,111 +54,59 @@ class GraphServer:
             once), or the config a co-located trainer already read (not parsed again).
         part_id: The partition.
         tensor_dir: Folder of the distributed tensors (one sub-folder per partition).
-        verify: Check the part files' SHA-256 when loading.
-        warm: After loading, run the served kernels once on a few owned nodes
-            (:meth:`warm_up`), so that the first request does not compile them.
-        background: Load (and warm) in a thread and return at once; every method but
-            :meth:`status` waits for it (a Ray actor: its heartbeat answers meanwhile).
-            Without it, a failed load raises here.
+        verify: Check the part files' SHA-256 when loading (once per server start: a
+            bit-flipped part is refused, not served).
     """
 
-    def __init__(self, config: ConfigLike, part_id: int, tensor_dir: str, verify: bool = False,
-                 *, warm: bool = False, background: bool = False) -> None:
+    def __init__(self, config: ConfigLike, part_id: int, tensor_dir: str, verify: bool = True
+                 ) -> None:
+        cfg = as_config(config)
+        self.config = str(config if isinstance(config, (str, os.PathLike)) else location(cfg))
         self.part_id = int(part_id)
-        self.config = str(config if isinstance(config, (str, os.PathLike))
-                          else location(as_config(config)))
-        self._startup = _Startup()
-        self._ready = False
-        args = (config, tensor_dir, verify, warm)
-        if background:
-            threading.Thread(target=self._start, args=args, daemon=True,
-                             name=f"graphshard-part{self.part_id}-start").start()
-        else:
-            self._start(*args)
-            self._startup.wait()
-
-    def _start(self, config: ConfigLike, tensor_dir: str, verify: bool, warm: bool) -> None:
-        """Load the part, then warm the kernels up; records the phase, or the failure."""
-        st = self._startup
-        try:
-            st.enter("loading its part")
-            cfg = as_config(config)
-            self._index = PartIndex(load_partition_data(cfg, self.part_id, verify=verify))
-            self._tensors = TensorShard(Path(tensor_dir) / f"part{self.part_id}")
-            meta = self._index.book.metadata()
-            self._fits32 = max(sum(m["num_nodes"] for m in meta),
-                               sum(m["num_edges"] for m in meta)) < 2**31
-            if warm:
-                st.enter("compiling kernels")
-                try:
-                    self._warm()
-                except Exception as exc:  # an optimisation only: a real call reports it
-                    st.warm_error = f"{type(exc).__name__}: {exc}"
-                    log.warning("partition %d server: kernel warm-up failed (%s); kernels "
-                                "compile on first use", self.part_id, st.warm_error)
-            st.enter("ready")
-            self._ready = True
-        except BaseException as exc:  # kept for every later call (and status) to report
-            st.fail(exc)
-        finally:
-            st.done.set()
-
-    @property
-    def index(self) -> PartIndex:
-        """The partition's index (waits until the server has started)."""
-        if not self._ready:
-            self._startup.wait()
-        return self._index
-
-    @property
-    def tensors(self) -> TensorShard:
-        """This part's distributed tensors (waits until the server has started)."""
-        if not self._ready:
-            self._startup.wait()
-        return self._tensors
+        self.index = PartIndex(load_partition_data(cfg, part_id, verify=verify))
+        self.tensors = TensorShard(Path(tensor_dir) / f"part{part_id}")
+        meta = self.index.book.metadata()
+        self._fits32 = max(sum(m["num_nodes"] for m in meta),
+                           sum(m["num_edges"] for m in meta)) < 2**31
 
     # ----- liveness ---------------------------------------------------------------------------
-    def status(self) -> dict[str, Any]:
-        """Start-up phase, without waiting: ``{"part_id", "pid", "node_id", "phase",
-        "seconds", "error", "warm_error"}``; ``phase`` is ``"loading its part"``, ``"compiling
-        kernels"``, ``"ready"`` or ``"failed"`` (``error`` says why), ``seconds`` the time
-        spent in it.  Servers started by :func:`~graphshard.distributed.serve` answer it
-        from a thread of their own (the heartbeat), even while a request runs."""
-        st = self._startup
-        return {"part_id": self.part_id, "pid": os.getpid(), "node_id": _ray_node()[0],
-                "phase": st.phase,
-                "seconds": time.monotonic() - st.since, "error": st.error_text,
-                "warm_error": st.warm_error}
-
     def info(self) -> dict[str, Any]:
         """Part ID, process ID, Ray node ID and IP (if in Ray), the feature schema, and the
         bytes this process read and wrote through remote URIs (``file_bytes``: its copy of
-        a part given as a URI; :func:`graphshard.storage.fsys.traffic`).  Waits until the
-        server has started: its answer is the readiness signal."""
-        schema = self.index.schema()
-        node_id, node_ip = _ray_node()
+        a part given as a URI; :func:`graphshard.storage.fsys.traffic`)."""
+        node_id = node_ip = None
+        try:
+            import ray
+
+            if ray.is_initialized():
+                node_id = ray.get_runtime_context().get_node_id()
+                node_ip = ray.util.get_node_ip_address()
+        except ImportError:  # pragma: no cover - only without ray
+            pass
         return {"part_id": self.part_id, "pid": os.getpid(), "node_id": node_id,
-                "node_ip": node_ip, "schema": schema,
+                "node_ip": node_ip, "schema": self.index.schema(),
                 "tensor_dir": str(self.tensors.dir.parent),
                 "file_bytes": [(t := fsys.traffic()).read, t.written]}
 
-    def warm_up(self) -> float:
-        """Run the sampling kernels this server serves once, on up to two owned nodes of
-        every edge type (uniform with and without replacement, and the weighted kernels
-        that excluded edges use), so that numba compiles them now, or loads them from its
-        on-disk cache, instead of inside the first request; the seconds it took."""
-        self.index  # noqa: B018 - waits for the part
-        return self._warm()
-
-    def _warm(self) -> float:
-        t0 = time.perf_counter()
-        index = self._index  # set by now: the start-up thread calls this before "ready"
-        for et in index.canonical_etypes:
-            keys = index.owned_nodes(et[2])[:2]
+    def warm(self) -> None:
+        """Run the kernels this server serves once on one owned node of each edge type
+        (uniform sampling with and without replacement, sampling by each numeric edge
+        feature, in- and out-neighbours, degrees), so that they are compiled, or loaded
+        from numba's on-disk cache, before the server reports ready: a first request then
+        pays no compilation."""
+        schema = self.index.schema()["edge"]
+        for et in self.index.book.canonical_etypes:
+            keys = self.index.owned_nodes(et[2])[:1]
+            if not len(keys) or not len(self.index.in_csr(et).indices):
+                continue
             for replace in (False, True):
-                self._sample(index, [(et, keys, 2, 0)], replace, None, {}, 0, "cpu")
-            self._sample(index, [(et, keys, 2, 0)], False, None, {et: keys[:0]}, 0, "cpu")
-        return time.perf_counter() - t0
+                self._sample([(et, keys, 2, 0)], replace, None, {}, 0, "cpu")
+            for name in schema.get(":".join(et), {}):
+                with contextlib.suppress(ValidationError):  # not a usable probability
+                    self._sample([(et, keys, 2, 0)], False, name, {}, 0, "cpu")
+            for edge_dir in ("in", "out"):
+                self.index.neighbors(keys, et, edge_dir)
+                self.index.degrees(keys, et, edge_dir)
 
     # ----- structure and features ---------------------------------------------------------
     def neighbors(self, ids: IdArray, et: EdgeType, edge_dir: str
@@ -206,13 +141,13 @@ class GraphServer:
         the one the whole graph gives for these nodes.  ``narrow``: return int32 arrays
         when every ID of the graph fits (half the bytes on the wire), else int64.
         """
-        out = self._sample(self.index, requests, replace, prob, exclude, seed, backend)
+        out = self._sample(requests, replace, prob, exclude, seed, backend)
         if narrow and self._fits32:
             out = [tuple(a.astype(np.int32) for a in r) for r in out]  # type: ignore[misc]
         return out
 
-    def _sample(self, index: PartIndex, requests: list[SampleRequest], replace: bool,
-                prob: str | None, exclude: dict[EdgeType, IdArray], seed: int, backend: str
+    def _sample(self, requests: list[SampleRequest], replace: bool, prob: str | None,
+                exclude: dict[EdgeType, IdArray], seed: int, backend: str
                 ) -> list[tuple[IdArray, IdArray, IdArray]]:
         bk = get_backend(backend)
         out = []
@@ -221,13 +156,13 @@ class GraphServer:
             if prob is not None or et in exclude:
                 # the part's index answers every store call sample_etype makes of a store
                 # without a local adjacency (neighbors, edge_features) for the edges it owns
-                store = cast(GraphStore, index)
+                store = cast(GraphStore, self.index)
                 out.append(sample_etype(store, et, "in", keys, k, replace=replace,
                                         prob=prob, exclude=exclude.get(et), seed=seed,
                                         salt=salt, backend=backend))
                 continue
-            csr = index.in_csr(et)
-            rows = index.owned_rows(keys, et[2])
+            csr = self.index.in_csr(et)
+            rows = self.index.owned_rows(keys, et[2])
             counts = bk.sample_counts(csr.indptr, rows, k, replace)
             offsets = np.zeros(len(keys) + 1, dtype=np.int64)
             np.cumsum(counts, out=offsets[1:])
@@ -282,43 +217,6 @@ class GraphServer:
 
     def __repr__(self) -> str:
         return f"GraphServer(config={self.config!r}, part_id={self.part_id})"
-
-
-def _ray_node() -> tuple[str | None, str | None]:
-    """``(Ray node ID, node IP)`` of this process, or Nones outside Ray."""
-    ray = sys.modules.get("ray")
-    if ray is None or not ray.is_initialized():
-        return None, None
-    return ray.get_runtime_context().get_node_id(), ray.util.get_node_ip_address()
-
-
-class _Startup:
-    """A server's start-up: its phase, since when, and how it failed (if it did)."""
-
-    def __init__(self) -> None:
-        self.phase = "starting"
-        self.since = time.monotonic()
-        self.error: BaseException | None = None
-        self.warm_error: str | None = None
-        self.done = threading.Event()
-
-    @property
-    def error_text(self) -> str | None:
-        """``"Type: message"`` of the failure, or None."""
-        return None if self.error is None else f"{type(self.error).__name__}: {self.error}"
-
-    def enter(self, phase: str) -> None:
-        self.phase, self.since = phase, time.monotonic()
-
-    def fail(self, exc: BaseException) -> None:
-        self.error = exc
-        self.enter("failed")
-
-    def wait(self) -> None:
-        """Block until the start-up ends; re-raise its failure."""
-        self.done.wait()
-        if self.error is not None:
-            raise self.error
 
 
 def _resolve_refs(args: tuple) -> tuple:

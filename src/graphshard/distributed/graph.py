@@ -31,8 +31,7 @@ from ..store import Hop, Rows, check_edge_dir
 from ..types import GraphTypes, TypedGraph
 from ..typing import EdgeType, EdgeTypeLike, IdArray
 from ._index import scatter_ragged, scatter_sparse
-from ._liveness import heartbeat_timeout as heartbeat_timeout_of
-from ._liveness import wait_ready
+from ._liveness import DEFAULT_SILENCE, wait_ready
 from ._rpc import Router, group_by_owner
 from ._server import GraphServer
 from .cache import FeatureCache, build_feature_cache
@@ -51,15 +50,10 @@ class DistGraph(TypedGraph):
         colocate: Partitions read in-process from their files instead of through their
             server: ``"auto"`` (those whose server runs on this machine), a list of part
             IDs, or ``()`` for none.
-        timeout: A fixed limit, in seconds, on each request (retries after a server
-            failure included) and on the wait for the servers to be ready.  None, the
-            default: no fixed limit; a request waits as long as its servers answer their
-            heartbeat (a cold server may compile kernels for minutes on a busy machine).
-        heartbeat_timeout: Seconds a server may leave its heartbeat unanswered while a
-            request or the start-up waits on it, before that fails naming the server
-            (None: ``$GRAPHSHARD_HEARTBEAT_TIMEOUT`` or 300; see
-            :mod:`graphshard.distributed._liveness`).  A server whose process dies is
-            reported at once, whatever this is.
+        timeout: Seconds a server may stay silent (no answer and no heartbeat) before a
+            request to it, or the wait for it to be ready, fails naming it; a server that
+            keeps answering its heartbeat is waited for however long its work takes (a
+            busy machine, a first request, a restart within that time).
         start: Start the servers (owned by this object, stopped by :meth:`close`) when none
             are running for ``config``.
         part_config: DGL's spelling, ``DistGraph(graph_name, part_config=path)``: the
@@ -72,9 +66,8 @@ class DistGraph(TypedGraph):
     """
 
     def __init__(self, config: ConfigLike, address: str | None = None, *,
-                 colocate: str | Sequence[int] = "auto", timeout: float | None = None,
-                 heartbeat_timeout: float | None = None, start: bool = True,
-                 part_config: ConfigLike | None = None) -> None:
+                 colocate: str | Sequence[int] = "auto", timeout: float = DEFAULT_SILENCE,
+                 start: bool = True, part_config: ConfigLike | None = None) -> None:
         if part_config is not None:  # DGL: DistGraph(graph_name, part_config=...)
             cfg = as_config(part_config)
             if config != cfg.graph_name:
@@ -92,7 +85,6 @@ class DistGraph(TypedGraph):
         self._types = GraphTypes(self._ntypes, self._etypes)
         self._num_nodes = cfg.type_sizes("node")
         self._num_edges = dict(zip(self._etypes, cfg.type_sizes("edge").values(), strict=True))
-        limit = heartbeat_timeout_of(heartbeat_timeout)
         ray = ensure_ray(address)
         self.handle: ServeHandle | None = None
         actors = find_servers(cfg)
@@ -100,11 +92,9 @@ class DistGraph(TypedGraph):
             if not start:
                 raise ValidationError(f"{self.config}: no graph servers are running; start "
                                       "them with graphshard.distributed.serve", field="config")
-            self.handle = serve(cfg, address=address, timeout=timeout, heartbeat_timeout=limit)
+            self.handle = serve(cfg, address=address)
             actors = self.handle.actors()
-        # servers another process started may still be loading or compiling: wait for them
-        infos = wait_ready(ray, actors, server_names(cfg), self.config, limit=limit,
-                           timeout=timeout, starting=False)
+        infos = _server_infos(ray, actors, self.config, timeout)
         self._schema = infos[0]["schema"]
         for info in infos[1:]:
             for kind in ("node", "edge"):
@@ -119,8 +109,7 @@ class DistGraph(TypedGraph):
             parts = [int(p) for p in colocate]
         local = {p: GraphServer(cfg, p, infos[p]["tensor_dir"]) for p in parts}
         self.tensor_dir = infos[0]["tensor_dir"]
-        self.router = Router(actors, local, timeout=timeout, heartbeat_timeout=limit,
-                             names=server_names(cfg))
+        self.router = Router(actors, local, timeout=timeout, names=server_names(cfg))
         self._cache: dict[Any, Any] = {}
         self._lock = threading.RLock()
 
@@ -429,6 +418,14 @@ class DistGraph(TypedGraph):
     def __repr__(self) -> str:
         return (f"DistGraph({self.graph_name!r}, num_parts={self.num_partitions()}, "
                 f"num_nodes={self._num_nodes}, colocated={self.colocated})")
+
+
+def _server_infos(ray: Any, actors: Sequence[Any], config: str, timeout: float
+                  ) -> list[dict[str, Any]]:
+    """Every server's :meth:`GraphServer.info` once it is ready, waiting while the servers
+    answer their heartbeat (``timeout``: the silence allowed); our errors name the
+    partition whose server is gone or silent."""
+    return wait_ready(ray, actors, config, silence=timeout)
 
 
 class _TypeViews:

@@ -6,11 +6,6 @@ config path, so that trainers started later (``DistGraph(config, address=...)``)
 loopback one for a Ray started here (another process on this machine joins it), the cluster's
 for ``serve(config, address=...)`` (any machine of the cluster, with the config at the same
 path, since the servers' names come from it).
-``serve`` returns once every server is ready: it has loaded its part and compiled (or loaded
-from numba's cache) the kernels it serves.  It waits with progress and without a fixed limit
-while the servers answer their heartbeat; a server that stops answering for
-``heartbeat_timeout`` seconds, or whose process dies, fails it with an error naming it
-(:mod:`graphshard.distributed._liveness`).
 They are placed by a rule (``placement``: ``"spread"``, one per machine while machines last,
 the default; ``"pack"``, all on this process's node; or pinned, ``{part_id: node}``: see
 :mod:`graphshard.distributed.placement`), ask for almost no CPU by default (they mostly wait
@@ -47,9 +42,8 @@ from .._util.process import process_running
 from ..errors import ConfigError, ServerError
 from ..partition.config import ConfigLike, as_config, location
 from ..runtime.ray import cluster_found, init_ray
-from ._liveness import CONCURRENCY_GROUPS, HEALTH_GROUP, wait_ready
-from ._liveness import heartbeat_timeout as heartbeat_timeout_of
-from ._server import GraphServer
+from ._liveness import DEFAULT_SILENCE, wait_ready
+from ._served import served_class
 from .placement import MIN_CPUS, Placement, scheduling_strategies
 
 __all__ = ["NAMESPACE", "ServeHandle", "ServerPlace", "cluster_address", "ensure_ray",
@@ -59,7 +53,6 @@ log = logging.getLogger(__name__)
 
 #: Ray namespace of the graph servers.
 NAMESPACE = "graphshard"
-_REMOTE: dict[str, Any] = {}
 
 
 def ensure_ray(address: str | None = None) -> Any:
@@ -161,22 +154,15 @@ class ServeHandle:
         return [ServerPlace(p, n, ip, pid) for p, (n, ip, pid)
                 in enumerate(zip(self.node_ids, ips, self.pids, strict=True))]
 
-    def locate(self, *, timeout: float | None = None,
-               heartbeat_timeout: float | None = None) -> list[ServerPlace]:
+    def locate(self, *, timeout: float = DEFAULT_SILENCE) -> list[ServerPlace]:
         """Where each server runs now (a restarted server may have moved to another node).
 
-        Args:
-            timeout: Seconds the servers may take to answer (None: no fixed limit).
-            heartbeat_timeout: Seconds a server may leave its heartbeat unanswered (None:
-                ``$GRAPHSHARD_HEARTBEAT_TIMEOUT`` or 300).
-
         Raises:
-            ServerTimeoutError: a server answered no heartbeat for ``heartbeat_timeout``
-                seconds, or ``timeout`` passed.
+            ServerTimeoutError: a server went ``timeout`` seconds without answering its
+                heartbeat.
             ServerError: a server is gone (the cause is chained).
         """
-        return _places(ensure_ray(), self.actors(), self.names, self.config, timeout=timeout,
-                       heartbeat_timeout=heartbeat_timeout, starting=False)
+        return _places(ensure_ray(), self.actors(), self.config, timeout)
 
     def shutdown(self) -> None:
         """Stop every server (no restart); waits until their processes are gone.  Empty
@@ -191,18 +177,11 @@ class ServeHandle:
         return f"ServeHandle(config={self.config!r}, num_servers={len(self.names)})"
 
 
-def _remote_class(ray: Any) -> Any:
-    if "server" not in _REMOTE:  # its heartbeat (status) answers in a thread of its own
-        _REMOTE["server"] = ray.remote(concurrency_groups=CONCURRENCY_GROUPS)(GraphServer)
-    return _REMOTE["server"]
-
-
 def serve(config: ConfigLike, *, address: str | None = None, placement: Placement = "spread",
           max_restarts: int = 3, num_cpus: float = 0.0, tensor_dir: str | None = None,
-          detached: bool = False, verify: bool = False, timeout: float | None = None,
-          heartbeat_timeout: float | None = None) -> ServeHandle:
-    """Start one graph server per partition of ``config`` and wait until all are ready:
-    each has loaded its part and compiled (or loaded from numba's cache) its kernels.
+          detached: bool = False, verify: bool = True, timeout: float = DEFAULT_SILENCE
+          ) -> ServeHandle:
+    """Start one graph server per partition of ``config`` and wait until all are ready.
 
     Args:
         config: Path of the partition config JSON, or the config already read (parsed
@@ -223,11 +202,12 @@ def serve(config: ConfigLike, *, address: str | None = None, placement: Placemen
             one per graph); must be visible to a server after a restart.
         detached: Keep the servers alive after this driver exits (stop them with
             :func:`shutdown`).
-        verify: Check the part files' SHA-256 while loading.
-        timeout: Seconds the start-up may take in all (None, the default: no fixed limit;
-            the servers are waited for while they answer their heartbeat).
-        heartbeat_timeout: Seconds a server may leave its heartbeat unanswered before
-            the start-up fails naming it (None: ``$GRAPHSHARD_HEARTBEAT_TIMEOUT`` or 300).
+        verify: Check the part files' SHA-256 while loading (default: a server loads
+            its part once, so a bit-flipped file is refused at start rather than served;
+            hashing runs at about the disk's read speed, see README).
+        timeout: Seconds a server may go without answering its heartbeat while it loads
+            and compiles its kernels (:mod:`graphshard.distributed._liveness`); there is no
+            limit on the load itself while the servers keep answering.
 
     Returns:
         A :class:`ServeHandle`.
@@ -235,12 +215,8 @@ def serve(config: ConfigLike, *, address: str | None = None, placement: Placemen
     Raises:
         ConfigError: servers for this config are already running.
         ValidationError: an unknown placement rule, partition or node.
-        ServerError: a server failed to load its partition, or its process died (the
-            cause is chained); the servers started are stopped.
-        ServerTimeoutError: a server answered no heartbeat for ``heartbeat_timeout``
-            seconds, or ``timeout`` passed; the servers started are stopped.
+        ServerError: a server failed to load its partition (the cause is chained).
     """
-    limit = heartbeat_timeout_of(heartbeat_timeout)  # checked before anything starts
     ray = ensure_ray(address)
     cfg = as_config(config)
     path, base, num_parts = _key(cfg)
@@ -252,7 +228,7 @@ def serve(config: ConfigLike, *, address: str | None = None, placement: Placemen
                           path=str(path))
     tdir = tensor_dir or os.path.join(tempfile.gettempdir(), f"graphshard-tensors-{base}")
     strategies = scheduling_strategies(ray, placement, num_parts)
-    remote = _remote_class(ray)
+    remote = served_class(ray)
     # a pinned server must reserve some CPU for Ray to honour its node (MIN_CPUS); on a
     # one-node Ray there is nothing to pin, and a server that reserves nothing leaves whole
     # CPUs to trainers (2 trainers of 1 CPU on a 2-CPU Ray would otherwise never start)
@@ -264,12 +240,11 @@ def serve(config: ConfigLike, *, address: str | None = None, placement: Placemen
         options["lifetime"] = "detached"
     t0 = time.perf_counter()
     actors = [remote.options(name=n, scheduling_strategy=s, **options)
-              .remote(str(path), p, tdir, verify, warm=True, background=True)
+              .remote(str(path), p, tdir, verify)
               for p, (n, s) in enumerate(zip(names, strategies, strict=True))]
     try:
-        places = _places(ray, actors, names, str(path), timeout=timeout,
-                         heartbeat_timeout=limit, starting=True)
-    except ServerError:  # a ServerTimeoutError too
+        places = _places(ray, actors, str(path), timeout, starting=True)
+    except ServerError:
         _kill(names, ())
         raise
     for pl in places:
@@ -281,12 +256,11 @@ def serve(config: ConfigLike, *, address: str | None = None, placement: Placemen
                        tuple(pl.node_ip for pl in places), tuple(actors))
 
 
-def _places(ray: Any, actors: list[Any], names: Any, path: str, *, timeout: float | None,
-            heartbeat_timeout: float | None, starting: bool) -> list[ServerPlace]:
-    """Where each of ``actors`` runs, once each is ready
-    (:func:`~graphshard.distributed._liveness.wait_ready`)."""
-    infos = wait_ready(ray, actors, names, path, limit=heartbeat_timeout_of(heartbeat_timeout),
-                       timeout=timeout, starting=starting)
+def _places(ray: Any, actors: list[Any], path: str, timeout: float, *,
+            starting: bool = False) -> list[ServerPlace]:
+    """Where each of ``actors`` runs, once each is ready (waiting while their heartbeats
+    answer; ``timeout``: the silence allowed, see :func:`~._liveness.wait_ready`)."""
+    infos = wait_ready(ray, actors, path, silence=timeout, starting=starting)
     return [ServerPlace(int(i["part_id"]), str(i["node_id"]), str(i.get("node_ip") or ""),
                         int(i["pid"])) for i in infos]
 
@@ -325,25 +299,19 @@ def shutdown(config: ConfigLike, *, address: str | None = None) -> int:
     return _kill(server_names(config), ())
 
 
-def _kill(names: Any, pids: Any, wait: float = 60.0) -> int:
+def _kill(names: Any, pids: Any, wait: float = 10.0) -> int:
     """Kill the servers ``names`` (no restart) and wait up to ``wait`` seconds for the
     processes of those on this node to end (``pids``: ``(pid, node ID)`` pairs known
-    already; a process ID names a process of its own node only).  The wait is a bound,
-    not a deadline: nothing fails when it passes (a process Ray killed ends by itself)."""
+    already; a process ID names a process of its own node only)."""
     ray = ensure_ray()
     actors = []
     for name in names:
         with contextlib.suppress(ValueError):
             actors.append(ray.get_actor(name, namespace=NAMESPACE))
     known = set(pids)
-    # current pids (a restarted server has a new one), from the heartbeat: it answers while
-    # a server loads or works; one that does not answer within 10 s is left out (best effort)
-    refs = [a.status.options(concurrency_group=HEALTH_GROUP).remote() for a in actors]
-    answered, _ = ray.wait(refs, num_returns=len(refs), timeout=10.0) if refs else ([], [])
-    for ref in answered:
-        with contextlib.suppress(Exception):  # a dead server: nothing to wait for
-            st = ray.get(ref)
-            known.add((st["pid"], st["node_id"]))
+    with contextlib.suppress(Exception):  # current pids (a restarted server has a new one)
+        known.update((i["pid"], i["node_id"])
+                     for i in ray.get([a.info.remote() for a in actors], timeout=2.0))
     for actor in actors:
         ray.kill(actor, no_restart=True)
     here = ray.get_runtime_context().get_node_id()

@@ -29,18 +29,22 @@ from ._index import PartIndex
 __all__ = ["assemble_graph"]
 
 
-def assemble_graph(config: ConfigLike, *, features: bool = True) -> Graph:
+def assemble_graph(config: ConfigLike, *, features: bool = True, verify: bool = True
+                   ) -> Graph:
     """All partitions of ``config`` joined into one Graph (shuffled per-type IDs).
 
     Args:
         config: Path of the partition config JSON, or the config already read.
         features: Also join the node and edge features (rows in shuffled ID order).
+        verify: Check every part file's SHA-256 against the config first (a flipped bit
+            is an error naming the file, not a wrong value); False skips the hashing.
 
     Returns:
         A Graph whose per-type node and edge IDs are those of the partition book.
     """
     cfg = as_config(config)
-    parts = [PartIndex(load_partition_data(cfg, p, verify=False)) for p in range(cfg.num_parts)]
+    parts = [PartIndex(load_partition_data(cfg, p, verify=verify))
+             for p in range(cfg.num_parts)]
     first = parts[0]
     edges = {}
     for et in first.canonical_etypes:

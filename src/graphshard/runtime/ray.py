@@ -9,10 +9,9 @@ rules apply: see the README's "Network" paragraph for what a cluster exposes.
 
 A local Ray is started with start-up limits sized for a busy machine (:data:`STARTUP_ENV`:
 Ray's own defaults give its raylet 30 s and its agents 30 s, which a machine at load 20-40
-outlasts), each only where the environment does not set it already.  A start that fails
-anyway is cleaned up (every process it started, found in this process's own process tree,
-is stopped) and tried once more; a second failure raises :class:`RayStartError` saying what
-to do.
+outlasts), each only where the environment does not set it already; the processes of a
+failed start are stopped (a child subreaper while Ray starts keeps the orphans of a crashed
+raylet in this process's tree) and it is tried once more.
 
 Example:
     >>> class FakeRay:  # stands in for the ray module
@@ -30,15 +29,11 @@ import ctypes
 import ipaddress
 import logging
 import os
-import signal
 import sys
-import time
 from collections.abc import Iterator
 from typing import Any
 
-from ..errors import GraphshardError
-
-__all__ = ["LOOPBACK", "STARTUP_ENV", "RayStartError", "init_ray", "is_loopback", "quiet_ray"]
+__all__ = ["LOOPBACK", "STARTUP_ENV", "START_ATTEMPTS", "init_ray", "is_loopback", "quiet_ray"]
 
 log = logging.getLogger(__name__)
 
@@ -66,10 +61,6 @@ STARTUP_ENV = {
 }
 
 
-class RayStartError(GraphshardError, RuntimeError):
-    """A local Ray did not start (twice); every process it started was stopped."""
-
-
 #: Set by ``graphshard -q``: Ray's driver logs errors only (not its token-authentication
 #: warning or "Started a local Ray instance").
 _quiet = False
@@ -92,9 +83,6 @@ def init_ray(ray: Any, address: str | None = None, **kwargs: Any) -> None:
             is one, else a new local Ray.
         **kwargs: More ``ray.init`` options (``num_cpus``, ``include_dashboard``, ...);
             after :func:`quiet_ray`, ``logging_level`` defaults to ``logging.ERROR``.
-
-    Raises:
-        RayStartError: a local Ray failed to start twice (what it started is stopped).
     """
     if _quiet:
         kwargs.setdefault("logging_level", logging.ERROR)
@@ -121,6 +109,78 @@ def init_ray(ray: Any, address: str | None = None, **kwargs: Any) -> None:
     if ip is not None and not is_loopback(ip):
         log.warning("the local Ray runs on %s, not on %s: its servers may be reachable from "
                     "the network (Ray %s)", ip, LOOPBACK, getattr(ray, "__version__", "?"))
+
+
+#: Times a local Ray is started before giving up (a busy machine can outlast Ray's own
+#: fixed start-up waits: 30 s for the raylet to register, 15 s for its agents).
+START_ATTEMPTS = 2
+
+
+def _start_local(ray: Any, kwargs: dict[str, Any]) -> None:
+    """Start a local Ray on :data:`LOOPBACK`; after a failed start, stop every process it
+    left (the new descendants of this process: GCS, raylet, agents, workers; found by
+    process tree, never by name) and try again, :data:`START_ATTEMPTS` times in all.
+
+    Raises:
+        RuntimeError: naming the attempts and Ray's last error.
+    """
+    for attempt in range(1, START_ATTEMPTS + 1):
+        before = _descendants()
+        try:
+            with _startup_env(), _local_node_address(), _subreaper():
+                ray.init(address=None, _node_ip_address=LOOPBACK, **kwargs)
+            return
+        except Exception as exc:  # Ray raises Exception/TimeoutError/RuntimeError here
+            with contextlib.suppress(Exception):
+                ray.shutdown()
+            stopped = _stop_new(before)
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            if attempt == START_ATTEMPTS:
+                raise RuntimeError(
+                    f"a local Ray did not start in {START_ATTEMPTS} attempts (the machine "
+                    f"may be too busy for Ray's fixed start-up waits): {first}; the "
+                    f"processes the attempts left were stopped ({stopped} the last "
+                    "time)") from exc
+            log.warning("a local Ray did not start (%s); stopped the %d processes it left, "
+                        "trying once more", first, stopped)
+
+
+def _descendants() -> set[int]:
+    """Process IDs of this process's descendants (empty without psutil)."""
+    try:
+        import psutil
+    except ImportError:  # Ray installs psutil; without it nothing can be found
+        return set()
+    return {c.pid for c in psutil.Process().children(recursive=True)}
+
+
+def _stop_new(before: set[int]) -> int:
+    """Kill the descendants of this process not in ``before``; how many there were."""
+    try:
+        import psutil
+    except ImportError:
+        return 0
+    new = [c for c in psutil.Process().children(recursive=True) if c.pid not in before]
+    for child in new:
+        with contextlib.suppress(psutil.Error):
+            child.kill()
+    psutil.wait_procs(new, timeout=10)
+    return len(new)
+
+
+@contextlib.contextmanager
+def _startup_env() -> Iterator[None]:
+    """:data:`STARTUP_ENV` in ``os.environ`` (where unset) while Ray starts: its daemons
+    inherit it; this process's environment is restored afterwards."""
+    added = [k for k in STARTUP_ENV if k not in os.environ]
+    for key in added:
+        os.environ[key] = STARTUP_ENV[key]
+    try:
+        yield
+    finally:
+        for key in added:
+            os.environ.pop(key, None)
+
 
 
 def is_loopback(ip: str) -> bool:
@@ -201,125 +261,6 @@ def _local_node_address() -> Iterator[None]:
         yield
     finally:
         ray_constants.ENABLE_RAY_CLUSTER = before
-
-
-def _start_local(ray: Any, kwargs: dict[str, Any], attempts: int = 2) -> None:
-    """Start a local Ray on :data:`LOOPBACK` with :data:`STARTUP_ENV`; after a failed
-    attempt, stop what it started and try again, ``attempts`` times in all."""
-    for attempt in range(1, attempts + 1):
-        before = _descendants(os.getpid())
-        try:
-            with _startup_env(), _local_node_address(), _subreaper():
-                ray.init(address=None, _node_ip_address=LOOPBACK, **kwargs)
-            return
-        except Exception as exc:
-            lines = str(exc).strip().splitlines()
-            cause = f"{type(exc).__name__}: {lines[0] if lines else ''}"
-            stopped = _stop_failed_start(ray, before)
-            if attempt == attempts:
-                raise RayStartError(
-                    f"a local Ray did not start ({attempts} attempts; the last: {cause}); "
-                    f"every process it started was stopped ({stopped} after the last "
-                    "attempt). On a busy machine, raise Ray's "
-                    "start-up limits in the environment (e.g. RAY_raylet_start_wait_time_s, "
-                    "RAY_agent_register_timeout_ms; graphshard's defaults are in "
-                    "graphshard.runtime.ray.STARTUP_ENV), or start Ray once with "
-                    "`ray start --head` and pass its address") from exc
-            log.warning("a local Ray did not start (%s); stopped the %d process(es) it had "
-                        "started; trying once more", cause, stopped)
-
-
-@contextlib.contextmanager
-def _startup_env() -> Iterator[None]:
-    """:data:`STARTUP_ENV` in ``os.environ`` (where unset) while Ray starts: its daemons
-    inherit it; this process's environment is restored afterwards."""
-    added = [k for k in STARTUP_ENV if k not in os.environ]
-    for key in added:
-        os.environ[key] = STARTUP_ENV[key]
-    try:
-        yield
-    finally:
-        for key in added:
-            os.environ.pop(key, None)
-
-
-def _stop_failed_start(ray: Any, before: set[int], wait: float = 10.0) -> int:
-    """Stop what a failed ``ray.init`` started: ``ray.shutdown()``, then every process of
-    this process's tree that was not there ``before`` (SIGTERM, then SIGKILL after
-    ``wait`` seconds); how many such processes there were."""
-    with contextlib.suppress(Exception):
-        ray.shutdown()
-    seen: set[int] = set()
-    for _ in range(3):  # a process may start another while we stop it
-        new = _descendants(os.getpid()) - before - seen
-        if not new:
-            break
-        seen |= new
-        _signal_all(new, signal.SIGTERM)
-        end = time.monotonic() + wait
-        while time.monotonic() < end and any(_alive(p) for p in new):
-            time.sleep(0.05)
-        _signal_all({p for p in new if _alive(p)}, signal.SIGKILL)
-    return len(seen)
-
-
-def _signal_all(pids: set[int], sig: int) -> None:
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, sig)
-
-
-def _alive(pid: int) -> bool:
-    """Whether ``pid`` still runs (a zombie child is reaped here and counts as gone)."""
-    with contextlib.suppress(ChildProcessError, OSError):
-        if os.waitpid(pid, os.WNOHANG)[0] == pid:
-            return False
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rpartition(b")")[2].split()[0] != b"Z"
-    except OSError:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:  # pragma: no cover - not ours
-            return True
-        return True
-
-
-def _descendants(root: int) -> set[int]:
-    """Process IDs of every descendant of ``root`` (Linux ``/proc``; elsewhere psutil if
-    installed, else none)."""
-    parent: dict[int, int] = {}
-    try:
-        entries = [e for e in os.listdir("/proc") if e.isdigit()]
-    except OSError:
-        entries = []
-    for entry in entries:
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                fields = f.read().rpartition(b")")[2].split()
-            parent[int(entry)] = int(fields[1])
-        except (OSError, IndexError, ValueError):  # gone meanwhile
-            continue
-    if not parent:
-        try:
-            import psutil
-
-            return {c.pid for c in psutil.Process(root).children(recursive=True)}
-        except Exception:  # no psutil, or the process is gone
-            return set()
-    children: dict[int, list[int]] = {}
-    for pid, ppid in parent.items():
-        children.setdefault(ppid, []).append(pid)
-    out: set[int] = set()
-    todo = [root]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            if child not in out:
-                out.add(child)
-                todo.append(child)
-    return out
 
 
 @contextlib.contextmanager

@@ -37,6 +37,7 @@ _LAZY = {
     "save_embeddings": ".walk_embed",
     "load_embeddings": ".walk_embed",
     "train_from_config": ".config",
+    "validate_config": ".config",
     "Checkpoint": ".checkpoint",
     "load_checkpoint": ".checkpoint",
     "save_checkpoint": ".checkpoint",

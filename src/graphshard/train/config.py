@@ -78,11 +78,13 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .._util.optional import import_optional
-from ..errors import ConfigError
+from ..errors import ConfigError, GraphshardError
+from .config_check import check_graph, check_values
 from .graph4rec import (
     G4R_KEYS,
     SPARSE_TYPES,
@@ -94,7 +96,7 @@ from .graph4rec import (
     unknown_key_error,
 )
 
-__all__ = ["CONFIG_KEYS", "TASKS", "read_config", "train_from_config"]
+__all__ = ["CONFIG_KEYS", "TASKS", "read_config", "train_from_config", "validate_config"]
 
 logger = logging.getLogger(__name__)
 
@@ -154,7 +156,7 @@ CONFIG_KEYS = {"walk": tuple(sorted(_COMMON | set(_WALK) | _WALK_FLOW)),
                "sage": tuple(sorted(_COMMON | set(_SAGE))),
                "link": tuple(sorted(_COMMON | set(_LINK) | _LINK_SPLIT)),
                "hetero": tuple(sorted(_COMMON | set(_HETERO) | _HGB))}
-_TABLES = {"walk": _WALK, "sage": _SAGE, "link": _LINK}
+_TABLES = {"walk": _WALK, "sage": _SAGE, "link": _LINK, "hetero": _HETERO}
 
 
 def read_config(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -207,20 +209,72 @@ def train_from_config(path: str | os.PathLike[str], *, overrides: dict[str, Any]
             hetero config.
         MissingDependencyError: torch or pyyaml is not installed.
     """
+    prep = _prepare(path, overrides)
+    cfg, task, graph, kwargs = prep.cfg, prep.task, prep.graph, prep.kwargs
+    try:
+        if task == "hetero":
+            from .hetero import train_hetero
+
+            return train_hetero(graph, on_epoch=on_epoch, **kwargs)
+        if task == "sage":
+            from .sage import train_sage
+
+            return train_sage(graph, on_epoch=on_epoch, **kwargs)
+        if task == "link":
+            return _link(graph, kwargs, cfg, on_epoch)
+        return _walk(graph, {**kwargs, "on_epoch": on_epoch}, cfg, prep.base, prep.out)
+    except TypeError as exc:
+        raise ConfigError(f"{path}: {exc}", path=str(path)) from exc
+
+
+def validate_config(path: str | os.PathLike[str], *,
+                    overrides: dict[str, Any] | None = None) -> None:
+    """Check a training config as :func:`train_from_config` does before it trains: keys,
+    every value's type and range, the graph (built or read, not served) and the names the
+    config gives against it (features, node types, metapaths, slots); nothing is trained
+    or written.
+
+    Raises:
+        ConfigError: one line per problem, naming the file and the key.
+        MissingDependencyError: pyyaml is not installed.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "h.yaml"
+        >>> _ = p.write_text("task: hetero\ngenerate: sbm:nodes=50,edges=200\nlr: x\n")
+        >>> validate_config(p)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+            ...
+        graphshard.errors.ConfigError: .../h.yaml: lr must be a number > 0, got 'x'
+    """
+    _prepare(path, overrides)
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    cfg: dict[str, Any]
+    task: str
+    base: Path
+    graph: Any
+    kwargs: dict[str, Any]
+    out: Path | None
+
+
+def _prepare(path: Any, overrides: dict[str, Any] | None) -> _Prepared:
+    """The checked config: keys, values, graph and the names against it (no training)."""
     cfg = {**read_config(path), **(overrides or {})}
     base = Path(path).resolve().parent
     task = cfg.get("task", "walk")
-    if task not in TASKS:
+    if not isinstance(task, str) or task not in TASKS:
         raise ConfigError(f"{path}: task must be one of {TASKS}, got {task!r}", path=str(path),
                           field="task")
     known = set(CONFIG_KEYS[task]) | (set(G4R_KEYS) if task == "walk" else set())
-    unknown = sorted(set(cfg) - known)
+    unknown = sorted(set(cfg) - known, key=str)
     if unknown:
-        raise unknown_key_error(path, unknown[0], sorted(known), task)
+        raise unknown_key_error(path, str(unknown[0]), sorted(known), task)
     if task == "walk":
         check_g4r_values(cfg, path)
-    if task == "hetero":
-        return _hetero(cfg, base, path, on_epoch)
+    check_values(cfg, path, task)
     table = _TABLES[task]
     kwargs = {table[k]: v for k, v in cfg.items() if k in table}
     kwargs.update({k: cfg[k] for k in ("seed", "epochs", "batch_size", "lr") if k in cfg})
@@ -228,30 +282,48 @@ def train_from_config(path: str | os.PathLike[str], *, overrides: dict[str, Any]
         kwargs["exclude_pairs"] = [p for p in kwargs["exclude_pairs"].split(";") if p]
     if "optimizer" in kwargs:
         kwargs["optimizer"] = SPARSE_TYPES.get(kwargs["optimizer"], kwargs["optimizer"])
-    sources = [k for k in ("graph", "generate", "etype2files") if k in cfg]
+    sources = [k for k in ("graph", "generate", "etype2files", "hgb") if k in cfg]
     if len(sources) > 1:
         raise ConfigError(f"{path}: name the graph once; found {sources}", path=str(path),
                           field=sources[1])
-    if "etype2files" in cfg:
-        graph = read_config_graph(cfg, base, path)
-        cfg = {"output_path": "output", **cfg}  # PGL's files in, PGL's dump out
-    else:
-        graph = _graph(cfg, base, path)
+    try:
+        if "etype2files" in cfg:
+            graph = read_config_graph(cfg, base, path)
+            cfg = {"output_path": "output", **cfg}  # PGL's files in, PGL's dump out
+        elif "hgb" in cfg:
+            graph = _hgb(cfg, base, kwargs)
+        else:
+            graph = _graph(cfg, base, path)
+    except ConfigError:
+        raise
+    except GraphshardError as exc:
+        raise ConfigError(f"{path}: {sources[0] if sources else 'graph'}: {exc}",
+                          path=str(path), field=sources[0] if sources else "graph") from exc
+    check_graph(cfg, path, task, graph)
     out = cfg.get("output_path")
     out = None if out is None else (Path(out) if Path(out).is_absolute() else base / out)
     ck = kwargs.get("checkpoint_dir")
     if ck is not None and not Path(ck).is_absolute():
         kwargs["checkpoint_dir"] = base / ck
-    try:
-        if task == "sage":
-            from .sage import train_sage
+    if task == "walk" and cfg.get("need_train", True):
+        _check_walk_options(graph, kwargs, cfg, path)
+    return _Prepared(cfg, task, base, graph, kwargs, out)
 
-            return train_sage(graph, on_epoch=on_epoch, **kwargs)
-        if task == "link":
-            return _link(graph, kwargs, cfg, on_epoch)
-        return _walk(graph, {**kwargs, "on_epoch": on_epoch}, cfg, base, out)
-    except TypeError as exc:
-        raise ConfigError(f"{path}: {exc}", path=str(path)) from exc
+
+def _check_walk_options(graph: Any, kwargs: dict[str, Any], cfg: dict[str, Any],
+                        path: Any) -> None:
+    """Build the run's WalkOptions and resolve its metapath against ``graph`` (a Graph;
+    a partition config's types are checked once it is served), naming the config key."""
+    from .walk_embed import check_walk_options
+    from .walk_options import WalkOptions
+
+    names = set(WalkOptions.names())
+    try:
+        check_walk_options(graph, {k: v for k, v in kwargs.items() if k in names})
+    except GraphshardError as exc:
+        field = getattr(exc, "field", None)
+        key = next((k for k in cfg if _WALK.get(k) == field), field or "config")
+        raise ConfigError(f"{path}: {key}: {exc}", path=str(path), field=key) from exc
 
 
 def _link(graph: Any, kwargs: dict[str, Any], cfg: dict[str, Any],
@@ -265,31 +337,16 @@ def _link(graph: Any, kwargs: dict[str, Any], cfg: dict[str, Any],
         graph = split_edges(graph, **split, num_negatives=int(cfg.get("eval_negatives", 100)),
                             seed=int(cfg.get("split_seed", cfg.get("seed", 0))))
     return train_link(graph, on_epoch=on_epoch, **kwargs)
-def _hetero(cfg: dict[str, Any], base: Path, path: Any, on_epoch: Any) -> Any:
-    """``task: hetero``: train_hetero on ``graph:`` (partitions), ``generate:`` or ``hgb:``
-    (an HGB dataset's .zip or folder, read by :func:`~graphshard.datasets.load_hgb`)."""
-    from .hetero import train_hetero
+def _hgb(cfg: dict[str, Any], base: Path, kwargs: dict[str, Any]) -> Any:
+    """The graph of an HGB dataset's .zip or folder (``hgb:``, read by
+    :func:`~graphshard.datasets.load_hgb`); its labelled type is the default target."""
+    from ..datasets import load_hgb
 
-    kwargs = {_HETERO[k]: v for k, v in cfg.items() if k in _HETERO}
-    kwargs.update({k: cfg[k] for k in ("seed", "epochs", "batch_size", "lr") if k in cfg})
-    sources = [k for k in ("graph", "generate", "hgb") if k in cfg]
-    if len(sources) > 1:
-        raise ConfigError(f"{path}: name the graph once; found {sources}", path=str(path),
-                          field=sources[1])
-    if "hgb" in cfg:
-        from ..datasets import load_hgb
-
-        p = Path(cfg["hgb"])
-        opts = {k[4:]: cfg[k] for k in ("hgb_test_file", "hgb_val_ratio") if k in cfg}
-        ds = load_hgb(p if p.is_absolute() else base / p, **opts)
-        graph: Any = ds.graph
-        kwargs.setdefault("target", ds.target)
-    else:
-        graph = _graph(cfg, base, path)
-    try:
-        return train_hetero(graph, on_epoch=on_epoch, **kwargs)
-    except TypeError as exc:
-        raise ConfigError(f"{path}: {exc}", path=str(path)) from exc
+    p = Path(cfg["hgb"])
+    opts = {k[4:]: cfg[k] for k in ("hgb_test_file", "hgb_val_ratio") if k in cfg}
+    ds = load_hgb(p if p.is_absolute() else base / p, **opts)
+    kwargs.setdefault("target", ds.target)
+    return ds.graph
 
 
 def _walk(graph: Any, kwargs: dict[str, Any], cfg: dict[str, Any], base: Path,

@@ -35,7 +35,14 @@ import numpy as np
 
 from ..errors import FormatError, PartitionNotFoundError, ValidationError
 from ..graph import Graph
-from ..storage.files import file_sha256, write_json_atomic
+from ..storage.files import (
+    check_path_name,
+    check_regular_file,
+    file_sha256,
+    path_inside,
+    regular_file_stat,
+    write_json_atomic,
+)
 from ..storage.tensorfile import load_tensors, save_tensors
 from ..typing import IdArray
 from .link_split import EdgeSplit, EvalEdges, LinkEval, split_edges
@@ -126,21 +133,25 @@ def load_link_split(config: str | os.PathLike[str]) -> LinkEval:
         raise PartitionNotFoundError(f"{path}: no link split beside {config.name}; write one "
                                      "with graphshard.train.partition_for_link",
                                      path=str(path))
-    try:
-        meta = json.loads(path.read_text())
-        tensor_path = path.parent / Path(meta["tensors"]).name
-        num_nodes = int(meta["num_nodes"])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise FormatError(f"{path}: damaged link split ({exc})", path=str(path)) from exc
-    if meta.get("format_version") != _FORMAT:
+    meta = _read_meta(path)
+    num_nodes = meta["num_nodes"]
+    if meta.get("format_version") != _FORMAT or isinstance(meta.get("format_version"), bool):
         raise FormatError(f"{path}: format_version {meta.get('format_version')!r}, expected "
                           f"{_FORMAT}", path=str(path), field="format_version")
     if file_sha256(config) != meta.get("config_sha256"):
         raise FormatError(f"{path}: written for another {config.name} (its SHA-256 differs): "
                           "the graph was partitioned again; split it again", path=str(path),
                           field="config_sha256")
-    if not tensor_path.exists() or file_sha256(tensor_path) != meta.get("sha256"):
-        raise FormatError(f"{tensor_path}: missing, or its SHA-256 differs from {path.name}",
+    graph_nodes = _config_num_nodes(config)
+    if num_nodes != graph_nodes:
+        raise FormatError(f"{path}: num_nodes is {num_nodes}, but {config.name} has "
+                          f"{graph_nodes} nodes: held-out IDs must be IDs of that graph",
+                          path=str(path), field="num_nodes", value=num_nodes)
+    tensor_path = meta["tensors"]
+    st, problem = regular_file_stat(tensor_path)
+    if st is None or file_sha256(tensor_path) != meta.get("sha256"):
+        why = problem or f"its SHA-256 differs from {path.name}"
+        raise FormatError(f"{tensor_path}: {why} (tensors of {path})",
                           path=str(tensor_path), field="sha256")
     tensors, _ = load_tensors(tensor_path, mmap=False)
     splits = []
@@ -161,6 +172,46 @@ def load_link_split(config: str | os.PathLike[str]) -> LinkEval:
                               path=str(tensor_path), field=s)
         splits.append(EvalEdges(src, dst, neg))
     return LinkEval(splits[0], splits[1])
+
+
+def _read_meta(path: Path) -> dict[str, Any]:
+    """The link-split JSON at ``path``, its ``tensors`` resolved to a path inside its folder
+    and its ``num_nodes`` an int >= 0; FormatError naming the file and field otherwise."""
+    try:
+        check_regular_file(path)
+        meta = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise FormatError(f"{path}: damaged link split ({exc})", path=str(path)) from exc
+    if not isinstance(meta, dict):
+        raise FormatError(f"{path}: expected a JSON object, got {type(meta).__name__}",
+                          path=str(path))
+    for key in ("tensors", "num_nodes"):
+        if key not in meta:
+            raise FormatError(f"{path}: no {key!r} entry", path=str(path), field=key)
+    name = meta["tensors"]
+    try:
+        check_path_name(name, field="tensors", path=path)
+    except ValidationError as exc:
+        raise FormatError(str(exc), path=str(path), field="tensors", value=name) from exc
+    meta["tensors"] = path_inside(path.parent, name, field="tensors", path=path)
+    n = meta["num_nodes"]
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise FormatError(f"{path}: num_nodes must be an integer >= 0, got {n!r}",
+                          path=str(path), field="num_nodes", value=n)
+    return meta
+
+
+def _config_num_nodes(config: Path) -> int:
+    """``num_nodes`` of the partition config the split is used with."""
+    try:
+        n = json.loads(config.read_text())["num_nodes"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise FormatError(f"{config}: no readable num_nodes ({exc})", path=str(config),
+                          field="num_nodes") from exc
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise FormatError(f"{config}: num_nodes must be an integer >= 0, got {n!r}",
+                          path=str(config), field="num_nodes", value=n)
+    return n
 
 
 def partition_for_link(g: Graph, graph_name: str, num_parts: int,

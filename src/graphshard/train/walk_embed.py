@@ -168,6 +168,26 @@ def _options(store: Any, options: WalkOptions | None, overrides: dict[str, Any]
     return o
 
 
+def check_walk_options(store: Any, options: dict[str, Any]) -> WalkOptions:
+    """The resolved options of a run on ``store`` (a Graph, a GraphStore or a partition
+    config path), checked as :func:`train_walk_embedding` checks them before it trains:
+    fields, the optimizer for the store, and (unless ``store`` is a path, whose types are
+    known once served) the metapath and slots against the store's types and features.
+
+    Raises:
+        ValidationError: naming the option.
+    """
+    o = _options(store, None, options)
+    if not isinstance(store, (str, os.PathLike)):
+        from ..store import as_store
+        from ._g4r_model import _resolve_slots
+
+        st = as_store(store)
+        _starts(st, o.metapath, o.walk_len)
+        _resolve_slots(st, o.slots)
+    return o
+
+
 def _train_buffer(run: _Run, walks: Any, rng: np.random.Generator, walks_done: int,
                   keys: tuple[int, ...], step_losses: list[float]) -> int:
     """Pairs of one buffer of walks, shuffled, trained batch by batch; returns the pairs.
@@ -280,6 +300,8 @@ def train_walk_embedding(store: Any, options: WalkOptions | None = None, *,
                 pairs_seen += _train_buffer(run, walks, rng, walks_done, (epoch, k, c),
                                             step_losses)
                 walks_done += len(walks.traces)
+            if not pairs_seen and epoch == start:
+                _no_pairs(o, walks_per_epoch)
             secs.append(time.perf_counter() - t0)
             num_pairs.append(pairs_seen)
             losses.append(float(np.mean(step_losses[first:])) if pairs_seen else float("nan"))
@@ -295,6 +317,21 @@ def train_walk_embedding(store: Any, options: WalkOptions | None = None, *,
         ids = _file_node_ids(st)
     return WalkEmbeddingResult(embeddings, losses, step_losses, [int(n) for n in num_pairs],
                                secs, ids)
+
+
+def _no_pairs(o: WalkOptions, walks: int) -> None:
+    """Refuse a run whose first epoch trained no pair: its tables would stay at their
+    initial values, so every option (``neg_distribution``, ``lr``, ...) would be ignored."""
+    if o.sample:
+        raise ValidationError(
+            f"train_walk_embedding: the first epoch trained no pair: subsample {o.sample:g} "
+            f"(word2vec's sample) dropped nearly every entry of its {walks} walks of "
+            f"{o.walk_len}, so the tables would stay at their initial values; on a small "
+            "graph set subsample 0 (a config's sample: 0)", field="subsample", value=o.sample)
+    raise ValidationError(
+        f"train_walk_embedding: the first epoch trained no pair ({walks} walks of "
+        f"{o.walk_len}, win_size {o.win_size}, exclude_pairs {list(o.exclude_pairs)}), so "
+        "the tables would stay at their initial values", field="walk_len", value=o.walk_len)
 
 
 def _file_node_ids(store: Any) -> dict[str, np.ndarray]:

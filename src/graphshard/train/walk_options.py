@@ -22,7 +22,8 @@ from typing import Any
 
 from ..errors import ValidationError, check_choice
 
-__all__ = ["DEFAULT_LR", "LOSS_TYPES", "LR_DECAYS", "OPTIMIZERS", "SAGE_LAYERS", "WalkOptions"]
+__all__ = ["DEFAULT_LR", "LOSS_TYPES", "LR_DECAYS", "NEG_DISTRIBUTIONS", "OPTIMIZERS",
+           "SAGE_LAYERS", "WalkOptions"]
 
 #: Valid ``optimizer`` values: sparse Adagrad, Adam (one step count per table, PGL's
 #: ``shared_adam``) or SGD on the summed gradient of a batch, or ``"pair_sgd"``: plain SGD
@@ -32,6 +33,10 @@ OPTIMIZERS = ("adagrad", "adam", "sgd", "pair_sgd")
 #: Valid ``loss_type`` values (Graph4Rec's): sigmoid cross-entropy, hinge with ``margin``,
 #: and ``nce`` (softmax cross-entropy of the positive among itself and its negatives).
 LOSS_TYPES = ("sigmoid", "hinge", "nce")
+
+#: Valid ``neg_distribution`` values: negatives drawn uniformly over the context's node
+#: type, or by ``degree ** 0.75`` (word2vec's unigram distribution).
+NEG_DISTRIBUTIONS = ("uniform", "degree")
 
 #: Valid ``sage_layer_type`` values (Graph4Rec's layer names).
 SAGE_LAYERS = ("LightGCN", "GraphSAGE")
@@ -151,8 +156,8 @@ class WalkOptions:
     Raises:
         ValidationError: a bad ``optimizer``, ``lr_decay``, size (``epochs``,
             ``batch_size``, ``emb_size``, ``neg_num``, ``walk_times``, ``walk_buffer``:
-            each >= 1), rate (``lr > 0``, ``end_lr >= 0``) or ``subsample`` (in [0, 1)),
-            naming the field.
+            each >= 1), ``neg_distribution``, rate (``lr > 0``, ``end_lr >= 0``) or
+            ``subsample`` (in [0, 1)), naming the field.
 
     Example:
         >>> opts = WalkOptions(metapath="u2i-i2u", walk_len=5, subsample=1e-4)
@@ -299,7 +304,7 @@ class WalkOptions:
     def _check_model(self) -> None:
         """Validate and normalise the model fields (Graph4Rec's keys)."""
         for name, valid in (("loss_type", LOSS_TYPES), ("sage_layer_type", SAGE_LAYERS),
-                            ("sage_act", _ACTS)):
+                            ("sage_act", _ACTS), ("neg_distribution", NEG_DISTRIBUTIONS)):
             check_choice(getattr(self, name), valid, name)
         for name in ("samples", "infer_samples"):
             v = getattr(self, name)

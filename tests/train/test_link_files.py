@@ -1,0 +1,99 @@
+"""Issue 41 item 5: a link-split file (``<name>-link.json``) is checked like the format
+readers check theirs: its ``tensors`` stays a plain file name in its folder, its
+``num_nodes`` is the graph's, and seeded mutations give our error or the stored edges."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import graphshard as gs
+from fuzzing import mutate_json, run_fuzz
+from graphshard.storage.files import file_sha256
+from graphshard.storage.tensorfile import load_tensors, save_tensors
+from graphshard.train.link_files import link_split_path, load_link_split, partition_for_link
+
+
+@pytest.fixture(scope="module")
+def parts(tmp_path_factory) -> Path:
+    """A 2-part partition of a 60-node graph with its link split."""
+    out = tmp_path_factory.mktemp("linkparts")
+    g = gs.datasets.sbm(60, 300, num_blocks=2, num_features=2, seed=0)
+    return partition_for_link(g, "sbm", 2, out, test_fraction=0.2, num_negatives=3,
+                              part_method="random").config_path
+
+
+def _copy(config: Path, folder: Path) -> Path:
+    """The config, the link JSON and its tensors (all load_link_split reads) in folder."""
+    link = link_split_path(config)
+    for f in (config, link, link.with_suffix(".safetensors")):
+        shutil.copy(f, folder / f.name)
+    return folder / config.name
+
+
+@pytest.mark.parametrize("tensors", ["", ".", "..", "/", "../sbm-link.safetensors", 7, None])
+def test_tensors_must_be_a_file_name_in_the_folder(parts, tmp_path, tensors):
+    config = _copy(parts, tmp_path)
+    link = link_split_path(config)
+    meta = json.loads(link.read_text())
+    link.write_text(json.dumps({**meta, "tensors": tensors}))
+    with pytest.raises(gs.FormatError, match=r"sbm-link\.json: tensors ") as info:
+        load_link_split(config)
+    assert info.value.field == "tensors"
+
+
+@pytest.mark.parametrize("num_nodes", [61, 10**6, 59, -1, 1.5, "60", True, None])
+def test_num_nodes_must_be_the_graphs(parts, tmp_path, num_nodes):
+    config = _copy(parts, tmp_path)
+    link = link_split_path(config)
+    meta = json.loads(link.read_text())
+    link.write_text(json.dumps({**meta, "num_nodes": num_nodes}))
+    with pytest.raises(gs.FormatError, match=r"sbm-link\.json: num_nodes ") as info:
+        load_link_split(config)
+    assert info.value.field == "num_nodes"
+
+
+def test_held_out_ids_beyond_the_graph_are_refused(parts, tmp_path):
+    """Tensors with node IDs past the 60-node graph, their SHA-256 and a num_nodes that
+    covers them written consistently: refused, as the graph has 60 nodes."""
+    config = _copy(parts, tmp_path)
+    link = link_split_path(config)
+    tensors, _ = load_tensors(link.with_suffix(".safetensors"), mmap=False)
+    tensors = {k: np.asarray(v).copy() for k, v in tensors.items()}
+    tensors["test/dst"][0] = 1000
+    meta = json.loads(link.read_text())
+    meta["sha256"] = save_tensors(link.with_suffix(".safetensors"), tensors)
+    meta["num_nodes"] = 2000
+    link.write_text(json.dumps(meta))
+    with pytest.raises(gs.FormatError, match=r"num_nodes is 2000, but sbm\.json has 60 nodes"):
+        load_link_split(config)
+    meta["num_nodes"] = 60
+    link.write_text(json.dumps(meta))
+    with pytest.raises(gs.FormatError, match=r"test has node IDs outside \[0, 60\)"):
+        load_link_split(config)
+
+
+def test_fuzz_link_split(parts, tmp_path):
+    want = load_link_split(parts)
+    meta = json.loads(link_split_path(parts).read_text())
+    assert file_sha256(parts) == meta["config_sha256"]
+
+    def case(rng: random.Random, folder: Path) -> Path:
+        config = _copy(parts, folder)
+        link_split_path(config).write_text(json.dumps(mutate_json(rng, meta)))
+        return config
+
+    def same(got) -> str | None:  # the files are checksummed: accepted means unchanged
+        for s in ("val", "test"):
+            a, b = getattr(got, s), getattr(want, s)
+            if not all(np.array_equal(getattr(a, f), getattr(b, f))
+                       for f in ("src", "dst", "neg_dst")):
+                return f"{s} edges differ from the stored ones"
+        return None
+
+    run_fuzz("link_split", case, load_link_split, tmp_path, check=same, seed=41)
