@@ -56,8 +56,6 @@ STARTUP_ENV = {
     "RAY_gcs_server_request_timeout_seconds": "120",
     # a process that cannot reach the GCS for this long exits [60 s]
     "RAY_gcs_rpc_server_reconnect_timeout_s": "120",
-    # the GCS declares the (only) node dead after this many missed health checks [5]
-    "RAY_health_check_failure_threshold": "20",
 }
 
 
@@ -180,7 +178,6 @@ def _startup_env() -> Iterator[None]:
     finally:
         for key in added:
             os.environ.pop(key, None)
-
 
 
 def is_loopback(ip: str) -> bool:

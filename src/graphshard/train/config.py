@@ -241,7 +241,7 @@ def validate_config(path: str | os.PathLike[str], *,
     Example:
         >>> import tempfile, pathlib
         >>> p = pathlib.Path(tempfile.mkdtemp()) / "h.yaml"
-        >>> _ = p.write_text("task: hetero\ngenerate: sbm:nodes=50,edges=200\nlr: x\n")
+        >>> _ = p.write_text("task: sage\\ngenerate: sbm:nodes=50,edges=200\\nlr: x\\n")
         >>> validate_config(p)  # doctest: +ELLIPSIS
         Traceback (most recent call last):
             ...
