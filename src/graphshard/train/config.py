@@ -299,27 +299,29 @@ def _prepare(path: Any, overrides: dict[str, Any] | None) -> _Prepared:
     except GraphshardError as exc:
         raise ConfigError(f"{path}: {sources[0] if sources else 'graph'}: {exc}",
                           path=str(path), field=sources[0] if sources else "graph") from exc
-    check_graph(cfg, path, task, graph)
+    names = check_graph(cfg, path, task, graph)
     out = cfg.get("output_path")
     out = None if out is None else (Path(out) if Path(out).is_absolute() else base / out)
     ck = kwargs.get("checkpoint_dir")
     if ck is not None and not Path(ck).is_absolute():
         kwargs["checkpoint_dir"] = base / ck
     if task == "walk" and cfg.get("need_train", True):
-        _check_walk_options(graph, kwargs, cfg, path)
+        _check_walk_options(graph, names, kwargs, cfg, path)
     return _Prepared(cfg, task, base, graph, kwargs, out)
 
 
-def _check_walk_options(graph: Any, kwargs: dict[str, Any], cfg: dict[str, Any],
+def _check_walk_options(graph: Any, names: Any, kwargs: dict[str, Any], cfg: dict[str, Any],
                         path: Any) -> None:
-    """Build the run's WalkOptions and resolve its metapath against ``graph`` (a Graph;
-    a partition config's types are checked once it is served), naming the config key."""
+    """Build the run's WalkOptions for ``graph`` and resolve its metapath and slots against
+    ``names`` (what :func:`check_graph` read: the store, or a partition config's types and
+    features), naming the config key."""
     from .walk_embed import check_walk_options
     from .walk_options import WalkOptions
 
-    names = set(WalkOptions.names())
+    fields = set(WalkOptions.names())
     try:
-        check_walk_options(graph, {k: v for k, v in kwargs.items() if k in names})
+        check_walk_options(graph, {k: v for k, v in kwargs.items() if k in fields},
+                           names=names)
     except GraphshardError as exc:
         field = getattr(exc, "field", None)
         key = next((k for k in cfg if _WALK.get(k) == field), field or "config")

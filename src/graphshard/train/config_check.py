@@ -1,7 +1,8 @@
 """Validate a training config before any work (``graphshard train``): every value's type
-and range, and the names it gives (features, node and edge types)
-against the graph it trains on.  All problems are gathered and raised as one
-:class:`~graphshard.errors.ConfigError`, one line per problem naming the key.
+and range, and the names it gives (features, node and edge types) against the graph it
+trains on (a partition config's types and features are read from its files, unserved).
+All problems are gathered and raised as one :class:`~graphshard.errors.ConfigError`, one
+line per problem naming the key.
 
 Example:
     >>> check_values({"task": "sage", "lr": "x", "fanouts": "abc"}, "sage.yaml", "sage")
@@ -14,7 +15,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import math
 import numbers
 import os
@@ -25,7 +25,7 @@ from typing import Any
 from ..errors import ConfigError, GraphshardError
 from ..storage.files import check_regular_file
 
-__all__ = ["check_graph", "check_values", "raise_problems"]
+__all__ = ["PartitionSchema", "check_graph", "check_values", "raise_problems"]
 
 _BIG = 2**63 - 1
 # Upper bounds far beyond any run here and far below a MemoryError or an int64 overflow in
@@ -185,24 +185,60 @@ def check_values(cfg: dict[str, Any], path: Any, task: str) -> None:
     raise_problems(path, problems)
 
 
-def _partition_types(config: Path, path: Any) -> tuple[list[str], list[str]]:
-    """Node and edge type names of a partition config JSON, read without serving it
-    (``path``: the YAML that names it)."""
-    try:
-        check_regular_file(config, field="graph")
-        meta = json.loads(config.read_text())
-        ntypes, etypes = list(meta["ntypes"]), list(meta["etypes"])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        why = str(exc) if isinstance(exc, GraphshardError) else (
-            f"{config}: not a readable partition config ({exc})")
-        raise ConfigError(f"{path}: graph: {why}", path=str(path), field="graph") from exc
-    return ntypes, etypes
+class PartitionSchema:
+    """The types and node-feature names of a partition config, read from its JSON and its
+    parts' feature-file headers (memory-mapped, not hashed: the servers verify the files
+    when they load them), so a config's names are checked before any server starts.
+
+    It has what the name checks read of a store: ``ntypes``, ``canonical_etypes``,
+    ``to_canonical_etype`` and ``feature_schema`` (its values: the row shape, or None, and
+    the dtype).
+    """
+
+    def __init__(self, config: Path, path: Any) -> None:
+        from ..partition import load_partition_feats, read_config
+        from ..types import GraphTypes
+
+        try:
+            check_regular_file(config, field="graph")
+            part = read_config(config)
+            self._types = GraphTypes(part.ntypes, part.canonical_etypes())
+            node: dict[str, Any] = {}
+            for i in range(part.num_parts):
+                for key, col in load_partition_feats(part, i, verify=False)[0].items():
+                    shape = getattr(col, "shape", None)
+                    node.setdefault(key, (None if shape is None else tuple(shape[1:]),
+                                          str(getattr(col, "dtype", ""))))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            why = str(exc) if isinstance(exc, GraphshardError) else (
+                f"{config}: not a readable partition config ({exc})")
+            raise ConfigError(f"{path}: graph: {why}", path=str(path), field="graph") from exc
+        self._node = node
+
+    @property
+    def ntypes(self) -> list[str]:
+        return self._types.ntypes
+
+    @property
+    def canonical_etypes(self) -> list[Any]:
+        return self._types.canonical_etypes
+
+    def to_canonical_etype(self, etype: Any) -> Any:
+        return self._types.to_canonical_etype(etype)
+
+    def feature_schema(self, kind: str) -> dict[str, Any]:
+        return dict(self._node) if kind == "node" else {}
 
 
-def check_graph(cfg: dict[str, Any], path: Any, task: str, graph: Any) -> None:
-    """Check the names ``cfg`` gives against ``graph`` (a walk config's metapath and slots:
-    :func:`~graphshard.train.walk_embed.check_walk_options`) (a Graph, or the path of a partition
-    config: there only the node and edge types are known before it is served).
+def check_graph(cfg: dict[str, Any], path: Any, task: str, graph: Any) -> Any:
+    """Check the names ``cfg`` gives (task, node types, features) against ``graph``: a
+    Graph, or the path of a partition config, whose types and feature names are read from
+    its files (:class:`PartitionSchema`) without serving it.
+
+    Returns:
+        What the names were checked against (a store, or a :class:`PartitionSchema`), for
+        the walk options' metapath and slots
+        (:func:`~graphshard.train.walk_embed.check_walk_options`).
 
     Raises:
         ConfigError: one line per problem, naming the key.
@@ -210,15 +246,14 @@ def check_graph(cfg: dict[str, Any], path: Any, task: str, graph: Any) -> None:
     from ..store import as_store
 
     if isinstance(graph, (str, os.PathLike)):
-        ntypes, etypes = _partition_types(Path(graph), path)
-        schema: dict[str, Any] | None = None
+        st: Any = PartitionSchema(Path(graph), path)
         where = f"the graph {Path(graph).name}"
     else:
         st = as_store(graph)
-        ntypes, etypes = list(st.ntypes), [":".join(e) for e in st.canonical_etypes]
-        read = getattr(st, "feature_schema", None)
-        schema = read("node") if read is not None else None
         where = f"the {'generated ' if 'generate' in cfg else ''}graph"
+    ntypes, etypes = list(st.ntypes), [":".join(e) for e in st.canonical_etypes]
+    read = getattr(st, "feature_schema", None)
+    schema = read("node") if read is not None else None
     problems: list[tuple[str, str]] = []
     homo = len(ntypes) == 1 and len(etypes) == 1
     if task == "hetero" and homo:
@@ -245,3 +280,4 @@ def check_graph(cfg: dict[str, Any], path: Any, task: str, graph: Any) -> None:
                 problems.append((key, f"names no node feature of {target!r}: got {name!r}; "
                                       f"its features are {have}"))
     raise_problems(path, problems)
+    return st

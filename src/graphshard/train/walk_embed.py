@@ -168,23 +168,27 @@ def _options(store: Any, options: WalkOptions | None, overrides: dict[str, Any]
     return o
 
 
-def check_walk_options(store: Any, options: dict[str, Any]) -> WalkOptions:
+def check_walk_options(store: Any, options: dict[str, Any], *, names: Any = None
+                       ) -> WalkOptions:
     """The resolved options of a run on ``store`` (a Graph, a GraphStore or a partition
     config path), checked as :func:`train_walk_embedding` checks them before it trains:
-    fields, the optimizer for the store, and (unless ``store`` is a path, whose types are
-    known once served) the metapath and slots against the store's types and features.
+    fields, the optimizer for the store, and the metapath and slots against the store's
+    types and features (``names``: what to read them from instead, e.g. a partition
+    config's :class:`~graphshard.train.config_check.PartitionSchema`; without it a path's
+    are checked once served).
 
     Raises:
         ValidationError: naming the option.
     """
     o = _options(store, None, options)
-    if not isinstance(store, (str, os.PathLike)):
-        from ..store import as_store
-        from ._g4r_model import _resolve_slots
+    if names is None and isinstance(store, (str, os.PathLike)):
+        return o
+    from ..store import as_store
+    from ._g4r_model import _resolve_slots
 
-        st = as_store(store)
-        _starts(st, o.metapath, o.walk_len)
-        _resolve_slots(st, o.slots)
+    st = names if names is not None else as_store(store)
+    _starts(st, o.metapath, o.walk_len)
+    _resolve_slots(st, o.slots)
     return o
 
 
