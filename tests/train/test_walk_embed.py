@@ -193,7 +193,7 @@ def test_linear_decay_schedule(sbm_graph, tmp_path):
 def test_pair_sgd_and_decay_errors(sbm_graph, tmp_path):
     with pytest.raises(gs.ValidationError, match="lr_decay must be one of"):
         train_walk_embedding(sbm_graph, **KW, lr_decay="cosine")
-    with pytest.raises(gs.ValidationError, match="end_lr >= 0"):
+    with pytest.raises(gs.ValidationError, match="end_lr must be a finite number >= 0"):
         train_walk_embedding(sbm_graph, **KW, lr_decay="linear", end_lr=-1.0)
     with pytest.raises(gs.ValidationError, match="'pair_sgd' updates local tables"):
         train_walk_embedding(tmp_path / "parts.json", optimizer="pair_sgd")

@@ -34,6 +34,7 @@ Example:
 from __future__ import annotations
 
 import logging
+import math
 import os
 import time
 from collections.abc import Callable
@@ -224,6 +225,8 @@ def _train_buffer(run: _Run, walks: Any, rng: np.random.Generator, walks_done: i
                 tab.set_lr(lr_a)
             loss = _step(run.tables, run.all_offsets, gsrc[sel], gdst[sel] + run.shift,
                          neg + run.shift)
+        if not math.isfinite(loss):
+            _diverged(o, f"the loss became {loss} at epoch {keys[0]}")
         step_losses.append(float(loss))
     return len(p)
 
@@ -318,6 +321,9 @@ def train_walk_embedding(store: Any, options: WalkOptions | None = None, *,
                 on_epoch(epoch, {"loss": losses[-1], "pairs": pairs_seen, "seconds": secs[-1]})
         embeddings = (run.model.infer(list(st.ntypes)) if run.model is not None else
                       {t: tables[i].all() for i, t in enumerate(st.ntypes)})
+        bad = [t for t, e in embeddings.items() if not np.isfinite(e).all()]
+        if bad:
+            _diverged(o, f"the embeddings of {bad} hold inf or NaN")
         ids = _file_node_ids(st)
     return WalkEmbeddingResult(embeddings, losses, step_losses, [int(n) for n in num_pairs],
                                secs, ids)
@@ -336,6 +342,13 @@ def _no_pairs(o: WalkOptions, walks: int) -> None:
         f"train_walk_embedding: the first epoch trained no pair ({walks} walks of "
         f"{o.walk_len}, win_size {o.win_size}, exclude_pairs {list(o.exclude_pairs)}), so "
         "the tables would stay at their initial values", field="walk_len", value=o.walk_len)
+
+
+def _diverged(o: WalkOptions, what: str) -> None:
+    """Refuse a run that diverged (rates far too large) instead of returning NaN tables."""
+    raise ValidationError(f"train_walk_embedding: {what}: training diverged; lower lr "
+                          f"(lr={o.lr}, optimizer {o.optimizer!r}, init_range={o.init_range})",
+                          field="lr", value=o.lr)
 
 
 def _file_node_ids(store: Any) -> dict[str, np.ndarray]:

@@ -21,6 +21,16 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from ..errors import ValidationError, check_choice
+from ._walk_checks import (
+    BOOLS,
+    INT_RANGES,
+    check_active,
+    check_bool,
+    check_float,
+    check_hops,
+    check_int,
+    check_names,
+)
 
 __all__ = ["DEFAULT_LR", "LOSS_TYPES", "LR_DECAYS", "NEG_DISTRIBUTIONS", "OPTIMIZERS",
            "SAGE_LAYERS", "WalkOptions"]
@@ -48,9 +58,6 @@ LR_DECAYS = ("none", "linear")
 #: The default learning rate of each optimizer (``lr=None``): word2vec's 0.025 for
 #: ``"pair_sgd"`` (applied to every pair), PGL's ``sparse_lr`` 0.1 for the others.
 DEFAULT_LR = {"pair_sgd": 0.025, "adagrad": 0.1, "adam": 0.1, "sgd": 0.1}
-
-# Fields that must be >= 1, checked in this order (the order of the messages before).
-_SIZES = ("epochs", "batch_size", "emb_size", "neg_num", "walk_times", "walk_buffer")
 
 #: Activations of GraphSAGE layers.
 _ACTS = ("relu", "tanh", "sigmoid", "leaky_relu", "none")
@@ -154,10 +161,14 @@ class WalkOptions:
             infers layer-wise over the whole graph, so its embeddings do not depend on it.
 
     Raises:
-        ValidationError: a bad ``optimizer``, ``lr_decay``, size (``epochs``,
-            ``batch_size``, ``emb_size``, ``neg_num``, ``walk_times``, ``walk_buffer``:
-            each >= 1), ``neg_distribution``, rate (``lr > 0``, ``end_lr >= 0``) or
-            ``subsample`` (in [0, 1)), naming the field.
+        ValidationError: naming the field: a value of the wrong type (an integer field
+            given ``1.5`` or ``"8"``, a flag given ``"false"``: never truncated or cast), out
+            of range (sizes >= 1 and bounded as a config's keys, rates finite and > 0,
+            ``subsample`` in [0, 1)), an unknown choice (``optimizer``, ``lr_decay``,
+            ``neg_distribution``, ...), or an option set to other than its default where it
+            does nothing (``end_lr`` without a linear decay, ``margin`` without the hinge
+            loss, ``sage_*`` / ``samples`` without ``sage_mode``, ``slot_feature_lr``
+            without ``slots``: :mod:`~graphshard.train._walk_checks`).
 
     Example:
         >>> opts = WalkOptions(metapath="u2i-i2u", walk_len=5, subsample=1e-4)
@@ -165,10 +176,10 @@ class WalkOptions:
         (0.0001, 10)
         >>> sorted(opts.checkpoint_params())[:4]
         ['batch_size', 'context_table', 'emb_size', 'end_lr']
-        >>> WalkOptions(epochs=0)
+        >>> WalkOptions(epochs=0)  # doctest: +ELLIPSIS
         Traceback (most recent call last):
             ...
-        graphshard.errors.ValidationError: train_walk_embedding: epochs must be >= 1, got 0
+        graphshard.errors.ValidationError: ...: epochs must be an integer >= 1 and <= 1000000, got 0
     """
 
     metapath: Any = None
@@ -220,40 +231,31 @@ class WalkOptions:
         if self.lr_decay != "auto" and self.lr_decay not in LR_DECAYS:
             raise ValidationError(f"lr_decay must be one of {('auto', *LR_DECAYS)}, got "
                                   f"{self.lr_decay!r}", field="lr_decay", value=self.lr_decay)
-        for name in _SIZES:
-            v = getattr(self, name)
-            if int(v) < 1:
-                raise ValidationError(f"train_walk_embedding: {name} must be >= 1, got {v!r}",
-                                      field=name, value=v)
+        for name, (lo, hi) in INT_RANGES.items():
+            object.__setattr__(self, name, check_int(name, getattr(self, name), lo, hi))
         lr, end_lr = self.lr, self.end_lr
-        if lr is not None or end_lr is not None:
-            first = DEFAULT_LR["adagrad"] if lr is None else lr
-            end = float(first) * 1e-4 if end_lr is None else float(end_lr)
-            if not (float(first) > 0 and end >= 0):
-                raise ValidationError(f"train_walk_embedding: lr must be > 0 and end_lr >= 0, "
-                                      f"got lr={lr!r}, end_lr={end_lr!r}",
-                                      field="lr" if not float(first) > 0 else "end_lr",
-                                      value=lr if not float(first) > 0 else end_lr)
-        try:
-            sample = float(self.subsample)
-        except (TypeError, ValueError):
-            sample = -1.0
-        if not 0.0 <= sample < 1.0:
-            raise ValidationError(f"train_walk_embedding: subsample (word2vec's sample) must "
-                                  f"be a number in [0, 1), got {self.subsample!r}",
-                                  field="subsample", value=self.subsample)
-        self._check_model()
-        for name in (*_SIZES, "win_size", "seed"):
-            object.__setattr__(self, name, int(getattr(self, name)))
         if lr is not None:
-            object.__setattr__(self, "lr", float(lr))
-        object.__setattr__(self, "random_window", bool(self.random_window))
+            lr = check_float("lr", lr, "a finite number > 0 (or None)", lambda x: x > 0)
+        if end_lr is not None:
+            end_lr = check_float("end_lr", end_lr, "a finite number >= 0 (or None)",
+                                 lambda x: x >= 0)
+        sample = check_float("subsample", self.subsample,
+                             "a number in [0, 1) (word2vec's sample; 0: off)",
+                             lambda x: 0.0 <= x < 1.0)
+        for name in BOOLS:
+            object.__setattr__(self, name, check_bool(name, getattr(self, name)))
         if self.context_table is not None:
-            object.__setattr__(self, "context_table", bool(self.context_table))
+            object.__setattr__(self, "context_table",
+                               check_bool("context_table", self.context_table))
+        check_names("metapath", self.metapath, allow_none=True)
+        check_names("exclude_pairs", self.exclude_pairs)
+        self._check_model()
+        if lr is not None:
+            object.__setattr__(self, "lr", lr)
         object.__setattr__(self, "sample", sample)
+        check_active(self, {f.name: f.default for f in fields(self) if f.init})
         if self.is_resolved and lr is not None:
-            object.__setattr__(self, "final_lr", float(lr) * 1e-4 if end_lr is None
-                               else float(end_lr))
+            object.__setattr__(self, "final_lr", lr * 1e-4 if end_lr is None else end_lr)
         else:  # what a run on a local graph uses (see resolve)
             object.__setattr__(self, "final_lr", self.resolve().final_lr)
 
@@ -307,36 +309,26 @@ class WalkOptions:
                             ("sage_act", _ACTS), ("neg_distribution", NEG_DISTRIBUTIONS)):
             check_choice(getattr(self, name), valid, name)
         for name in ("samples", "infer_samples"):
-            v = getattr(self, name)
-            if isinstance(v, (int, str)) or not all(int(x) >= 1 for x in v) or not len(v):
-                raise ValidationError(f"{name} must be a non-empty list of ints >= 1 "
-                                      f"(neighbours per hop), got {v!r}", field=name, value=v)
-            object.__setattr__(self, name, tuple(int(x) for x in v))
+            object.__setattr__(self, name, check_hops(name, getattr(self, name)))
         if len(self.infer_samples) != len(self.samples):
             raise ValidationError(f"infer_samples {list(self.infer_samples)} must have as many "
                                   f"hops as samples {list(self.samples)}",
                                   field="infer_samples", value=self.infer_samples)
-        if not 0.0 <= float(self.sage_alpha) <= 1.0:
-            raise ValidationError(f"sage_alpha must be in [0, 1], got {self.sage_alpha!r}",
-                                  field="sage_alpha", value=self.sage_alpha)
+        object.__setattr__(self, "sage_alpha", check_float(
+            "sage_alpha", self.sage_alpha, "a number in [0, 1]", lambda x: 0.0 <= x <= 1.0))
         for name in ("dense_lr", "slot_feature_lr", "margin"):
-            if not float(getattr(self, name)) > 0:
-                raise ValidationError(f"{name} must be > 0, got {getattr(self, name)!r}",
-                                      field=name, value=getattr(self, name))
-        if self.init_range is not None and not float(self.init_range) > 0:
-            raise ValidationError(f"init_range must be > 0, got {self.init_range!r}",
-                                  field="init_range", value=self.init_range)
-        if int(self.infer_batch_size) < 1:
-            raise ValidationError(f"infer_batch_size must be >= 1, got "
-                                  f"{self.infer_batch_size!r}", field="infer_batch_size")
-        slots = [self.slots] if isinstance(self.slots, str) else list(self.slots)
-        for name in ("softsign", "sage_mode", "use_degree_norm", "weighted_sample",
-                     "return_weight"):
-            object.__setattr__(self, name, bool(getattr(self, name)))
-        for name in ("sage_alpha", "dense_lr", "slot_feature_lr", "margin"):
-            object.__setattr__(self, name, float(getattr(self, name)))
-        object.__setattr__(self, "slots", tuple(str(x) for x in slots))
-        object.__setattr__(self, "infer_batch_size", int(self.infer_batch_size))
+            object.__setattr__(self, name, check_float(
+                name, getattr(self, name), "a finite number > 0", lambda x: x > 0))
+        if self.init_range is not None:
+            object.__setattr__(self, "init_range", check_float(
+                "init_range", self.init_range, "a finite number > 0 (or None)",
+                lambda x: x > 0))
+        slots = [self.slots] if isinstance(check_names("slots", self.slots), str) else list(
+            self.slots)
+        if not all(slots):
+            raise ValidationError(f"slots must be names of node features, got {self.slots!r}",
+                                  field="slots", value=self.slots)
+        object.__setattr__(self, "slots", tuple(slots))
         if self.uses_model and self.optimizer == "pair_sgd":
             raise ValidationError("optimizer 'pair_sgd' is word2vec's sigmoid update; loss_type, "
                                   "sage_mode, slots and softsign need 'adagrad', 'adam' or "
