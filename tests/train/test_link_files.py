@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import graphshard as gs
-from fuzzing import mutate_json, run_fuzz
+from fuzzing import mutate_json, mutate_text, run_fuzz
 from graphshard.storage.files import file_sha256
 from graphshard.storage.tensorfile import load_tensors, save_tensors
 from graphshard.train.link_files import link_split_path, load_link_split, partition_for_link
@@ -97,3 +97,43 @@ def test_fuzz_link_split(parts, tmp_path):
         return None
 
     run_fuzz("link_split", case, load_link_split, tmp_path, check=same, seed=41)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.bool_])
+def test_held_out_ids_must_be_integers(parts, tmp_path, dtype):
+    """IDs stored as floats (1.5) were cast to int64 (1) silently; with a consistent
+    SHA-256 in the JSON such a file is refused naming the tensor."""
+    config = _copy(parts, tmp_path)
+    link = link_split_path(config)
+    tensors, _ = load_tensors(link.with_suffix(".safetensors"), mmap=False)
+    tensors = {k: np.asarray(v).copy() for k, v in tensors.items()}
+    tensors["val/src"] = tensors["val/src"].astype(dtype)
+    if dtype is not np.bool_:
+        tensors["val/src"][0] += 0.5
+    meta = json.loads(link.read_text())
+    meta["sha256"] = save_tensors(link.with_suffix(".safetensors"), tensors)
+    link.write_text(json.dumps(meta))
+    with pytest.raises(gs.FormatError, match=r"tensor 'val/src' holds .*, expected integer"):
+        load_link_split(config)
+
+
+def test_fuzz_link_split_text(parts, tmp_path):
+    """The link JSON's text mutated (bytes, tokens, lines): our error naming the file, or
+    the stored edges."""
+    want = load_link_split(parts)
+    text = link_split_path(parts).read_text()
+
+    def case(rng: random.Random, folder: Path) -> Path:
+        config = _copy(parts, folder)
+        link_split_path(config).write_bytes(mutate_text(rng, text.replace(", ", ",\n")))
+        return config
+
+    def same(got) -> str | None:
+        for s in ("val", "test"):
+            a, b = getattr(got, s), getattr(want, s)
+            if not all(np.array_equal(getattr(a, f), getattr(b, f))
+                       for f in ("src", "dst", "neg_dst")):
+                return f"{s} edges differ from the stored ones"
+        return None
+
+    run_fuzz("link_split_text", case, load_link_split, tmp_path, check=same, seed=412)

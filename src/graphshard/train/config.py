@@ -83,7 +83,7 @@ from pathlib import Path
 from typing import Any
 
 from .._util.optional import import_optional
-from ..errors import ConfigError, GraphshardError
+from ..errors import ConfigError, GraphshardError, ValidationError
 from .config_check import check_graph, check_values
 from .graph4rec import (
     G4R_KEYS,
@@ -225,6 +225,10 @@ def train_from_config(path: str | os.PathLike[str], *, overrides: dict[str, Any]
         return _walk(graph, {**kwargs, "on_epoch": on_epoch}, cfg, prep.base, prep.out)
     except TypeError as exc:
         raise ConfigError(f"{path}: {exc}", path=str(path)) from exc
+    except ConfigError:
+        raise
+    except ValidationError as exc:  # found once training started: name the file and key
+        raise _as_config_error(path, cfg, task, exc) from exc
 
 
 def validate_config(path: str | os.PathLike[str], *,
@@ -272,9 +276,9 @@ def _prepare(path: Any, overrides: dict[str, Any] | None) -> _Prepared:
     unknown = sorted(set(cfg) - known, key=str)
     if unknown:
         raise unknown_key_error(path, str(unknown[0]), sorted(known), task)
+    check_values(cfg, path, task)  # types first: the Graph4Rec rules compare values
     if task == "walk":
         check_g4r_values(cfg, path)
-    check_values(cfg, path, task)
     table = _TABLES[task]
     kwargs = {table[k]: v for k, v in cfg.items() if k in table}
     kwargs.update({k: cfg[k] for k in ("seed", "epochs", "batch_size", "lr") if k in cfg})
@@ -299,7 +303,9 @@ def _prepare(path: Any, overrides: dict[str, Any] | None) -> _Prepared:
     except GraphshardError as exc:
         raise ConfigError(f"{path}: {sources[0] if sources else 'graph'}: {exc}",
                           path=str(path), field=sources[0] if sources else "graph") from exc
-    names = check_graph(cfg, path, task, graph)
+    # an hgb: dataset's labelled type is the default target (_hgb): check names against it
+    names = check_graph({"target": kwargs["target"], **cfg} if "target" in kwargs else cfg,
+                        path, task, graph)
     out = cfg.get("output_path")
     out = None if out is None else (Path(out) if Path(out).is_absolute() else base / out)
     ck = kwargs.get("checkpoint_dir")
@@ -308,6 +314,16 @@ def _prepare(path: Any, overrides: dict[str, Any] | None) -> _Prepared:
     if task == "walk" and cfg.get("need_train", True):
         _check_walk_options(graph, names, kwargs, cfg, path)
     return _Prepared(cfg, task, base, graph, kwargs, out)
+
+
+def _as_config_error(path: Any, cfg: dict[str, Any], task: str,
+                     exc: GraphshardError) -> ConfigError:
+    """``exc`` (an option's error) as the config's: one line naming the file and the key
+    that sets the option (``sample`` for ``subsample``, ``sparse_type`` for ``optimizer``)."""
+    field = getattr(exc, "field", None)
+    key = field if field in cfg else next(
+        (k for k in cfg if _TABLES[task].get(k) == field), field or "config")
+    return ConfigError(f"{path}: {key}: {exc}", path=str(path), field=key)
 
 
 def _check_walk_options(graph: Any, names: Any, kwargs: dict[str, Any], cfg: dict[str, Any],
@@ -323,9 +339,7 @@ def _check_walk_options(graph: Any, names: Any, kwargs: dict[str, Any], cfg: dic
         check_walk_options(graph, {k: v for k, v in kwargs.items() if k in fields},
                            names=names)
     except GraphshardError as exc:
-        field = getattr(exc, "field", None)
-        key = next((k for k in cfg if _WALK.get(k) == field), field or "config")
-        raise ConfigError(f"{path}: {key}: {exc}", path=str(path), field=key) from exc
+        raise _as_config_error(path, cfg, "walk", exc) from exc
 
 
 def _link(graph: Any, kwargs: dict[str, Any], cfg: dict[str, Any],

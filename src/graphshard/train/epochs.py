@@ -218,6 +218,10 @@ def run_epochs(team: Team, *, epochs: int, eval_every: int, metrics: Sequence[st
             break
         t0 = time.perf_counter()
         total, count = team.train_epoch(epoch)
+        if not math.isfinite(total):  # refused, not returned as a model of NaN weights
+            raise ValidationError(f"{what}: the training loss became {total / max(count, 1)} "
+                                  f"in epoch {epoch}: training diverged (lr too large, or "
+                                  "features that are not finite); lower lr", field="lr")
         hist["seconds"].append(time.perf_counter() - t0)
         hist["losses"].append(total / max(count, 1))
         hist["samples"].append(count)

@@ -163,10 +163,12 @@ def check_g4r_values(cfg: dict[str, Any], path: Any) -> None:
         if key in cfg and status == "refused" and cfg[key]:
             raise ConfigError(f"{path}: {key} is not supported: {why}", path=str(path),
                               field=key)
-    if "model_type" in cfg and cfg["model_type"] not in _MODEL_TYPES:
+    if "model_type" in cfg and not (isinstance(cfg["model_type"], str)
+                                    and cfg["model_type"] in _MODEL_TYPES):
         raise ConfigError(f"{path}: model_type must be one of {_MODEL_TYPES}, got "
                           f"{cfg['model_type']!r}", path=str(path), field="model_type")
-    if "sparse_type" in cfg and cfg["sparse_type"] not in SPARSE_TYPES:
+    if "sparse_type" in cfg and not (isinstance(cfg["sparse_type"], str)
+                                     and cfg["sparse_type"] in SPARSE_TYPES):
         raise ConfigError(f"{path}: sparse_type must be one of {sorted(SPARSE_TYPES)}, got "
                           f"{cfg['sparse_type']!r}", path=str(path), field="sparse_type")
     for a, b in (("lr", "sparse_lr"), ("emb_size", "embed_size")):

@@ -157,10 +157,15 @@ def load_link_split(config: str | os.PathLike[str]) -> LinkEval:
     splits = []
     for s in _SPLITS:
         try:
-            arrs = [np.asarray(tensors[f"{s}/{f}"], dtype=np.int64) for f in _FIELDS]
+            raw = [tensors[f"{s}/{f}"] for f in _FIELDS]
         except KeyError as exc:
             raise FormatError(f"{tensor_path}: tensor {exc} is missing", path=str(tensor_path),
                               field=str(exc)) from exc
+        for f, a in zip(_FIELDS, raw, strict=True):
+            if a.dtype.kind not in "iu":  # float IDs would be truncated silently
+                raise FormatError(f"{tensor_path}: tensor '{s}/{f}' holds {a.dtype}, expected "
+                                  "integer node IDs", path=str(tensor_path), field=f"{s}/{f}")
+        arrs = [np.asarray(a, dtype=np.int64) for a in raw]
         src, dst, neg = arrs
         if src.ndim != 1 or dst.shape != src.shape or neg.ndim != 2 or len(neg) != len(src):
             raise FormatError(f"{tensor_path}: {s} tensors have shapes {src.shape}, "
