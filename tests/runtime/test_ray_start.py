@@ -116,3 +116,63 @@ def test_orphans_of_a_failed_start_are_stopped_and_limits_raised(monkeypatch):
     # ... and this process's environment is as it was
     assert {k: os.environ.get(k) for k in ray_start.STARTUP_ENV} == {
         **dict.fromkeys(ray_start.STARTUP_ENV), "RAY_worker_register_timeout_seconds": "77"}
+
+
+_KILLED_DRIVER = """
+import subprocess, sys, time
+import psutil
+from graphshard.runtime import ray as ray_start
+
+class RaySpawningAgents:
+    def init(self, **kwargs):
+        # a 'raylet' (not tied to this process, as Ray's agents are not) with an 'agent'
+        self.raylet = subprocess.Popen(["sh", "-c", "sleep 3000 & wait"])
+
+ray_start.cluster_found = lambda: False
+fake = RaySpawningAgents()
+ray_start.init_ray(fake)
+raylet = psutil.Process(fake.raylet.pid)
+while not raylet.children():  # its agent has started
+    time.sleep(0.05)
+print(raylet.pid, raylet.children()[0].pid, flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux process tree")
+def test_what_a_killed_driver_leaves_of_its_ray_is_stopped(monkeypatch):
+    """Issue 41 item 7: after ``kill -9`` of the process that started a local Ray, Ray's
+    agents lived on; the watcher started with Ray stops them."""
+    import os
+    import signal
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    import contextlib
+    import time
+
+    driver = subprocess.Popen([sys.executable, "-c", _KILLED_DRIVER], stdout=subprocess.PIPE,
+                              text=True)
+    left: list = []
+    try:
+        left = [psutil.Process(int(pid)) for pid in driver.stdout.readline().split()]
+        assert len(left) == 2
+        os.kill(driver.pid, signal.SIGKILL)
+        driver.wait()
+        # the bound is for a broken watcher only: it stops them once it sees the driver gone
+        bound = time.monotonic() + 300
+        while [p for p in left if _alive(p)] and time.monotonic() < bound:
+            time.sleep(0.2)
+        assert not [p for p in left if _alive(p)]
+    finally:
+        driver.kill()
+        for proc in left:
+            with contextlib.suppress(psutil.Error):
+                proc.kill()
+
+
+def _alive(proc) -> bool:
+    """Running and not a zombie (an orphan that init has not reaped yet is gone)."""
+    try:
+        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False

@@ -11,7 +11,9 @@ A local Ray is started with start-up limits sized for a busy machine (:data:`STA
 Ray's own defaults give its raylet 30 s and its agents 30 s, which a machine at load 20-40
 outlasts), each only where the environment does not set it already; the processes of a
 failed start are stopped (a child subreaper while Ray starts keeps the orphans of a crashed
-raylet in this process's tree) and it is tried once more.
+raylet in this process's tree) and it is tried once more.  A Ray that started is watched by
+a small process (:mod:`graphshard.runtime._reaper`) that stops what is left of it (Ray's agents
+outlive a driver killed with ``kill -9``) once this process is gone.
 
 Example:
     >>> class FakeRay:  # stands in for the ray module
@@ -127,6 +129,7 @@ def _start_local(ray: Any, kwargs: dict[str, Any]) -> None:
         try:
             with _startup_env(), _local_node_address(), _subreaper():
                 ray.init(address=None, _node_ip_address=LOOPBACK, **kwargs)
+            _watch_new(before)
             return
         except Exception as exc:  # Ray raises Exception/TimeoutError/RuntimeError here
             with contextlib.suppress(Exception):
@@ -141,6 +144,25 @@ def _start_local(ray: Any, kwargs: dict[str, Any]) -> None:
                     "time)") from exc
             log.warning("a local Ray did not start (%s); stopped the %d processes it left, "
                         "trying once more", first, stopped)
+
+
+#: The watchers of the local Rays this process started (kept so that they are not collected).
+_watchers: list[Any] = []
+
+
+def _watch_new(before: set[int]) -> None:
+    """Have a watcher stop the processes this start added (GCS, raylet, and what they start)
+    if this process dies without stopping them (``kill -9``; :mod:`._reaper`)."""
+    from ._reaper import watch
+
+    try:
+        watcher = watch(_descendants() - before)
+    except OSError as exc:  # a machine out of processes: Ray runs, unwatched
+        log.warning("no watcher for the local Ray (%s): if this process is killed, Ray's "
+                    "agents may outlive it", exc)
+        return
+    if watcher is not None:
+        _watchers[:] = [w for w in _watchers if w.poll() is None] + [watcher]
 
 
 def _descendants() -> set[int]:
