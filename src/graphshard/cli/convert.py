@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from ..partition import build_partitions
+from ..storage import fsys
 from ._common import (
     _ALIASES,
     _FORMAT_HELP,
@@ -72,9 +73,14 @@ def convert(inputs: tuple[str, ...], src_format: str, dst_format: str, out: Path
 
 
 @click.command()
-@click.argument("inputs", nargs=-1, required=True)
+@click.argument("inputs", nargs=-1)
 @click.option("--format", "fmt_in", type=click.Choice(_READ_FORMATS),
               help=f"{_FORMAT_HELP} of the first input.")
+@click.option("--generate", metavar="SPEC",
+              help="Write a generated R-MAT graph instead of reading INPUTS, chunk by chunk "
+                   "(never all edges in memory): rmat:scale=S[,edge_factor=16] (Graph500: "
+                   "2^S nodes) or rmat:nodes=N,edges=M, with features=F,classes=C (a node "
+                   "feature, label and train/val/test masks), seed=, a=, b=, c=.")
 @click.option("--chunks", type=click.IntRange(min=1), default=4, show_default=True,
               help="Chunks per node/edge type (at most as many as the largest type has "
                    "rows: more would be empty files).")
@@ -85,16 +91,29 @@ def convert(inputs: tuple[str, ...], src_format: str, dst_format: str, out: Path
                    "which is replaced).")
 @_input_options
 @_reader_options
-def chunk(inputs: tuple[str, ...], fmt_in: str | None, chunks: int, chunk_format: str,
-          out: Path, options: tuple[str, ...], **read: Any) -> None:
+def chunk(inputs: tuple[str, ...], fmt_in: str | None, generate: str | None, chunks: int,
+          chunk_format: str, out: Path, options: tuple[str, ...], **read: Any) -> None:
     """Write any supported input in DGL's chunked graph format (the pipeline's input).
 
     \b
     Example:
       graphshard chunk edges.parquet --chunks 16 --out chunked/
       graphshard chunk wiki-Vote.txt --relabel --chunks 4 --out chunked/
+      graphshard chunk --generate rmat:scale=20,features=16,classes=8 --chunks 8 --out rmat/
     """
     from ..io.convert import convert as run_convert
+
+    if bool(inputs) == bool(generate):
+        raise click.UsageError("give either INPUTS or --generate (one of them)")
+    if generate:
+        if fmt_in or options or any(v not in (None, False, ()) for v in read.values()):
+            raise click.UsageError("reader options are for reading INPUTS, not for --generate")
+        from ..datasets.rmat_stream import write_spec_chunked
+
+        nodes, edges = write_spec_chunked(generate, out, chunks, fmt=chunk_format)
+        console.print(f"wrote {fsys.shown(str(out))}: R-MAT, {nodes:,} nodes, {edges:,} edges "
+                      f"in {min(chunks, max(nodes, edges))} chunks per type ({chunk_format})")
+        return
 
     fmt = _input_format(Path(inputs[0]), fmt_in)
     opts = {f"read.{key}": value for key, value in _read_options(fmt, read, options).items()}

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from ..errors import ValidationError
 from ..graph import Graph, graph
 from ..typing import IdArray
+from ._spec import parse_spec
 from .hgb import HGBDataset, load_hgb
 from .ogb import OGBDataset, load_ogb
 from .planetoid import PlanetoidDataset, load_planetoid
@@ -151,24 +151,12 @@ def from_spec(spec: str) -> Graph:
         >>> from_spec("sbm:nodes=100,edges=400,blocks=2,features=3").num_nodes()
         100
     """
-    name, _, rest = spec.partition(":")
+    name, _, _ = spec.partition(":")
     if name not in GENERATORS:
         raise ValidationError(f"unknown generator {name!r}; choose one of {sorted(GENERATORS)}",
                               field="generate", value=name)
     gen = GENERATORS[name]
-    kwargs: dict[str, Any] = {}
-    for item in filter(None, rest.split(",")):
-        key, eq, value = item.partition("=")
-        if not eq or key not in gen.keys:
-            takes = ", ".join(f"{k}=<{t.__name__}>" for k, t in gen.keys.items())
-            raise ValidationError(f"{spec!r}: bad item {item!r}; {name} takes {takes}",
-                                  field="generate", value=item)
-        try:
-            kwargs[_RENAME.get(key, key)] = gen.keys[key](float(value)) if gen.keys[key] is int \
-                else gen.keys[key](value)
-        except ValueError as exc:
-            raise ValidationError(f"{spec!r}: {key}={value!r} is not a "
-                                  f"{gen.keys[key].__name__}", field="generate") from exc
+    kwargs = {_RENAME.get(k, k): v for k, v in parse_spec(spec, gen.keys).items()}
     missing = [k for k in ("nodes", "edges") if _RENAME[k] not in kwargs]
     if missing:
         raise ValidationError(f"{spec!r}: missing {', '.join(missing)}", field="generate")
