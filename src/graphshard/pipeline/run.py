@@ -34,6 +34,7 @@ from ..storage.files import INCOMPLETE_MARKER, file_sha256
 from ..storage.scratch import make_work_dir, scratch_folder
 from ..storage.workstore import WorkStore
 from .assign import AssignResult, assign, check_assign_args
+from .disk import check_disk
 from .dispatch import DispatchResult, check_memory_budget, checked_graph_name, dispatch
 from .options import AssignOptions, DispatchOptions
 
@@ -123,6 +124,8 @@ def run_pipeline(chunked_dir: str | os.PathLike[str], num_parts: int,
     meta = check_assign_args(chunked_dir, num_parts * trainers, method, where)
     checked_graph_name(meta, chunked_dir, step2.graph_name)
     check_memory_budget(meta, num_parts, step2.memory_budget)
+    check_disk(meta, method, out_dir, step1.work_dir if step1.work_dir is not None
+               and not fsys.is_remote(step1.work_dir) else None)
     if dest is not None and method == "lp" and step1.work_dir is None:
         step1 = replace(step1, work_dir=dest.child(".graphshard-work").uri)  # no shared folder
     work_dir = step1.work_dir
