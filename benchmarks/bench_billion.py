@@ -1,0 +1,295 @@
+"""A billion edges on one small machine: chunked R-MAT to served, sampled partitions.
+
+One command (issue 42's run; scale 26 is Graph500's 67M nodes and 1.07B edges)::
+
+    python benchmarks/bench_billion.py --scale 26 --parts 16 --work /big/folder --kill-test
+    python benchmarks/bench_billion.py --scale 16 --parts 4 --reference-scale 14   # a try-out
+
+In one run, one phase at a time, each command in its own process tree whose RSS (largest
+process and the sum over all) is sampled every 0.5 s, and whose disk use beyond the input
+(the work folder, with ``TMPDIR`` inside it: Ray's session folder counts too) is sampled as
+it goes:
+
+1. ``graphshard chunk --generate rmat:scale=S,edge_factor=16,features=16,classes=8`` writes
+   the input chunk by chunk (timed apart; reused when present);
+2. the pipeline's disk estimate (:mod:`graphshard.pipeline.disk`), refused by the pipeline
+   itself when the free space cannot hold it;
+3. ``graphshard pipeline --method lp --engine ray`` (nodes and in-edges balanced): edges/s,
+   peak RSS, disk peak and bytes per input edge beside the estimate;
+4. the edge cut beside a random assignment's (streamed over the input chunks), with node
+   and edge balance;
+5. with ``--kill-test``: the same pipeline into another folder, killed with SIGKILL (its
+   whole process tree) once the dispatch has written its first part, then rerun: every file
+   must equal the first run's, byte for byte;
+6. ``DistGraph`` over all parts (one graph server per part on a local Ray): start-up time
+   and RSS per server beside its part's bytes (memory-mapped parts), then ``--batches``
+   sampled batches ([25, 10], batch 1024, node features) as batches/s; with
+   ``--reference-scale`` the same on a graph of that scale (Graph500's scale 19: 8.4M edges),
+   and the ratio.
+
+Prints one table of the figures beside the issue's goals.  DGL's own pipeline runs apart
+(``benchmarks/bench_dgl_pipeline.py``: its ``--input`` can be this run's chunked folder).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import psutil
+
+GS = [sys.executable, "-m", "graphshard.cli"]
+
+
+class Watch:
+    """Run a command; sample its process tree's RSS and a folder's bytes while it runs."""
+
+    def __init__(self, cmd: list[str], env: dict[str, str], disk_root: Path | None = None,
+                 exclude: Path | None = None) -> None:
+        self.cmd, self.env, self.disk_root, self.exclude = cmd, env, disk_root, exclude
+        self.peak_one = self.peak_sum = self.peak_disk = 0
+        self.seconds = 0.0
+        self.stdout = ""
+
+    def _disk(self) -> int:
+        total = 0
+        if self.disk_root is None:
+            return 0
+        for root, dirs, files in os.walk(self.disk_root):
+            if self.exclude is not None and Path(root) == self.exclude.parent:
+                dirs[:] = [d for d in dirs if Path(root, d) != self.exclude]
+            for name in files:
+                with contextlib.suppress(OSError):
+                    total += os.lstat(os.path.join(root, name)).st_blocks * 512
+        return total
+
+    def start(self) -> subprocess.Popen:
+        self.clock = time.perf_counter()
+        self.proc = subprocess.Popen(self.cmd, env=self.env, stdout=subprocess.PIPE, text=True)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._sample, daemon=True)
+        self.thread.start()
+        return self.proc
+
+    def _sample(self) -> None:
+        root = psutil.Process(self.proc.pid)
+        while not self.stop.is_set():
+            with contextlib.suppress(psutil.Error):
+                rss = []
+                for p in [root, *root.children(recursive=True)]:
+                    with contextlib.suppress(psutil.Error):
+                        rss.append(p.memory_info().rss)
+                self.peak_one = max(self.peak_one, max(rss, default=0))
+                self.peak_sum = max(self.peak_sum, sum(rss))
+            self.peak_disk = max(self.peak_disk, self._disk())
+            self.stop.wait(0.5)
+
+    def finish(self, check: bool = True) -> Watch:
+        self.stdout, _ = self.proc.communicate()
+        self.stop.set()
+        self.thread.join()
+        self.seconds = time.perf_counter() - self.clock
+        if check and self.proc.returncode:
+            raise SystemExit(f"{' '.join(self.cmd)} failed with {self.proc.returncode}")
+        return self
+
+    def run(self) -> Watch:
+        self.start()
+        return self.finish()
+
+
+def kill_tree(pid: int) -> None:
+    """SIGKILL ``pid`` and every descendant (found by tree, never by name)."""
+    with contextlib.suppress(psutil.Error):
+        root = psutil.Process(pid)
+        procs = [root, *root.children(recursive=True)]
+        for p in procs:
+            with contextlib.suppress(psutil.Error):
+                p.send_signal(signal.SIGKILL)
+        psutil.wait_procs(procs, timeout=60)
+
+
+def digests(folder: Path) -> dict[str, str]:
+    """SHA-256 of every file; the config's report without its timings and its
+    assignment's path (which name the run, not the partitions)."""
+    out = {}
+    for f in sorted(folder.rglob("*")):
+        if not f.is_file():
+            continue
+        data = f.read_bytes()
+        if f.suffix == ".json" and f.parent == folder:
+            config = json.loads(data)
+            ours = config.get("graphshard", {})
+            ours.get("report", {}).pop("seconds", None)
+            ours.get("params", {}).pop("assignment", None)
+            data = json.dumps(config, sort_keys=True).encode()
+        out[str(f.relative_to(folder))] = hashlib.sha256(data).hexdigest()
+    return out
+
+
+def random_cut(chunked: Path, parts: int, seed: int = 0) -> dict[str, float]:
+    """A random assignment's edge cut and balance, streamed over the input's chunks."""
+    from graphshard.io.chunked import iter_edge_chunks, load_chunked_meta
+
+    meta = load_chunked_meta(chunked)
+    n = meta.num_nodes["_N"]
+    part = np.random.default_rng(seed).integers(0, parts, n).astype(np.int8)
+    cut = total = 0
+    in_edges = np.zeros(parts, np.int64)
+    for chunk in iter_edge_chunks(meta, ("_N", "_E", "_N")):
+        ps, pd = part[chunk.src], part[chunk.dst]
+        cut += int((ps != pd).sum())
+        total += len(ps)
+        in_edges += np.bincount(pd, minlength=parts)
+    nodes = np.bincount(part, minlength=parts)
+    return {"cut_ratio": cut / total, "node_balance": nodes.max() / nodes.mean(),
+            "edge_balance": in_edges.max() / in_edges.mean()}
+
+
+def generate(work: Path, scale: int, chunks: int, env: dict[str, str]) -> tuple[Path, Watch | None]:
+    chunked = work / f"rmat{scale}"
+    if (chunked / "metadata.json").exists():
+        return chunked, None
+    spec = f"rmat:scale={scale},edge_factor=16,features=16,classes=8,seed=0"
+    w = Watch([*GS, "chunk", "--generate", spec, "--chunks", str(chunks), "--out",
+               str(chunked)], env).run()
+    return chunked, w
+
+
+def pipeline_cmd(chunked: Path, out: Path, args: argparse.Namespace) -> list[str]:
+    return [*GS, "pipeline", str(chunked), "--parts", str(args.parts), "--method", "lp",
+            "--engine", args.engine, "--out", str(out), "--json"]
+
+
+def sample(config: Path, batches: int, fanouts: list[int]) -> dict[str, float]:
+    """Start a DistGraph over every part; time start-up and ``batches`` sampled batches."""
+    import ray
+
+    import graphshard as gs
+    from graphshard.runtime.ray import init_ray
+
+    init_ray(ray, include_dashboard=False, log_to_driver=False)
+    try:
+        clock = time.perf_counter()
+        dg = gs.distributed.DistGraph(str(config))
+        start = time.perf_counter() - clock
+        pids = [int(i["pid"]) for i in ray.get([a.info.remote() for a in dg.router.actors])]
+        rss = [psutil.Process(p).memory_info().rss for p in pids]
+        part_bytes = [sum(f.stat().st_size for f in (config.parent / f"part{i}").rglob("*")
+                          if f.is_file()) for i in range(len(pids))]
+        rng = np.random.default_rng(1)
+        n = dg.num_nodes()
+        seeds = [rng.choice(n, 1024, replace=False) for _ in range(batches + 2)]
+        loader = gs.distributed.BlockLoader(dg, seeds, fanouts, features="feat", seed=0)
+        it = iter(loader)
+        next(it), next(it)  # warm: kernels, page cache
+        clock = time.perf_counter()
+        got = sum(1 for _ in it)
+        per_s = got / (time.perf_counter() - clock)
+    finally:
+        ray.shutdown()
+    return {"start_s": start, "rss_max": max(rss), "rss_sum": sum(rss),
+            "part_bytes_max": max(part_bytes), "batches_per_s": per_s}
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scale", type=int, default=26)
+    ap.add_argument("--parts", type=int, default=16)
+    ap.add_argument("--chunks", type=int, default=0, help="input chunks (default: 2^20 "
+                    "edges... at least 8)")
+    ap.add_argument("--engine", default="ray", choices=["ray", "local", "auto"])
+    ap.add_argument("--work", type=Path, default=Path("bench_billion_work"))
+    ap.add_argument("--kill-test", action="store_true")
+    ap.add_argument("--batches", type=int, default=200)
+    ap.add_argument("--reference-scale", type=int, default=19)
+    args = ap.parse_args(argv)
+    work = args.work.absolute()
+    (work / "tmp").mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "TMPDIR": str(work / "tmp"), "GRAPHSHARD_NO_PROGRESS": "1"}
+    edges = 16 << args.scale
+    chunks = args.chunks or max(8, edges // (8 << 20))
+    rows: list[tuple[str, str, str]] = []
+
+    chunked, gen = generate(work, args.scale, chunks, env)
+    if gen is not None:
+        rows.append(("generation", f"{gen.seconds:.0f} s, {edges / gen.seconds / 1e6:.2f}M "
+                     f"edges/s, peak RSS {gen.peak_one / 2**20:.0f} MiB", "streaming"))
+    input_bytes = sum(f.stat().st_size for f in chunked.rglob("*") if f.is_file())
+
+    from graphshard.io.chunked import load_chunked_meta
+    from graphshard.pipeline.disk import estimate_disk
+
+    need = estimate_disk(load_chunked_meta(chunked), "lp")
+    out = work / "parts"
+    if (out / "rmat.json").exists():
+        raise SystemExit(f"{out} holds an earlier run's output: remove it to measure again")
+    w = Watch(pipeline_cmd(chunked, out, args), env, work, exclude=chunked).run()
+    report = json.loads(w.stdout)
+    rows += [
+        ("end-to-end edges/s (generation apart)",
+         f"{edges / w.seconds / 1e6:.2f}M ({w.seconds:.0f} s)", ">= 1M edges/s"),
+        ("largest process RSS", f"{w.peak_one / 2**30:.2f} GiB", "<= 2 GiB"),
+        ("all processes together", f"{w.peak_sum / 2**30:.2f} GiB", "<= 12 GiB"),
+        ("disk peak beyond the input",
+         f"{w.peak_disk / 2**30:.1f} GiB = {w.peak_disk / edges:.0f} B/edge (input "
+         f"{input_bytes / edges:.0f} B/edge); estimate {need.total / edges:.0f} B/edge "
+         f"({need.total / max(w.peak_disk, 1):.2f}x)", "estimate within 20%")]
+    rnd = random_cut(chunked, args.parts)
+    rows.append(("cut vs random, balance",
+                 f"{report['cut_ratio']:.3f} vs {rnd['cut_ratio']:.3f} = "
+                 f"{report['cut_ratio'] / rnd['cut_ratio']:.2f}x; node "
+                 f"{report['node_balance']:.3f}, edge {report['edge_balance']:.3f}",
+                 "<= 0.97x random at <= 1.05"))
+
+    if args.kill_test:
+        again = work / "parts_killed"
+        k = Watch(pipeline_cmd(chunked, again, args), env)
+        proc = k.start()
+        while proc.poll() is None and not any(again.glob("part*/graph.safetensors")):
+            time.sleep(0.5)
+        kill_tree(proc.pid)
+        k.finish(check=False)
+        r = Watch(pipeline_cmd(chunked, again, args), env).run()
+        a, b = digests(out), digests(again)
+        same = a == b
+        differ = sorted(n for n in set(a) | set(b) if a.get(n) != b.get(n))
+        rows.append(("kill -9 during dispatch, rerun",
+                     f"{'byte-identical' if same else 'DIFFERENT: ' + ', '.join(differ[:5])};"
+                     f" rerun {r.seconds:.0f} s vs {w.seconds:.0f} s", "identical, reused"))
+
+    big = sample(Path(report["config"]), args.batches, [25, 10])
+    rows.append(("server start (all parts), RSS per server",
+                 f"{big['start_s']:.1f} s; largest {big['rss_max'] / 2**20:.0f} MiB vs its "
+                 f"part's {big['part_bytes_max'] / 2**20:.0f} MiB", "RSS well below part"))
+    line = f"{big['batches_per_s']:.2f} batches/s"
+    if args.reference_scale:
+        ref_chunked, _ = generate(work, args.reference_scale, 8, env)
+        ref_out = work / f"parts{args.reference_scale}"
+        if not (ref_out / "rmat.json").exists():
+            Watch(pipeline_cmd(ref_chunked, ref_out, args), env).run()
+        ref = sample(ref_out / "rmat.json", args.batches, [25, 10])
+        line += (f" vs {ref['batches_per_s']:.2f} at scale {args.reference_scale} = "
+                 f"{big['batches_per_s'] / ref['batches_per_s']:.2f}x")
+    rows.append(("sampling ([25, 10], 1024, features)", line, ">= 0.5x at 10M edges"))
+
+    print(f"\nR-MAT scale {args.scale}: {1 << args.scale:,} nodes, {edges:,} edges, "
+          f"{args.parts} parts, {chunks} chunks, engine {args.engine}, "
+          f"{os.cpu_count()} CPUs")
+    width = max(len(r[0]) for r in rows)
+    for name, value, goal in rows:
+        print(f"{name:<{width}}  {value}  [goal: {goal}]")
+
+
+if __name__ == "__main__":
+    main()
