@@ -159,3 +159,15 @@ def test_hetero_config_errors(tmp_path, extra, match):
     cfg.write_text(text)
     with pytest.raises(gs.GraphshardError, match=match):
         train_from_config(cfg)
+
+
+def test_warmup_reaches_the_trainer_and_is_checked(tmp_path):
+    cfg = tmp_path / "sage.yaml"
+    base = ("task: sage\ngenerate: sbm:nodes=120,edges=600,blocks=2,features=4\n"
+            "fanouts: [3]\nhidden_size: 4\nepochs: 3\nbatch_size: 64\n")
+    cfg.write_text(base + "warmup: 2\n")
+    res = train_from_config(cfg)
+    assert res.warmup == 2 and res.best_epoch == 2  # the only monitored epoch
+    cfg.write_text(base + "warmup: -1\n")
+    with pytest.raises(gs.ConfigError, match="warmup"):
+        train_from_config(cfg)

@@ -119,3 +119,31 @@ def test_bad_options_name_the_key():
         run_epochs(FakeTeam([1.0]), epochs=1, eval_every=1, metrics=("auc",), min_delta=-1)
     with pytest.raises(gs.ValidationError, match=r"monitor must be one of \['auc'\]"):
         run_epochs(FakeTeam([1.0]), epochs=1, eval_every=1, metrics=("auc",), monitor="acc")
+
+
+# an HGB IMDB-like Macro-F1 curve: a lucky epoch 0 that training first lowers (issue 43)
+IMDB_LIKE = [0.25, 0.14, 0.16, 0.19, 0.22, 0.27, 0.31, 0.30, 0.29, 0.28]
+
+
+def test_a_lucky_first_epoch_cannot_hold_the_run():
+    run = run_epochs(FakeTeam(IMDB_LIKE), epochs=10, eval_every=1, metrics=("auc",),
+                     patience=3)
+    assert run.stopped_early and run.best_epoch == 0 and len(run.history["losses"]) == 4
+    team = FakeTeam(IMDB_LIKE)
+    run = run_epochs(team, epochs=10, eval_every=1, metrics=("auc",), patience=3, warmup=2)
+    # epochs 0-1 are not monitored: the best is epoch 6, and the run trains on
+    assert run.best_epoch == 6 and team.trained == list(range(10)) and not run.stopped_early
+    assert run.history["test_auc"][run.best_epoch] == 0.31
+
+
+def test_warmup_delays_the_stop_and_keeps_the_best_of_later_epochs():
+    flat = [0.9, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5]
+    team = FakeTeam(flat)
+    run = run_epochs(team, epochs=8, eval_every=1, metrics=("auc",), patience=2, warmup=3)
+    # the first monitored epoch (3) is the best; no stop before epoch warmup + patience = 5
+    assert run.best_epoch == 3 and team.trained == [0, 1, 2, 3, 4, 5] and run.stopped_early
+    # a run shorter than the warm-up still has a best epoch: of all its epochs
+    assert run_epochs(FakeTeam(flat), epochs=2, eval_every=1, metrics=("auc",),
+                      warmup=5).best_epoch == 0
+    with pytest.raises(gs.ValidationError, match="warmup must be an int >= 0, got -1"):
+        run_epochs(FakeTeam(flat), epochs=2, eval_every=1, metrics=("auc",), warmup=-1)

@@ -128,7 +128,7 @@ _SAGE = {"fanouts": "fanouts", "hidden_size": "hidden", "hidden": "hidden", "fea
          "test_mask": "test_mask", "dropout": "dropout", "weight_decay": "weight_decay",
          "num_trainers": "num_trainers", "trainer_cpus": "trainer_cpus",
          "checkpoint_dir": "checkpoint_dir", "resume": "resume", "eval_every": "eval_every",
-         "patience": "patience", "min_delta": "min_delta"}
+         "patience": "patience", "min_delta": "min_delta", "warmup": "warmup"}
 
 _LINK = {"fanouts": "fanouts", "hidden_size": "hidden", "hidden": "hidden", "feat": "feat",
          "dropout": "dropout", "weight_decay": "weight_decay", "num_negatives": "num_negatives",
@@ -136,7 +136,7 @@ _LINK = {"fanouts": "fanouts", "hidden_size": "hidden", "hidden": "hidden", "fea
          "hits": "hits", "monitor": "monitor", "num_trainers": "num_trainers",
          "trainer_cpus": "trainer_cpus", "checkpoint_dir": "checkpoint_dir",
          "resume": "resume", "eval_every": "eval_every", "patience": "patience",
-         "min_delta": "min_delta"}
+         "min_delta": "min_delta", "warmup": "warmup"}
 _LINK_SPLIT = {"val_fraction", "test_fraction", "eval_negatives", "split_seed"}
 
 _HETERO = {"target": "target", "model": "model", "fanouts": "fanouts",
@@ -145,7 +145,7 @@ _HETERO = {"target": "target", "model": "model", "fanouts": "fanouts",
            "label": "label", "train_mask": "train_mask", "val_mask": "val_mask",
            "test_mask": "test_mask", "dropout": "dropout", "weight_decay": "weight_decay",
            "multilabel": "multilabel", "monitor": "monitor", "patience": "patience",
-           "eval_every": "eval_every", "eval_batch_size": "eval_batch_size",
+           "warmup": "warmup", "eval_every": "eval_every", "eval_batch_size": "eval_batch_size",
            "num_trainers": "num_trainers", "trainer_cpus": "trainer_cpus"}
 _HGB = {"hgb", "hgb_test_file", "hgb_val_ratio"}
 

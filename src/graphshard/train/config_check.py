@@ -107,7 +107,8 @@ _COMMON: dict[str, Check] = {
     "feat": _str, "label": _str, "train_mask": _str, "val_mask": _opt(_str),
     "test_mask": _opt(_str), "dropout": _num(0.0, 1.0, hi_open=True),
     "weight_decay": _num(0.0, 1.0), "hidden_size": _int(1, _WIDTH), "hidden": _int(1, _WIDTH),
-    "eval_every": _int(1, _EPOCHS), "patience": _opt(_int(1, _EPOCHS)), "min_delta": _num(0.0)}
+    "eval_every": _int(1, _EPOCHS), "patience": _opt(_int(1, _EPOCHS)), "min_delta": _num(0.0),
+    "warmup": _int(0, _EPOCHS)}
 _SAGE = {**_COMMON, "fanouts": _ints(1)}
 _LINK = {**_COMMON, "fanouts": _ints(1), "num_negatives": _int(1, 10**4),
          "neg_num": _int(1, 10**4), "decoder": _choice("dot", "mlp"),

@@ -13,7 +13,10 @@ The best epoch is judged on one validation metric (``monitor``, higher is better
 ``e`` becomes the best when its value exceeds the best so far by more than ``min_delta``
 (so with ``min_delta=0`` the first epoch of the maximum).  With ``patience`` the run stops
 after an evaluation that finds ``patience`` or more epochs since the best one
-(:func:`should_stop`); the test metrics reported are those of the best epoch.  Both rules
+(:func:`should_stop`); the test metrics reported are those of the best epoch.  With
+``warmup`` the first epochs are not monitored: the best epoch is one of epochs ``warmup``
+onwards (an early lucky value, e.g. a Macro-F1 at epoch 0 that training first lowers, cannot
+hold the run), and the run never stops before epoch ``warmup + patience``.  Both rules
 are functions of the validation history alone, so a run resumed from a checkpoint stops
 where an uninterrupted one does.  The model a trainer returns is the last epoch's, not the
 best epoch's.
@@ -123,15 +126,20 @@ class EpochRun:
                 f"stopped_early={self.stopped_early})")
 
 
-def best_epoch(val: Sequence[float], *, min_delta: float = 0.0) -> int:
+def best_epoch(val: Sequence[float], *, min_delta: float = 0.0, warmup: int = 0) -> int:
     """Epoch (from 0) whose validation value first exceeded every earlier best by more than
-    ``min_delta`` (NaN entries, i.e. epochs not evaluated, never count); the last epoch when
+    ``min_delta`` (NaN entries, i.e. epochs not evaluated, never count), among epochs
+    ``warmup`` onwards when one of them has a value (else among all); the last epoch when
     no value is finite, -1 for an empty history.
 
     Example:
         >>> best_epoch([0.6, 0.8, 0.8]), best_epoch([float("nan")] * 2), best_epoch([])
         (1, 1, -1)
+        >>> best_epoch([0.9, 0.5, 0.7], warmup=1), best_epoch([0.9, 0.5], warmup=2)
+        (2, 0)
     """
+    if warmup > 0 and any(v == v for v in val[warmup:]):
+        return warmup + best_epoch(val[warmup:], min_delta=min_delta)
     best, best_val = -1, -math.inf
     for e, v in enumerate(val):
         if v == v and (best < 0 or v > best_val + min_delta):  # v == v: not NaN
@@ -139,25 +147,34 @@ def best_epoch(val: Sequence[float], *, min_delta: float = 0.0) -> int:
     return best if best >= 0 else len(val) - 1
 
 
-def should_stop(val: Sequence[float], *, patience: int | None, min_delta: float = 0.0) -> bool:
+def should_stop(val: Sequence[float], *, patience: int | None, min_delta: float = 0.0,
+                warmup: int = 0) -> bool:
     """Whether a run with validation history ``val`` stops now: the last epoch was evaluated
-    and comes ``patience`` or more epochs after :func:`best_epoch`.  Never with
-    ``patience=None`` or without a finite value.
+    and comes ``patience`` or more epochs after :func:`best_epoch` (of epochs ``warmup``
+    onwards, so never before epoch ``warmup + patience``).  Never with ``patience=None`` or
+    without a finite value.
 
     Example:
         >>> should_stop([0.5, 0.6, 0.6], patience=1), should_stop([0.5, 0.6], patience=1)
         (True, False)
+        >>> should_stop([0.9, 0.5, 0.6], patience=2), should_stop([0.9, 0.5, 0.6], patience=2,
+        ...                                                      warmup=1)
+        (True, False)
     """
     if patience is None or not val or val[-1] != val[-1]:
         return False
-    if not any(v == v for v in val):
+    if not any(v == v for v in val[warmup:]):
         return False
-    return len(val) - 1 - best_epoch(val, min_delta=min_delta) >= patience
+    return len(val) - 1 - best_epoch(val, min_delta=min_delta, warmup=warmup) >= patience
 
 
-def check_stopping(what: str, patience: int | None, min_delta: float) -> None:
-    """Raise a ValidationError naming ``what`` for a patience below 1 or a negative or
-    non-finite ``min_delta``."""
+def check_stopping(what: str, patience: int | None, min_delta: float, warmup: int = 0
+                   ) -> None:
+    """Raise a ValidationError naming ``what`` for a patience below 1, a negative or
+    non-finite ``min_delta`` or a negative ``warmup``."""
+    if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
+        raise ValidationError(f"{what}: warmup must be an int >= 0, got {warmup!r}",
+                              field="warmup", value=warmup)
     if patience is not None and (isinstance(patience, bool) or int(patience) != patience
                                  or patience < 1):
         raise ValidationError(f"{what}: patience must be None or an int >= 1, got "
@@ -169,7 +186,8 @@ def check_stopping(what: str, patience: int | None, min_delta: float) -> None:
 
 def run_epochs(team: Team, *, epochs: int, eval_every: int, metrics: Sequence[str],
                monitor: str | None = None, patience: int | None = None,
-               min_delta: float = 0.0, checkpoint_dir: Any = None, checkpoint: Any = None,
+               min_delta: float = 0.0, warmup: int = 0, checkpoint_dir: Any = None,
+               checkpoint: Any = None,
                on_epoch: Callable[[int, dict[str, float]], None] | None = None,
                params: dict[str, Any] | None = None, what: str = "train") -> EpochRun:
     """The epoch loop: (resume,) train, evaluate, report, checkpoint, stop early.
@@ -185,6 +203,8 @@ def run_epochs(team: Team, *, epochs: int, eval_every: int, metrics: Sequence[st
         patience: Stop once an evaluation finds this many epochs since the best one
             (None: never).
         min_delta: An improvement must exceed this to make a new best epoch.
+        warmup: Epochs not monitored: the best epoch is one of the later ones, and the run
+            stops no earlier than epoch ``warmup + patience``.
         checkpoint_dir: Write a checkpoint here after every epoch.
         checkpoint: A :class:`~graphshard.train.checkpoint.Checkpoint` to resume from.
         on_epoch: Called after each epoch with ``(epoch, {"loss", "val_<m>", "test_<m>",
@@ -198,7 +218,7 @@ def run_epochs(team: Team, *, epochs: int, eval_every: int, metrics: Sequence[st
     names = tuple(metrics)
     monitor = names[0] if monitor is None else monitor
     check_choice(monitor, names, "monitor", where=what)
-    check_stopping(what, patience, min_delta)
+    check_stopping(what, patience, min_delta, warmup)
     keys = ["losses", *(f"{s}_{m}" for m in names for s in ("val", "test")),
             "seconds", "eval_seconds", "samples"]
     hist: dict[str, list[float]] = {k: [] for k in keys}
@@ -210,7 +230,10 @@ def run_epochs(team: Team, *, epochs: int, eval_every: int, metrics: Sequence[st
         for name in keys:
             hist[name].extend(checkpoint.history.get(name, [])[:start])
         logger.info("%s: resumed from %s: epochs 0-%d done", what, checkpoint_dir, start - 1)
-    stopped = should_stop(val, patience=patience, min_delta=min_delta)
+    def stop_now() -> bool:
+        return should_stop(val, patience=patience, min_delta=min_delta, warmup=warmup)
+
+    stopped = stop_now()
     nan = float("nan")
     for epoch in progress(range(start, epochs), desc="epochs", total=epochs - start,
                           unit="epoch"):
@@ -233,7 +256,7 @@ def run_epochs(team: Team, *, epochs: int, eval_every: int, metrics: Sequence[st
             hist[f"val_{m}"].append(float(v))
             hist[f"test_{m}"].append(float(t))
         hist["eval_seconds"].append(time.perf_counter() - t1)
-        stopped = should_stop(val, patience=patience, min_delta=min_delta) and epoch + 1 < epochs
+        stopped = stop_now() and epoch + 1 < epochs
         logger.info("%s epoch %d: loss %.4f, %s, %.1f s train, %.1f s eval%s", what, epoch,
                     hist["losses"][-1], ", ".join(f"val {m} {hist[f'val_{m}'][-1]:.4f}, test "
                                                   f"{m} {hist[f'test_{m}'][-1]:.4f}"
@@ -250,7 +273,7 @@ def run_epochs(team: Team, *, epochs: int, eval_every: int, metrics: Sequence[st
             row = {"loss": hist["losses"][-1]}
             row.update({k: hist[k][-1] for k in keys[1:]})
             on_epoch(epoch, row)
-    return EpochRun(hist, names, monitor, best_epoch(val, min_delta=min_delta),
+    return EpochRun(hist, names, monitor, best_epoch(val, min_delta=min_delta, warmup=warmup),
                     stopped and len(hist["losses"]) < epochs, team.model())
 
 

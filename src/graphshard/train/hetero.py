@@ -47,7 +47,7 @@ from ..errors import ValidationError, check_choice
 from ..store import feature_key
 from ._common import open_store
 from ._hetero_model import MODELS
-from .epochs import LocalTeam, ScoredEpochs, as_ints, run_epochs, value_at
+from .epochs import LocalTeam, ScoredEpochs, as_ints, check_stopping, run_epochs, value_at
 from .hetero_trainer import METRICS, HeteroTrainer
 
 __all__ = ["HeteroResult", "train_hetero"]
@@ -167,8 +167,8 @@ def train_hetero(store_or_config: Any, *, target: str | None = None, model: str 
                  epochs: int = 20, batch_size: int = 256, eval_batch_size: int = 1024,
                  lr: float = 1e-3, dropout: float = 0.5, weight_decay: float = 0.0,
                  multilabel: bool | None = None, monitor: str = "macro_f1",
-                 patience: int | None = None, eval_every: int = 1, seed: int = 0,
-                 num_trainers: int = 1, trainer_cpus: float = 1.0,
+                 patience: int | None = None, warmup: int = 0, eval_every: int = 1,
+                 seed: int = 0, num_trainers: int = 1, trainer_cpus: float = 1.0,
                  on_epoch: Callable[[int, dict[str, float]], None] | None = None
                  ) -> HeteroResult:
     """Train R-GCN or HGT for node classification on one node type of a heterograph.
@@ -208,6 +208,9 @@ def train_hetero(store_or_config: Any, *, target: str | None = None, model: str 
             ``"micro_f1"``.
         patience: Stop after this many evaluated epochs without a better ``monitor``
             score (None: run every epoch).
+        warmup: Epochs not monitored: the best epoch is one of the later ones (a Macro-F1
+            at epoch 0 that training first lowers cannot hold the run), and ``patience``
+            stops no run before epoch ``warmup + patience``.
         eval_every: Evaluate every this many epochs (and after the last).
         seed: Seed of initialisation, dropout, batch order and sampling.
         num_trainers: Trainer processes (Ray actors, DDP on gloo); more than one needs a
@@ -240,6 +243,7 @@ def train_hetero(store_or_config: Any, *, target: str | None = None, model: str 
         if int(v) < 1:
             raise ValidationError(f"train_hetero: {name} must be >= 1, got {v!r}", field=name,
                                   value=v)
+    check_stopping("train_hetero", patience, 0.0, warmup)
     if model == "hgt" and int(hidden) % int(heads):
         raise ValidationError(f"train_hetero: hidden ({hidden}) must be a multiple of heads "
                               f"({heads}) for HGT", field="heads", value=heads)
@@ -249,7 +253,7 @@ def train_hetero(store_or_config: Any, *, target: str | None = None, model: str 
               eval_batch_size=int(eval_batch_size), lr=float(lr), dropout=float(dropout),
               weight_decay=float(weight_decay), seed=int(seed), multilabel=multilabel)
     run: dict[str, Any] = dict(epochs=int(epochs), eval_every=int(eval_every), monitor=monitor,
-               patience=patience, on_epoch=on_epoch)
+               patience=patience, warmup=warmup, on_epoch=on_epoch)
     if int(num_trainers) > 1:
         if not isinstance(store_or_config, (str, os.PathLike)):
             raise ValidationError("train_hetero: num_trainers > 1 needs the path of a "
@@ -273,11 +277,11 @@ def train_hetero(store_or_config: Any, *, target: str | None = None, model: str 
 
 
 def _run(team: Any, *, epochs: int, eval_every: int, monitor: str, patience: int | None,
-         on_epoch: Any) -> HeteroResult:
+         on_epoch: Any, warmup: int = 0) -> HeteroResult:
     """The shared epoch loop (:func:`~graphshard.train.epochs.run_epochs`) and its
     history as a HeteroResult."""
     run = run_epochs(team, epochs=epochs, eval_every=eval_every, metrics=METRICS,
-                     monitor=monitor, patience=patience, on_epoch=on_epoch,
+                     monitor=monitor, patience=patience, warmup=warmup, on_epoch=on_epoch,
                      what="train_hetero")
     h, net = run.history, run.model
     return HeteroResult(h["losses"], h["val_micro_f1"], h["val_macro_f1"], h["test_micro_f1"],

@@ -116,6 +116,7 @@ def train_link(store_or_config: Any, *, feat: str = "feat", eval_edges: LinkEval
                dropout: float = 0.0, weight_decay: float = 0.0, decoder: str = "dot",
                exclude: str = "auto", hits: Sequence[int] = (10, 50), monitor: str = "mrr",
                eval_every: int = 1, patience: int | None = None, min_delta: float = 0.0,
+               warmup: int = 0,
                seed: int = 0, num_trainers: int = 1, trainer_cpus: float = 1.0,
                checkpoint_dir: str | os.PathLike[str] | None = None, resume: bool = True,
                on_epoch: Callable[[int, dict[str, float]], None] | None = None
@@ -148,6 +149,8 @@ def train_link(store_or_config: Any, *, feat: str = "feat", eval_edges: LinkEval
         patience: Stop early once an evaluation finds this many epochs since the best
             validation ``monitor`` (None: never).
         min_delta: A new best must beat the previous one by more than this.
+        warmup: Epochs not monitored: the best epoch is one of the later ones, and
+            ``patience`` stops no run before epoch ``warmup + patience``.
         seed: Seed of the model, dropout, batch order, negatives and sampling.
         num_trainers: Trainer processes (Ray actors, DDP on gloo); more than one needs a
             partition config path.  Trainer ``r`` takes the edges of partitions ``r, r +
@@ -179,7 +182,7 @@ def train_link(store_or_config: Any, *, feat: str = "feat", eval_edges: LinkEval
                                   value=v)
     names = link_metric_names(hits)
     check_choice(monitor, names, "monitor", where="train_link")
-    check_stopping("train_link", patience, min_delta)
+    check_stopping("train_link", patience, min_delta, warmup)
     graph, held_out = _graph_and_edges(store_or_config, eval_edges)
     kw: dict[str, Any] = dict(
         feat=feat, held_out=held_out, fanouts=fanouts, hidden=int(hidden),
@@ -190,9 +193,9 @@ def train_link(store_or_config: Any, *, feat: str = "feat", eval_edges: LinkEval
     ck = resume_checkpoint(checkpoint_dir, params) if checkpoint_dir and resume else None
     run: dict[str, Any] = dict(epochs=int(epochs), eval_every=int(eval_every),
                                metrics=names, monitor=monitor, patience=patience,
-                               min_delta=float(min_delta), checkpoint_dir=checkpoint_dir,
-                               checkpoint=ck, on_epoch=on_epoch, params=params,
-                               what="train_link")
+                               min_delta=float(min_delta), warmup=warmup,
+                               checkpoint_dir=checkpoint_dir, checkpoint=ck, on_epoch=on_epoch,
+                               params=params, what="train_link")
     if int(num_trainers) > 1:
         if not isinstance(graph, (str, os.PathLike)):
             raise ValidationError("train_link: num_trainers > 1 needs the path of a partition "

@@ -84,6 +84,7 @@ class TrainResult:
     samples: list[int] = field(default_factory=list)
     stopped_early: bool = False
     min_delta: float = 0.0
+    warmup: int = 0
 
     @property
     def samples_per_second(self) -> float:
@@ -95,9 +96,9 @@ class TrainResult:
     def best_epoch(self) -> int:
         """Epoch (counted from 0, an index into the per-epoch lists) with the best
         validation accuracy: the first to beat every earlier one by more than
-        :attr:`min_delta` (the last epoch when none was measured; see
-        :func:`~graphshard.train.epochs.best_epoch`)."""
-        return best_epoch(self.val_acc, min_delta=self.min_delta)
+        :attr:`min_delta`, from epoch :attr:`warmup` on (the last epoch when none was
+        measured; see :func:`~graphshard.train.epochs.best_epoch`)."""
+        return best_epoch(self.val_acc, min_delta=self.min_delta, warmup=self.warmup)
 
     @property
     def val_at_best_val(self) -> float:
@@ -140,7 +141,7 @@ def train_sage(store_or_config: Any, *, feat: str = "feat", label: str = "label"
                test_mask: Any = "test_mask", fanouts: Sequence[int] = (10, 25),
                hidden: int = 128, epochs: int = 10, batch_size: int = 512, lr: float = 3e-3,
                dropout: float = 0.5, weight_decay: float = 0.0, eval_every: int = 1,
-               patience: int | None = None, min_delta: float = 0.0,
+               patience: int | None = None, min_delta: float = 0.0, warmup: int = 0,
                seed: int = 0, num_trainers: int = 1, trainer_cpus: float = 1.0,
                checkpoint_dir: str | os.PathLike[str] | None = None, resume: bool = True,
                on_epoch: Callable[[int, dict[str, float]], None] | None = None
@@ -172,6 +173,8 @@ def train_sage(store_or_config: Any, *, feat: str = "feat", label: str = "label"
             :mod:`~graphshard.train.epochs`.
         min_delta: A new best validation accuracy must beat the previous best by more
             than this.
+        warmup: Epochs not monitored: the best epoch is one of the later ones, and
+            ``patience`` stops no run before epoch ``warmup + patience``.
         seed: Seed of model initialisation, dropout, batch order and sampling.
         num_trainers: Trainer processes (Ray actors, torch DDP on gloo); more than one needs
             a partition config path.  Trainer ``r`` takes the training nodes of partitions
@@ -201,7 +204,7 @@ def train_sage(store_or_config: Any, *, feat: str = "feat", label: str = "label"
         if int(v) < 1:
             raise ValidationError(f"train_sage: {name} must be >= 1, got {v!r}", field=name,
                                   value=v)
-    check_stopping("train_sage", patience, min_delta)
+    check_stopping("train_sage", patience, min_delta, warmup)
     kw = dict(feat=feat, label=label, train_mask=train_mask, val_mask=val_mask,
               test_mask=test_mask, fanouts=fanouts, hidden=int(hidden),
               batch_size=int(batch_size), lr=float(lr), dropout=float(dropout),
@@ -211,7 +214,7 @@ def train_sage(store_or_config: Any, *, feat: str = "feat", label: str = "label"
     run: dict[str, Any] = dict(epochs=int(epochs), eval_every=int(eval_every),
                                checkpoint_dir=checkpoint_dir, checkpoint=ck,
                                on_epoch=on_epoch, params=params, patience=patience,
-                               min_delta=float(min_delta))
+                               min_delta=float(min_delta), warmup=warmup)
     if int(num_trainers) > 1:
         if not isinstance(store_or_config, (str, os.PathLike)):
             raise ValidationError("train_sage: num_trainers > 1 needs the path of a partition "
@@ -228,12 +231,13 @@ def train_sage(store_or_config: Any, *, feat: str = "feat", label: str = "label"
 
 def _run(team: Any, *, epochs: int, eval_every: int, checkpoint_dir: Any, checkpoint: Any,
          on_epoch: Any, params: dict[str, Any], patience: int | None = None,
-         min_delta: float = 0.0) -> TrainResult:
+         min_delta: float = 0.0, warmup: int = 0) -> TrainResult:
     """The shared epoch loop (:func:`~graphshard.train.epochs.run_epochs`) on accuracy."""
     run = run_epochs(team, epochs=epochs, eval_every=eval_every, metrics=("acc",),
-                     patience=patience, min_delta=min_delta, checkpoint_dir=checkpoint_dir,
+                     patience=patience, min_delta=min_delta, warmup=warmup,
+                     checkpoint_dir=checkpoint_dir,
                      checkpoint=checkpoint, on_epoch=on_epoch, params=params, what="train_sage")
     h = run.history
     return TrainResult(h["losses"], h["val_acc"], h["test_acc"], h["seconds"],
                        h["eval_seconds"], run.model, as_ints(h["samples"]),
-                       stopped_early=run.stopped_early, min_delta=min_delta)
+                       stopped_early=run.stopped_early, min_delta=min_delta, warmup=warmup)
