@@ -15,8 +15,8 @@ from graphshard.io import READERS, WRITERS, convert, read_chunked, read_euler, r
 
 def test_registries_describe_themselves() -> None:
     assert set(READERS) == {"chunked", "euler", "pgl", "edgelist", "metis", "shchur", "hgb",
-                            "planetoid", "ogb", "euler-dat"}
-    assert set(WRITERS) == {"chunked", "euler", "euler-dat"}
+                            "planetoid", "ogb", "euler-dat", "graphbolt"}
+    assert set(WRITERS) == {"chunked", "euler", "euler-dat", "graphbolt"}
     for entry in [*READERS.values(), *WRITERS.values()]:
         assert entry.description and "\n" not in entry.description
         assert all(isinstance(h, str) and h for h in entry.options.values())

@@ -20,8 +20,9 @@ EXTRAS = {
 }
 
 
-def import_optional(package: str, feature: str) -> ModuleType:
-    """Import ``package`` or raise :class:`MissingDependencyError` naming ``feature``.
+def import_optional(package: str, feature: str, *, extra: str | None = None) -> ModuleType:
+    """Import ``package`` or raise :class:`MissingDependencyError` naming ``feature`` and
+    the extra that installs it (``extra``, else the package's entry of :data:`EXTRAS`).
 
     Example:
         >>> import_optional("numpy", "arrays").__name__
@@ -30,7 +31,7 @@ def import_optional(package: str, feature: str) -> ModuleType:
     try:
         return importlib.import_module(package)
     except ImportError as exc:
-        extra = EXTRAS.get(package.split(".")[0])
+        extra = extra or EXTRAS.get(package.split(".")[0])
         hint = (f"pip install 'graphshard[{extra}]'" if extra
                 else f"pip install {package.split('.')[0].replace('_', '-')}")
         raise MissingDependencyError(

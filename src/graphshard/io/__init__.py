@@ -3,8 +3,8 @@
 Example:
     >>> from graphshard import io
     >>> "read_metis" in io.__all__, sorted(io.READERS)
-    (True, ['chunked', 'edgelist', 'euler', 'euler-dat', 'hgb', 'metis', 'ogb', 'pgl', \
-'planetoid', 'shchur'])
+    (True, ['chunked', 'edgelist', 'euler', 'euler-dat', 'graphbolt', 'hgb', 'metis', 'ogb', \
+'pgl', 'planetoid', 'shchur'])
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ _WHERE = {
     **dict.fromkeys(["EdgeCounts", "apply_edge_policy"], "_policy"),
     **dict.fromkeys(["read_euler", "write_euler"], "euler"),
     **dict.fromkeys(["is_euler_dat", "read_euler_dat", "write_euler_dat"], "euler_dat"),
+    **dict.fromkeys(["read_graphbolt", "write_graphbolt"], "graphbolt"),
     **dict.fromkeys(["from_dgl", "from_networkx", "from_pyg", "from_scipy", "to_dgl",
                      "to_networkx", "to_pyg", "to_scipy"], "interop"),
     "read_metis": "metis",
@@ -51,6 +52,7 @@ __all__ = [
     "read_euler",
     "read_euler_dat",
     "read_graph",
+    "read_graphbolt",
     "read_metis",
     "read_pgl",
     "to_dgl",
@@ -61,6 +63,7 @@ __all__ = [
     "write_euler",
     "write_euler_dat",
     "write_graph",
+    "write_graphbolt",
 ]
 
 

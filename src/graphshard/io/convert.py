@@ -49,6 +49,9 @@ write_euler_dat = _lazy("euler_dat", "write_euler_dat")
 read_edgelist = _lazy("edgelist", "read_edgelist")
 read_metis = _lazy("metis", "read_metis")
 read_pgl = _lazy("pgl", "read_pgl")
+read_graphbolt = _lazy("graphbolt", "read_graphbolt")
+write_graphbolt = _lazy("graphbolt", "write_graphbolt")
+check_graphbolt_out = _lazy("graphbolt", "check_graphbolt_out")
 check_chunked_out = _lazy("_chunked_write", "check_chunked_out")
 check_euler_out = _lazy("_euler_write", "check_euler_out")
 
@@ -173,6 +176,13 @@ def _is_euler_dat(path: Path) -> bool:
     return bool(importlib.import_module("graphshard.io.euler_dat").is_euler_dat(path))
 
 
+def _is_graphbolt(path: Path) -> bool:
+    """A folder holding ``metadata.yaml`` (a chunked graph's is ``metadata.json``), or
+    that file."""
+    meta = path / "metadata.yaml" if path.is_dir() else path
+    return meta.name == "metadata.yaml" and meta.is_file()
+
+
 READERS: dict[str, Format] = {f.name: f for f in [
     Format("chunked", "DGL chunked graph folder (metadata.json + csv/numpy/parquet chunks)",
            lambda inputs, o: read_chunked(_one(inputs, "chunked"), **o), reads_folder=True),
@@ -236,6 +246,11 @@ READERS: dict[str, Format] = {f.name: f for f in [
                [Path(p) for p in inputs] if len(inputs) > 1 else Path(inputs[0]), **o),
            {"meta": "meta file (default: meta.json / meta next to the data)"},
            sniff=_is_euler_dat),
+    Format("graphbolt", "DGL GraphBolt OnDiskDataset folder (metadata.yaml + numpy/csv/torch "
+           "files): graph, features, one task's sets as train/val/test masks",
+           lambda inputs, o: read_graphbolt(_one(inputs, "graphbolt"), **o),
+           {"task": "task to read as masks: name, index or 'none' (default: the first)"},
+           sniff=_is_graphbolt),
 ]}
 
 #: Options every reader takes, applied after reading by :func:`apply_edge_policy`.
@@ -266,6 +281,12 @@ WRITERS: dict[str, Format] = {f.name: f for f in [
            {"num_partitions": "files, node_id % num_partitions (default 1)",
             "name": "file name prefix (default 'graph')"},
            check_euler_out),
+    Format("graphbolt", "DGL GraphBolt OnDiskDataset folder: .npy files, metadata.yaml last; "
+           "masks become a task's train/validation/test sets",
+           lambda g, out, o: write_graphbolt(g, out, **o),
+           {"dataset_name": "dataset_name in the metadata (default 'graph')",
+            "task_name": "the task's name (default 'node_classification')"},
+           check_graphbolt_out),
 ]}
 
 
@@ -278,8 +299,8 @@ def format_names(registry: dict[str, Format]) -> list[str]:
 
     Example:
         >>> format_names(READERS)
-        ['chunked', 'edgelist', 'euler', 'euler-dat', 'hgb', 'metis', 'ogb', 'pgl', 'planetoid', \
-'shchur', 'csv', 'npy', 'npz', 'parquet', 'tsv']
+        ['chunked', 'edgelist', 'euler', 'euler-dat', 'graphbolt', 'hgb', 'metis', 'ogb', 'pgl', \
+'planetoid', 'shchur', 'csv', 'npy', 'npz', 'parquet', 'tsv']
     """
     return sorted(registry) + sorted(a for f in registry.values() for a in f.aliases)
 
