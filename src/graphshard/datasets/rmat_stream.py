@@ -26,7 +26,7 @@ import os
 import numpy as np
 
 from ..errors import ValidationError
-from ..io._chunked_write import ChunkSource, Rows, write_chunked_stream
+from ..io.chunked import ChunkSource, Rows, write_chunked_stream
 from ..typing import EdgeType
 from ._spec import parse_spec
 

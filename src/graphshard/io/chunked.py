@@ -43,12 +43,12 @@ from ._chunked_read import (
     _feature,
     _join,
 )
-from ._chunked_write import write_chunked
+from ._chunked_write import ChunkSource, Rows, write_chunked, write_chunked_stream
 from ._common import PathLike, check_fits_memory, concat_ragged, fail
 
-__all__ = ["ChunkedMeta", "DataChunk", "EdgeChunk", "FileSpec", "iter_edge_chunks",
-           "iter_edge_data_chunks", "iter_node_data_chunks", "load_chunked_meta",
-           "read_chunked", "write_chunked"]
+__all__ = ["ChunkSource", "ChunkedMeta", "DataChunk", "EdgeChunk", "FileSpec", "Rows",
+           "iter_edge_chunks", "iter_edge_data_chunks", "iter_node_data_chunks",
+           "load_chunked_meta", "read_chunked", "write_chunked", "write_chunked_stream"]
 
 @dataclass(frozen=True)
 class ChunkedMeta:
