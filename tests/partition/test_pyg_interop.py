@@ -8,16 +8,13 @@ by original ID.  Export: PyG's ``LocalGraphStore.from_partition`` and
 features as ours; importing the export gives our partition back.  Unsafe or malformed files
 are refused with our error naming the file, and a pickle that would run code is not run.
 
-Without pyg-lib or torch-sparse (this project's CPU venv), PyG's ``ClusterData`` has no
-METIS: the fixture then replaces its ``_metis`` (the part of each node) by a seeded
-assignment; everything PyG writes is still PyG's own code.
+PyG's folders come from the ``pyg_partitioner`` fixture (tests/partition/conftest.py).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import pickle
 from pathlib import Path
 
 import numpy as np
@@ -29,37 +26,17 @@ from graphshard.errors import FormatError, PartitionNotFoundError, ValidationErr
 from graphshard.partition import load_partition_data, read_config
 from graphshard.partition.pyg_io import export_pyg, import_pyg
 from graphshard.storage.tensorfile import load_tensors
+from pyg_parts import shop_hetero
 from shop import shop_graph
 
 torch = pytest.importorskip("torch")
 pyg = pytest.importorskip("torch_geometric", reason="needs torch_geometric (pip install "
                           "'graphshard[pyg]')")
-from torch_geometric.data import Data, HeteroData  # noqa: E402
+from torch_geometric.data import Data  # noqa: E402
 from torch_geometric.distributed import (  # noqa: E402
     LocalFeatureStore,
     LocalGraphStore,
-    Partitioner,
 )
-
-
-@pytest.fixture
-def partitioner(monkeypatch):
-    """``run(data, num_parts, root)``: PyG's Partitioner writing ``root``."""
-    import torch_geometric.typing as pyg_typing
-    from torch_geometric.loader.cluster import ClusterData
-
-    if not (pyg_typing.WITH_METIS or pyg_typing.WITH_TORCH_SPARSE):
-        def seeded_parts(self, edge_index, num_nodes):
-            gen = torch.Generator().manual_seed(7)
-            return torch.randint(0, self.num_parts, (num_nodes,), generator=gen)
-
-        monkeypatch.setattr(ClusterData, "_metis", seeded_parts)
-
-    def run(data, num_parts: int, root: Path) -> Path:
-        Partitioner(data, num_parts, str(root)).generate_partition()
-        return root
-
-    return run
 
 
 def _t(a) -> torch.Tensor:
@@ -73,27 +50,6 @@ def _cora_data(cora) -> tuple[Data, np.ndarray]:
                 edge_attr=_t(cora.edata["weight"][:, None]), time=_t(time),
                 num_nodes=cora.num_nodes())
     return data, time
-
-
-def _shop_hetero() -> tuple[gs.Graph, HeteroData]:
-    """The shop graph with its dense features only, and as PyG's HeteroData (``x`` of both
-    node types, ``edge_attr`` of every edge type: PyG's to_homogeneous keeps an attribute
-    only when every type has it)."""
-    shop = shop_graph(3)
-    g = gs.heterograph({et: shop.edges(etype=et) for et in shop.canonical_etypes},
-                       {t: shop.num_nodes(t) for t in shop.ntypes})
-    h = HeteroData()
-    for t in shop.ntypes:
-        g.nodes[t].data["x"] = shop.nodes[t].data["feat"]
-        h[t].x = _t(shop.nodes[t].data["feat"])
-    w = {"buys": shop.edges["buys"].data["w"], "follows": shop.edges["follows"].data["w"],
-         "bought_by": shop.edges["buys"].data["w"] * 2}
-    for et in shop.canonical_etypes:
-        s, d = shop.edges(etype=et)
-        h[et].edge_index = _t(np.stack([s, d]))
-        h[et].edge_attr = _t(w[et[1]][:, None])
-        g.edges[et].data["edge_attr"] = w[et[1]][:, None]
-    return g, h
 
 
 def _ours(cfg, p: int) -> dict:
@@ -167,9 +123,9 @@ def _check_import(cfg, g: gs.Graph, root: Path, hetero: bool) -> None:
                 np.testing.assert_array_equal(rows, g.nodes[t].data[col][ids], err_msg=col)
 
 
-def test_import_cora_is_the_graph_pyg_partitioned(cora, partitioner, tmp_path):
+def test_import_cora_is_the_graph_pyg_partitioned(cora, pyg_partitioner, tmp_path):
     data, time = _cora_data(cora)
-    root = partitioner(data, 4, tmp_path / "pyg")
+    root = pyg_partitioner(data, 4, tmp_path / "pyg")
     cfg = import_pyg(root, tmp_path / "ours", graph_name="cora")
     g = gs.graph(cora.edges(), num_nodes=cora.num_nodes())
     g.ndata["x"], g.ndata["time"] = cora.ndata["feat"], time
@@ -183,11 +139,13 @@ def test_import_cora_is_the_graph_pyg_partitioned(cora, partitioner, tmp_path):
         assert orig["node/_N"].tolist() == np.flatnonzero(owners == p).tolist()
 
 
-def test_import_heterogeneous_is_the_graph_pyg_partitioned(partitioner, tmp_path):
-    g, h = _shop_hetero()
-    root = partitioner(h, 3, tmp_path / "pyg")
+def test_import_heterogeneous_is_the_graph_pyg_partitioned(pyg_partitioner, tmp_path):
+    g, h = shop_hetero()
+    root = pyg_partitioner(h, 3, tmp_path / "pyg")
     assert json.loads((root / "META.json").read_text())["is_hetero"] is True
-    cfg = import_pyg(root / "META.json", tmp_path / "ours")
+    registered = set(torch.serialization.get_safe_globals())  # PyG's: defaultdict, ...
+    cfg = import_pyg(root / "META.json", tmp_path / "ours")  # edge_feats.pt: defaultdicts
+    assert set(torch.serialization.get_safe_globals()) == registered
     assert cfg.graph_name == "pyg"
     _check_import(cfg, g, root, hetero=True)
 
@@ -250,7 +208,7 @@ def test_export_loads_in_pyg_stores_and_round_trips(request, graph, tmp_path):
         g.edata["weight"] = cora.edata["weight"]
         num_parts = 3
     else:
-        g, num_parts = _shop_hetero()[0], 2
+        g, num_parts = shop_hetero()[0], 2
     gs.partition_graph(g, "g", num_parts, tmp_path / "ours", part_method="metis")
     cfg = read_config(tmp_path / "ours" / "g.json")
     root = export_pyg(cfg, tmp_path / "pyg")
@@ -273,10 +231,10 @@ def test_export_loads_in_pyg_stores_and_round_trips(request, graph, tmp_path):
     assert export_pyg(back, root) == root
 
 
-def test_export_of_an_import_is_pyg_folder_again(partitioner, tmp_path):
+def test_export_of_an_import_is_pyg_folder_again(pyg_partitioner, tmp_path):
     """PyG -> ours -> PyG: the same maps, and each part the same edges and features."""
-    g, h = _shop_hetero()
-    root = partitioner(h, 2, tmp_path / "pyg")
+    g, h = shop_hetero()
+    root = pyg_partitioner(h, 2, tmp_path / "pyg")
     cfg = import_pyg(root, tmp_path / "ours")
     again = export_pyg(cfg, tmp_path / "again")
     for kind, names in (("node", g.ntypes), ("edge", ["__".join(e) for e in
@@ -311,8 +269,8 @@ class _Opens:
 
 
 @pytest.fixture
-def small_pyg(partitioner, tmp_path) -> Path:
-    return partitioner(_shop_hetero()[1], 2, tmp_path / "pyg")
+def small_pyg(pyg_partitioner, tmp_path) -> Path:
+    return pyg_partitioner(shop_hetero()[1], 2, tmp_path / "pyg")
 
 
 def test_a_pickle_that_runs_code_is_refused_without_running(small_pyg, tmp_path):
@@ -336,7 +294,7 @@ def test_a_pickle_that_runs_code_is_refused_without_running(small_pyg, tmp_path)
      "u.global_id: must be a 1-D integer tensor"),
     ("part_1/edge_feats.pt", {("x", "y", "z"): {}}, "is not a type of META.json"),
     ("node_map/i.pt", torch.tensor([0, 5]), r"map: \[1\] = 5 is not in \[0, 2\)"),
-    ("part_0/node_feats.pt", pickle.dumps([1]), "not a tensor file"),
+    ("part_0/node_feats.pt", b"PK\x03\x04 truncated zip", "not a tensor file"),
 ])
 def test_malformed_files_are_refused_naming_them(small_pyg, tmp_path, file, obj, message):
     path = small_pyg / file
@@ -366,7 +324,7 @@ def test_paths_stay_in_the_folder_and_missing_files_are_named(small_pyg, tmp_pat
 
 
 def test_cli_export_and_import_pyg(tmp_path, capsys):
-    g, _ = _shop_hetero()
+    g, _ = shop_hetero()
     gs.partition_graph(g, "shop", 2, tmp_path / "ours", part_method="hash")
     config = str(tmp_path / "ours" / "shop.json")
     assert main(["export", config, "--to", "pyg", "--out", str(tmp_path / "pyg")]) == 0

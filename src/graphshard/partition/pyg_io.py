@@ -77,7 +77,7 @@ def _why(exc: Exception) -> str:
 
 
 def load_pt(torch: Any, path: Path) -> Any:
-    """``torch.load(path, weights_only=True)`` (memory-mapped, on the CPU), with PyG's
+    """``torch.load(path, weights_only=True)`` (on the CPU), with PyG's
     ``defaultdict`` read as a plain dict and no other name beyond torch's own.
 
     Raises:
@@ -104,7 +104,7 @@ def load_pt(torch: Any, path: Path) -> Any:
         ser.clear_safe_globals()
         try:
             ser.add_safe_globals([(_plain_dict, "collections.defaultdict"), dict])
-            return torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+            return torch.load(path, map_location="cpu", weights_only=True)
         except Exception as exc:  # UnpicklingError, RuntimeError (zip), EOFError, ...
             raise FormatError(f"{path}: not a tensor file that torch.load(weights_only=True) "
                               f"reads ({_why(exc)})", path=str(path), field=path.name
@@ -201,6 +201,7 @@ def import_pyg(root: str | os.PathLike[str], out_dir: str | os.PathLike[str], *,
             file = _required(root, meta.map_file(kind, t), meta_path)
             maps[kind][t] = read_map(load_pt(torch, file), file, meta.num_parts)
     num_nodes = {t: len(a) for t, a in maps["node"].items()}
+    meta.check_offsets(num_nodes, meta_path)
     num_edges = {t: len(a) for t, a in maps["edge"].items()}
     parts = [(_read_part(torch, root, p, meta, meta_path, num_nodes, num_edges),
               root / f"part_{p}") for p in range(meta.num_parts)]

@@ -69,6 +69,8 @@ class PyGMeta:
         ntypes: Node types in PyG's order (``["_N"]`` for a ``Data``).
         etypes: Canonical edge types in PyG's order (``[("_N", "_E", "_N")]``).
         is_sorted: ``graph.pt``'s edges are sorted by destination.
+        node_offset: ``META.json``'s first homogeneous ID of each node type (None when
+            absent), checked against the maps by :meth:`check_offsets`.
     """
 
     num_parts: int
@@ -76,6 +78,14 @@ class PyGMeta:
     ntypes: list[str]
     etypes: list[EdgeType]
     is_sorted: bool = True
+    node_offset: list[int] | None = None
+
+    def check_offsets(self, num_nodes: dict[str, int], where: Path) -> None:
+        """Refuse a ``node_offset`` that is not the running sum of the maps' sizes."""
+        want = np.concatenate([[0], np.cumsum([num_nodes[t] for t in self.ntypes])[:-1]])
+        if self.node_offset is not None and self.node_offset != want.tolist():
+            raise fail(where, "node_offset", f"is {str(self.node_offset)[:200]}, but the "
+                       f"node maps' sizes give {want.tolist()}")
 
     def map_file(self, kind: str, name: str | EdgeType) -> str:
         """The map file of a node (``kind="node"``) or edge type, relative to the root."""
@@ -154,7 +164,12 @@ def meta_from_json(obj: Any, where: Path) -> PyGMeta:
         ets.append((et[0], rel, et[2]))
     if len(set(ets)) != len(ets):
         raise fail(where, "edge_types", "an edge type is named twice")
-    return PyGMeta(parts, True, names, ets, is_sorted)
+    offsets = obj.get("node_offset")
+    if offsets is not None and (not isinstance(offsets, list) or len(offsets) != len(names)
+                                or not all(type(o) is int for o in offsets)):
+        raise fail(where, "node_offset", f"must list an integer per node type, got "
+                   f"{str(offsets)[:200]}")
+    return PyGMeta(parts, True, names, ets, is_sorted, offsets)
 
 
 def _array(value: Any, where: Path, field: str) -> np.ndarray:
