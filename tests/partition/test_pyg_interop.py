@@ -206,6 +206,7 @@ def test_export_loads_in_pyg_stores_and_round_trips(request, graph, tmp_path):
         g.ndata["feat"], g.ndata["label"] = cora.ndata["feat"], cora.ndata["label"]
         g.ndata["time"] = (np.arange(g.num_nodes()) % 13).astype(np.int64)
         g.edata["weight"] = cora.edata["weight"]
+        g.edata["edge_time"] = np.arange(g.num_edges(), dtype=np.int64) % 29  # PyG's edge_time
         num_parts = 3
     else:
         g, num_parts = shop_hetero()[0], 2
