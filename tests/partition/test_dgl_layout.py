@@ -13,10 +13,10 @@ import graphshard as gs
 from graphshard._util.optional import is_installed
 from graphshard.errors import FormatError, MissingDependencyError, ValidationError
 from graphshard.partition import load_partition_data, read_config
+from graphshard.partition.dense import check_dense
 from graphshard.partition.dgl_io import export_dgl, import_dgl
 from graphshard.partition.dgl_layout import (
     DGLPart,
-    check_dense,
     config_from_dgl,
     dgl_config,
     from_dgl_part,

@@ -1,4 +1,5 @@
-"""``graphshard export`` and ``graphshard import``: partitions in DGL's own format."""
+"""``graphshard export`` and ``graphshard import``: partitions in another system's own
+format (the formats of :data:`graphshard.partition.formats.PARTITION_FORMATS`)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from ..partition.formats import PARTITION_FORMATS, format_help
 from ._common import console
 
 __all__ = ["export", "import_"]
@@ -13,43 +15,59 @@ __all__ = ["export", "import_"]
 
 @click.command("export")
 @click.argument("config", type=click.Path(path_type=Path))
-@click.option("--to", "dst_format", type=click.Choice(["dgl"]), default="dgl",
-              show_default=True, help="dgl: DGL's partition folder (needs dgl installed).")
+@click.option("--to", "dst_format", type=click.Choice(sorted(PARTITION_FORMATS)),
+              default="dgl", show_default=True, help=format_help("export"))
 @click.option("--out", "-o", type=click.Path(path_type=Path), required=True,
               help="Output folder: new, empty, or an earlier export (replaced).")
 @click.option("--graphbolt", is_flag=True,
-              help="Also write DGL's GraphBolt graphs (DGL >= 2.1; load_partition("
-                   "..., use_graphbolt=True)).")
+              help="--to dgl only: also write DGL's GraphBolt graphs (DGL >= 2.1; "
+                   "load_partition(..., use_graphbolt=True)).")
 def export(config: Path, dst_format: str, out: Path, graphbolt: bool) -> None:
-    """Write partitions in another system's own format: DGL's partition folder, which
-    dgl.distributed.load_partition and DistGraph load.
+    """Write partitions in another system's own format: DGL's partition folder (which
+    dgl.distributed.load_partition and DistGraph load) or PyG's (which
+    torch_geometric.distributed's LocalGraphStore.from_partition and
+    LocalFeatureStore.from_partition load).
 
     \b
     Example:
       graphshard export parts/mygraph.json --to dgl --out dgl_parts/
+      graphshard export parts/mygraph.json --to pyg --out pyg_parts/
     """
-    from ..partition.dgl_io import export_dgl
-
-    path = export_dgl(config, out, graphbolt=graphbolt)
-    console.print(f"DGL partition config: {path}")
+    if graphbolt and dst_format != "dgl":
+        raise click.UsageError("--graphbolt applies to --to dgl only")
+    fmt = PARTITION_FORMATS[dst_format]
+    path = fmt.export(config, out, graphbolt=True) if graphbolt else fmt.export(config, out)
+    if dst_format == "pyg":
+        console.print(f"PyG partition folder: {path} (LocalGraphStore.from_partition("
+                      f"'{path}', pid))")
+    else:
+        console.print(f"DGL partition config: {path}")
 
 
 @click.command("import")
-@click.argument("config", type=click.Path(path_type=Path))
-@click.option("--from", "src_format", type=click.Choice(["dgl"]), default="dgl",
-              show_default=True, help="dgl: a DGL partition folder's JSON (needs dgl).")
+@click.argument("source", type=click.Path(path_type=Path))
+@click.option("--from", "src_format", type=click.Choice(sorted(PARTITION_FORMATS)),
+              default="dgl", show_default=True, help=format_help("import"))
 @click.option("--out", "-o", type=click.Path(path_type=Path), required=True,
               help="Folder of our partitions: new, empty, or an earlier output of ours.")
-def import_(config: Path, src_format: str, out: Path) -> None:
+@click.option("--name", "graph_name", default=None,
+              help="--from pyg only: name of our config (default: the folder's name; DGL's "
+                   "JSON names its graph).")
+def import_(source: Path, src_format: str, out: Path, graph_name: str | None) -> None:
     """Read another system's partitions into our format: DGL's partition folder (made by
-    dgl.distributed.partition_graph or by graphshard export).
+    dgl.distributed.partition_graph or by graphshard export) or PyG's (made by
+    torch_geometric.distributed.Partitioner or by graphshard export).
 
     \b
     Example:
       graphshard import dgl_parts/mygraph.json --from dgl --out parts/
+      graphshard import pyg_parts/ --from pyg --name mygraph --out parts/
     """
-    from ..partition.dgl_io import import_dgl
-
-    cfg = import_dgl(config, out)
+    if graph_name is not None and src_format != "pyg":
+        raise click.UsageError("--name applies to --from pyg only (DGL's JSON names its "
+                               "graph)")
+    fmt = PARTITION_FORMATS[src_format]
+    cfg = fmt.import_(source, out, graph_name=graph_name) if graph_name is not None \
+        else fmt.import_(source, out)
     console.print(f"{cfg.path}: {cfg.num_parts} parts of {cfg.graph_name!r}, node types "
                   f"{cfg.ntypes}, {len(cfg.etypes)} edge types")

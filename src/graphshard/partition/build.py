@@ -139,8 +139,12 @@ def build_partitions(g: Graph, graph_name: str, num_parts: int, out_path: str | 
                      num_trainers_per_machine: int = 1, objtype: str = "cut",
                      imbalance: float = 0.03, assignment: Any = None, reshuffle: bool = True,
                      seed: int = 0, threads: int | None = None, save_orig_ids: bool = False,
-                     time_budget: float | None = None) -> PartitionResult:
+                     time_budget: float | None = None,
+                     extra_params: Mapping[str, Any] | None = None) -> PartitionResult:
     """:func:`partition_graph` returning a :class:`PartitionResult` (report and ID maps).
+
+    ``extra_params`` (JSON values) are recorded beside the run's arguments under the
+    config's ``graphshard.params``, e.g. where an imported partition came from.
 
     Example:
         >>> import tempfile, graphshard as gs
@@ -160,7 +164,8 @@ def build_partitions(g: Graph, graph_name: str, num_parts: int, out_path: str | 
                 balance_ntypes=balance_ntypes, balance_edges=balance_edges,
                 num_trainers_per_machine=num_trainers_per_machine, objtype=objtype,
                 imbalance=imbalance, assignment=assignment, reshuffle=reshuffle, seed=seed,
-                threads=threads, save_orig_ids=save_orig_ids, time_budget=time_budget)
+                threads=threads, save_orig_ids=save_orig_ids, time_budget=time_budget,
+                extra_params=extra_params)
             name = Path(res.config_path).name
             fsys.publish_folder(staging, dest, [name])
         finally:
@@ -211,7 +216,7 @@ def build_partitions(g: Graph, graph_name: str, num_parts: int, out_path: str | 
     params = {
         "part_method": method, "num_hops": num_hops, "balance_ntypes": balance_ntypes is not None,
         "balance_edges": balance_edges, "num_trainers_per_machine": num_trainers_per_machine,
-        "objtype": objtype, "imbalance": imbalance, "seed": seed}
+        "objtype": objtype, "imbalance": imbalance, "seed": seed, **(extra_params or {})}
     config = write_config(out_dir, make_config(
         graph_name, g.ntypes, [":".join(et) for et in g.canonical_etypes], shuffle.node_ranges,
         shuffle.edge_ranges, num_hops=num_hops, parts=written.parts, files=written.files,

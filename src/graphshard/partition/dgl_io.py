@@ -34,10 +34,10 @@ from ..storage import files as _files
 from ..storage.tensorfile import load_tensors
 from .build import claim_out_dir, mark_complete, remove_previous_configs
 from .config import ConfigLike, PartitionConfig, as_config, make_config, write_config
+from .dense import check_dense
 from .dgl_layout import (
     DGL_FILES,
     DGLPart,
-    check_dense,
     config_from_dgl,
     dgl_config,
     from_dgl_part,

@@ -22,17 +22,16 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import FormatError, ValidationError
+from ..errors import FormatError
 from ..partition_book import RangePartitionBook
-from ..ragged import Ragged
-from ..sparse import SparseRows
 from ..typing import IdArray
 from .config import PartitionConfig
+from .dense import dense_copy
 from .file_checks import check_features, check_part_arrays
 from .files import Partition
 from .local_graphs import LocalGraph
 
-__all__ = ["DGLConfig", "DGLPart", "ImportedPart", "check_dense", "config_from_dgl",
+__all__ = ["DGLConfig", "DGLPart", "ImportedPart", "config_from_dgl",
            "dgl_config", "from_dgl_part", "new_to_orig", "to_dgl_part"]
 
 #: The files of one part in DGL's layout, relative to the config's folder.
@@ -220,35 +219,6 @@ def config_from_dgl(meta: Any, path: Path) -> DGLConfig:
                      str(meta.get("part_method") or "dgl"), parts)
 
 
-def check_dense(key: str, col: Any) -> None:
-    """Refuse a feature column DGL cannot hold (no copy is made).
-
-    Raises:
-        ValidationError: a Ragged or sparse column, a non-numeric dtype, or unsigned values
-            beyond int64 (torch has no unsigned type above uint8).
-    """
-    if isinstance(col, (Ragged, SparseRows)):
-        raise ValidationError(f"feature {key!r} is {type(col).__name__}; DGL's feature files "
-                              "hold dense tensors only (store it dense to export)", field=key)
-    arr = np.asarray(col)
-    if arr.dtype.kind not in "biuf":
-        raise ValidationError(f"feature {key!r} has dtype {arr.dtype}; DGL's feature files "
-                              "hold numbers and bools", field=key)
-    if arr.dtype.kind == "u" and arr.dtype.itemsize == 8 and arr.size \
-            and int(arr.max()) > np.iinfo(np.int64).max:
-        raise ValidationError(f"feature {key!r} has values above int64's range, which "
-                              "torch cannot hold", field=key)
-
-
-def _dense(key: str, col: Any) -> np.ndarray:
-    """A writable dense copy DGL can hold (uint16/32/64 as int64)."""
-    check_dense(key, col)
-    arr = np.asarray(col)
-    if arr.dtype.kind == "u" and arr.dtype != np.uint8:
-        return arr.astype(np.int64)
-    return np.array(arr)
-
-
 def to_dgl_part(part: Partition, *, typed: bool, features: bool = True) -> DGLPart:
     """One of our partitions in DGL's layout (same local order; ``typed``: write ``_TYPE``,
     as DGL does for graphs with several node or edge types; ``features=False``: the
@@ -271,8 +241,8 @@ def to_dgl_part(part: Partition, *, typed: bool, features: bool = True) -> DGLPa
         ndata["_TYPE"] = np.array(nd["_TYPE"], np.int16)
         edata["_TYPE"] = np.array(ed["_TYPE"], np.int32)
     return DGLPart(np.array(src, np.int64), np.array(dst, np.int64), ndata, edata,
-                   {k: _dense(k, v) for k, v in part.node_feats.items()} if features else {},
-                   {k: _dense(k, v) for k, v in part.edge_feats.items()} if features else {})
+                   {k: dense_copy(k, v) for k, v in part.node_feats.items()} if features else {},
+                   {k: dense_copy(k, v) for k, v in part.edge_feats.items()} if features else {})
 
 
 @dataclass(frozen=True)
