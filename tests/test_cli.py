@@ -746,3 +746,22 @@ def test_engine_auto_runs_small_inputs_in_process(tmp_path, monkeypatch):
     assert main(["pipeline", chunked, "-k", "2", "-m", "hash", "--out",
                  str(tmp_path / "parts")]) == 0
     assert (tmp_path / "parts" / "graph.json").exists()
+
+
+@pytest.mark.parametrize("flags", [[], ["--no-balance-edges"]])
+def test_partition_imbalance_reaches_metis_at_k2(shared_file, tmp_path, flags):
+    """Issue 43: --imbalance had no effect on the default run at k=2 (Walshaw: the same cut
+    at 0.03, 0.05 and 0.10) with one balance column: METIS's recursive bisection split
+    near-exactly. Each run stays within its limit, and the looser one cuts no more."""
+    path = shared_file("walshaw", "graphs", "data.graph")
+    runner, reports = CliRunner(), {}
+    for eps in (0.03, 0.10):
+        result = runner.invoke(cli, ["partition", str(path), "-k", "2", "--imbalance",
+                                     str(eps), *flags, "--json", "--out",
+                                     str(tmp_path / f"p{eps}")])
+        assert result.exit_code == 0, result.output
+        reports[eps] = report = json.loads(result.stdout)
+        assert report["method"] == "auto:metis:recursive"
+        assert report["node_balance"] <= 1 + eps
+    assert reports[0.10]["node_balance"] > 1.03, reports  # the allowance is used
+    assert reports[0.10]["edge_cut"] <= reports[0.03]["edge_cut"]
