@@ -212,7 +212,10 @@ READERS: dict[str, Format] = {f.name: f for f in [
     Format("shchur", "gnn-benchmark (Shchur et al.) .npz, or a .zip holding one: adjacency, "
            "sparse features, labels", _dataset("load_shchur_npz", "shchur"),
            {"sparse_features": "keep the features sparse (bool, default true; the chunked "
-                               "format needs false)"},
+                               "format needs false)",
+            "split_seed": "add Shchur et al.'s split as train/val/test masks (20 training "
+                          "and 30 validation nodes per class, the rest test), drawn with "
+                          "this seed (default: no masks)"},
            sniff=_is_shchur),
     Format("hgb", "HGB node-classification folder or .zip (info.dat, node.dat, link.dat, "
            "label.dat*): typed nodes, features, labels, split", _dataset("load_hgb", "hgb"),
