@@ -765,3 +765,24 @@ def test_partition_imbalance_reaches_metis_at_k2(shared_file, tmp_path, flags):
         assert report["node_balance"] <= 1 + eps
     assert reports[0.10]["node_balance"] > 1.03, reports  # the allowance is used
     assert reports[0.10]["edge_cut"] <= reports[0.03]["edge_cut"]
+
+
+def test_partition_refuses_ids_mostly_in_no_edge_unless_told(tmp_path, capsys):
+    """Issue 43: a SNAP file whose IDs are mostly unused (79% on CA-CondMat), partitioned
+    without --relabel, exited 0 reporting "edge cut 0 (0.00 %)": the isolated IDs filled
+    the parts. Now refused with the reason; --relabel or --no-relabel decides."""
+    path = tmp_path / "sparse.txt"
+    path.write_text("# SNAP\n" + "".join(f"{5 * i}\t{5 * ((i + 1) % 300)}\n"
+                                         for i in range(300)))  # 300 of 1496 IDs used
+    args = ["partition", str(path), "-k", "2", "--no-balance-edges", "--json"]
+    assert main([*args, "--out", str(tmp_path / "a")]) == 1
+    line = _one_error_line(capsys.readouterr().err)
+    assert "1196 of the 1496 nodes (80%) appear in no edge" in line
+    assert "(CLI: --relabel)" in line and "(CLI: --no-relabel)" in line
+    assert not (tmp_path / "a").exists() or not any((tmp_path / "a").iterdir())
+    assert main([*args, "--relabel", "--out", str(tmp_path / "b")]) == 0
+    relabelled = _report(capsys)
+    assert relabelled["num_nodes"] == 300 and relabelled["edge_cut"] > 0
+    assert main([*args, "--no-relabel", "--out", str(tmp_path / "c")]) == 0
+    assert _report(capsys)["num_nodes"] == 1496  # kept as given, as asked
+    assert main(["chunk", str(path), "--out", str(tmp_path / "d")]) == 0  # other commands warn

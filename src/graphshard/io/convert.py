@@ -200,7 +200,9 @@ READERS: dict[str, Format] = {f.name: f for f in [
             "comment": "skip leading lines starting with this (default '#')",
             "relabel": "map integer IDs to dense IDs too (bool)",
             "ids": "auto (integers unless a whole column is text), int or str",
-            "num_nodes": "node count for unrelabelled integer IDs"},
+            "num_nodes": "node count for unrelabelled integer IDs",
+            "sparse_ids": "warn (default) or refuse an unrelabelled ID space most of which "
+                          "appears in no edge (partition refuses unless --no-relabel)"},
            suffixes=(".csv", ".tsv", ".txt", ".edgelist", ".edges", ".el", ".parquet",
                      ".npy", ".npz"),
            aliases={"csv": {"fmt": "csv"}, "tsv": {"fmt": "csv", "delimiter": "\t"},
