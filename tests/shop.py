@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 
 import graphshard as gs
@@ -71,3 +74,27 @@ def hetero_graph(seed: int = 0, *, multilabel: bool = False) -> gs.Graph:
     g.nodes["i"].data["val_mask"] = (split >= 0.6) & (split < 0.8)
     g.nodes["i"].data["test_mask"] = split >= 0.8
     return g
+
+
+def tiny_hgb(folder: Path) -> Path:
+    """A 30-movie, 20-actor HGB folder (movies labelled in 3 classes, 2 features)."""
+    rng = np.random.default_rng(0)
+    folder.mkdir(parents=True, exist_ok=True)
+    info = {"node.dat": {"node type": {"0": "movie", "1": "actor"}},
+            "link.dat": {"link type": {"0": {"start": 1, "end": 0, "meaning": "actor-movie"},
+                                       "1": {"start": 0, "end": 1, "meaning": "movie-actor"}}},
+            "label.dat": {"node type": {"0": {"0": "a", "1": "b", "2": "c"}}}}
+    nodes = [f"{i}\tm{i}\t0\t{rng.random():.3f},{rng.random():.3f}" for i in range(30)]
+    nodes += [f"{i}\ta{i}\t1" for i in range(30, 50)]
+    pairs = {(int(a), int(m)) for a, m in zip(rng.integers(30, 50, 90), rng.integers(0, 30, 90),
+                                               strict=True)}
+    links = [f"{a}\t{m}\t0\t1.0" for a, m in sorted(pairs)]
+    links += [f"{m}\t{a}\t1\t1.0" for a, m in sorted(pairs)]
+    label = rng.integers(0, 3, 30)
+    files = {"info.dat": json.dumps(info), "node.dat": "\n".join(nodes) + "\n",
+             "link.dat": "\n".join(links) + "\n",
+             "label.dat": "".join(f"{i}\tm{i}\t0\t{label[i]}\n" for i in range(20)),
+             "label.dat.test": "".join(f"{i}\tm{i}\t0\t{label[i]}\n" for i in range(20, 30))}
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    return folder

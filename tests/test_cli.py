@@ -746,3 +746,43 @@ def test_engine_auto_runs_small_inputs_in_process(tmp_path, monkeypatch):
     assert main(["pipeline", chunked, "-k", "2", "-m", "hash", "--out",
                  str(tmp_path / "parts")]) == 0
     assert (tmp_path / "parts" / "graph.json").exists()
+
+
+@pytest.mark.parametrize("flags", [[], ["--no-balance-edges"]])
+def test_partition_imbalance_reaches_metis_at_k2(shared_file, tmp_path, flags):
+    """Issue 43: --imbalance had no effect on the default run at k=2 (Walshaw: the same cut
+    at 0.03, 0.05 and 0.10) with one balance column: METIS's recursive bisection split
+    near-exactly. Each run stays within its limit, and the looser one cuts no more."""
+    path = shared_file("walshaw", "graphs", "data.graph")
+    runner, reports = CliRunner(), {}
+    for eps in (0.03, 0.10):
+        result = runner.invoke(cli, ["partition", str(path), "-k", "2", "--imbalance",
+                                     str(eps), *flags, "--json", "--out",
+                                     str(tmp_path / f"p{eps}")])
+        assert result.exit_code == 0, result.output
+        reports[eps] = report = json.loads(result.stdout)
+        assert report["method"] == "auto:metis:recursive"
+        assert report["node_balance"] <= 1 + eps
+    assert reports[0.10]["node_balance"] > 1.03, reports  # the allowance is used
+    assert reports[0.10]["edge_cut"] <= reports[0.03]["edge_cut"]
+
+
+def test_partition_refuses_ids_mostly_in_no_edge_unless_told(tmp_path, capsys):
+    """Issue 43: a SNAP file whose IDs are mostly unused (79% on CA-CondMat), partitioned
+    without --relabel, exited 0 reporting "edge cut 0 (0.00 %)": the isolated IDs filled
+    the parts. Now refused with the reason; --relabel or --no-relabel decides."""
+    path = tmp_path / "sparse.txt"
+    path.write_text("# SNAP\n" + "".join(f"{5 * i}\t{5 * ((i + 1) % 300)}\n"
+                                         for i in range(300)))  # 300 of 1496 IDs used
+    args = ["partition", str(path), "-k", "2", "--no-balance-edges", "--json"]
+    assert main([*args, "--out", str(tmp_path / "a")]) == 1
+    line = _one_error_line(capsys.readouterr().err)
+    assert "1196 of the 1496 nodes (80%) appear in no edge" in line
+    assert "(CLI: --relabel)" in line and "(CLI: --no-relabel)" in line
+    assert not (tmp_path / "a").exists() or not any((tmp_path / "a").iterdir())
+    assert main([*args, "--relabel", "--out", str(tmp_path / "b")]) == 0
+    relabelled = _report(capsys)
+    assert relabelled["num_nodes"] == 300 and relabelled["edge_cut"] > 0
+    assert main([*args, "--no-relabel", "--out", str(tmp_path / "c")]) == 0
+    assert _report(capsys)["num_nodes"] == 1496  # kept as given, as asked
+    assert main(["chunk", str(path), "--out", str(tmp_path / "d")]) == 0  # other commands warn

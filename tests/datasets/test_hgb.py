@@ -209,3 +209,30 @@ def test_special_files_are_refused(tmp_path):
     (tmp_path / "z.zip").symlink_to("/dev/zero")
     with pytest.raises(FormatError, match=r"z\.zip: is a character device, not a regular"):
         load_hgb(tmp_path / "z.zip")
+
+
+def _info_with_meanings(*meanings: tuple[int, int, str]) -> str:
+    info = json.loads(json.dumps(INFO))
+    info["link.dat"]["link type"] = {str(k): {"start": s, "end": e, "meaning": m}
+                                     for k, (s, e, m) in enumerate(meanings)}
+    return json.dumps(info)
+
+
+def test_arrow_meanings_become_relation_names_without_a_gt(tmp_path):
+    """Issue 43: IMDB's ``movie->director`` became ``movie2>director``, against the
+    documented rule (``-`` -> ``2``); the arrow is one separator."""
+    info = _info_with_meanings((1, 0, "actor->movie"), (0, 1, "movie-->actor"))
+    g = load_hgb(write(tmp_path / "IMDB", **{"info.dat": info})).graph
+    assert sorted(g.canonical_etypes) == [("actor", "actor2movie", "movie"),
+                                          ("movie", "movie2actor", "actor")]
+    assert g.edges(etype="actor2movie")[1].tolist() == [0, 1, 3]
+
+
+def test_link_types_becoming_one_relation_are_named(tmp_path):
+    info = _info_with_meanings((1, 0, "actor-movie"), (0, 1, "movie->actor"),
+                               (0, 1, "movie-actor"))
+    with pytest.raises(FormatError, match=r"info\.dat: link types 1 \('movie->actor'\) and 2 "
+                       r"\('movie-actor'\) both become relation \('movie', 'movie2actor', "
+                       r"'actor'\)") as err:
+        load_hgb(write(tmp_path / "TWO", **{"info.dat": info}))
+    assert err.value.field == "link type" and err.value.value == 2

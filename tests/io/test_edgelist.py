@@ -257,3 +257,27 @@ def test_negative_id_names_the_cli_flag(tmp_path: Path) -> None:
     with pytest.raises(FormatError, match=r"negative node ID -3; pass relabel=True "
                        r"\(CLI: --relabel\)"):
         read_edgelist(p)
+
+
+def test_sparse_ids_refuse_an_id_space_mostly_in_no_edge(tmp_path: Path, caplog) -> None:
+    """Issue 43: ``sparse_ids="refuse"`` (what graphshard partition asks for) refuses IDs
+    most of which appear in no edge, naming the share and both ways out; a tenth to a half
+    still only warns, and ``num_nodes`` or ``relabel`` say what is meant."""
+    p = tmp_path / "snap.txt"
+    p.write_text("".join(f"{5 * i}\t{5 * (i + 1)}\n" for i in range(100)))  # 0, 5, ..., 500
+    with pytest.raises(ValidationError, match=r"snap\.txt: node IDs run to 500, but 400 of "
+                       r"the 501 nodes \(80%\) appear in no edge: partitioned as they are.*"
+                       r"relabel=True \(CLI: --relabel\).*relabel=False \(CLI: --no-relabel\)"
+                       ) as err:
+        read_edgelist(p, sparse_ids="refuse")
+    assert err.value.field == "relabel" and err.value.path == str(p)
+    with caplog.at_level(logging.WARNING):
+        assert read_edgelist(p).num_nodes() == 501  # the default warns
+    assert "400 of the 501 nodes (80%) appear in no edge" in caplog.text
+    assert read_edgelist(p, sparse_ids="refuse", relabel=True).num_nodes() == 101
+    assert read_edgelist(p, sparse_ids="refuse", num_nodes=600).num_nodes() == 600
+    q = tmp_path / "some.txt"
+    q.write_text("".join(f"{2 * i}\t{2 * i + 2}\n" for i in range(100)))  # 100 of 201 unused
+    assert read_edgelist(q, sparse_ids="refuse").num_nodes() == 201
+    with pytest.raises(ValidationError, match=r"sparse_ids must be one of \['warn', 'refuse'\]"):
+        read_edgelist(q, sparse_ids="drop")

@@ -284,3 +284,22 @@ def test_one_method_registry_for_memory_and_disk():
     assert sorted(n for n, m in METHODS.items() if m.stream is not None) == \
         ["hash", "lp", "random"]
     assert METHODS["lp"].fn is None and METHODS["metis"].stream is None
+
+
+@pytest.mark.parametrize("graph", ["data", "4elt"])
+def test_metis_at_k2_uses_the_allowed_imbalance(shared_file, graph):
+    """Issue 43: METIS's recursive bisection (what ``metis`` and ``auto`` run on a mesh at
+    k=2) split near-exactly whatever ``imbalance`` allowed: the same cut at 3% and 10%.
+    Now a looser limit is used, never exceeded, and cuts no more than the tighter one."""
+    adj = _adjacency(shared_file("walshaw", "graphs", f"{graph}.graph"))
+    assert portfolio.auto_choice(adj, 2, MethodOptions()) == ("metis", "recursive")
+    cut, balance = {}, {}
+    for eps in (0.03, 0.10):
+        parts = run_method(adj, 2, "metis", MethodOptions(imbalance=eps, seed=0))
+        _check_valid_balanced(adj, parts, 2, eps)
+        cut[eps] = backends.adjacency_cut(adj, parts) // 2
+        balance[eps] = np.bincount(parts).max() / (adj.num_nodes / 2)
+        np.testing.assert_array_equal(parts, run_method(adj, 2, "auto", MethodOptions(
+            imbalance=eps, seed=0)))
+    assert balance[0.10] > 1.03, balance  # the allowance reached METIS (was 1.000 for both)
+    assert cut[0.10] <= cut[0.03], cut

@@ -121,3 +121,75 @@ def test_epoch_numbers_agree_in_table_lines_json_and_api(tmp_path):
     api = train_from_config(cfg)
     assert api.best_epoch == 0 and api.test_at_best_val == first["test_acc"]
     assert api.test_acc == [e["test_acc"] for e in doc["epochs"]]
+
+
+def _refusal(capsys, args: list[str]) -> str:
+    """The one stderr line of ``graphshard train`` refusing a config (exit 1)."""
+    from graphshard.cli import main
+
+    assert main(["train", *args]) == 1
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+def test_help_example_with_two_trainers_is_refused_before_loading(tmp_path, capsys,
+                                                                  monkeypatch):
+    """Issue 43: ``graphshard train hetero.yaml --trainers 2`` with ``hgb: DBLP.zip`` (the
+    --help example) read the dataset, then failed ("num_trainers > 1 needs the path of a
+    partition config JSON"). Now it is refused before anything is read, with the commands
+    that partition the dataset and train from the partition; the help shows them."""
+    import graphshard.datasets as datasets
+
+    def read(*_args, **_kw):
+        raise AssertionError("the dataset was read")
+
+    monkeypatch.setattr(datasets, "load_hgb", read)
+    monkeypatch.setattr(datasets, "load_shchur_npz", read)
+    cfg = tmp_path / "hetero.yaml"
+    cfg.write_text("task: hetero\nhgb: DBLP.zip\nhgb_val_ratio: 0.25\n")
+    line = _refusal(capsys, [str(cfg), "--trainers", "2"])
+    assert line == (
+        f"graphshard: error: {cfg}: num_trainers: 2 trainers need 'graph: <partition config "
+        ".json>' (each trainer connects to the graph servers), but the graph comes from 'hgb:'; "
+        f"partition it first, then train from the partition: graphshard partition "
+        f"{tmp_path / 'DBLP.zip'} -O val_ratio=0.25 --parts 2 --out {tmp_path / 'parts'}/, "
+        "set 'graph: parts/DBLP.json' in place of 'hgb:' in hetero.yaml, and run graphshard "
+        f"train {cfg} --trainers 2")
+    sage = tmp_path / "sage.yaml"
+    sage.write_text("task: sage\nshchur: cs.zip\nnum_trainers: 3\n")
+    line = _refusal(capsys, [str(sage)])
+    assert f"graphshard partition {tmp_path / 'cs.zip'} -O split_seed=0 --parts 3" in line
+    sage.write_text("task: sage\ngenerate: sbm:nodes=50,edges=200\n")
+    line = _refusal(capsys, [str(sage), "--trainers", "2"])
+    assert ("graphshard partition --generate sbm:nodes=50,edges=200 --parts 2" in line
+            and "'graph: parts/sbm.json' in place of 'generate:'" in line)
+    usage = CliRunner().invoke(cli, ["train", "--help"]).output
+    assert usage.index("graphshard partition DBLP.zip --parts 2 --out parts/") < usage.index(
+        "graphshard train hetero2.yaml --trainers 2    # the same with graph: parts/DBLP.json")
+
+
+def test_the_two_commands_of_the_refusal_train_two_trainers(tmp_path, capsys, ray_cluster):
+    """The commands the refusal gives, run as given on a tiny HGB dataset: partition, then
+    two trainers train from the partition config."""
+    pytest.importorskip("torch_geometric", reason="needs torch_geometric")
+    import shlex
+
+    from graphshard.cli import main
+    from shop import tiny_hgb
+
+    tiny_hgb(tmp_path / "TINY")
+    cfg = tmp_path / "hetero.yaml"
+    body = "model: rgcn\nfanouts: [2, 2]\nhidden_size: 8\nepochs: 2\nbatch_size: 8\nlr: 0.01\n"
+    cfg.write_text(f"task: hetero\nhgb: TINY\n{body}")
+    line = _refusal(capsys, [str(cfg), "--trainers", "2"])
+    partition = line.split("train from the partition: ")[1].split(", set 'graph:")[0]
+    graph = line.split("set '")[1].split("' in place of")[0]
+    assert partition.startswith("graphshard partition ") and graph == "graph: parts/TINY.json"
+    assert main(shlex.split(partition)[1:]) == 0
+    capsys.readouterr()
+    cfg.write_text(f"task: hetero\n{graph}\n{body}")
+    assert main(["train", str(cfg), "--trainers", "2", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["result"] == "HeteroResult" and len(out["epochs"]) == 2
+    assert all(e["losses"] == e["losses"] for e in out["epochs"])  # finite, not NaN

@@ -171,3 +171,35 @@ def test_warmup_reaches_the_trainer_and_is_checked(tmp_path):
     cfg.write_text(base + "warmup: -1\n")
     with pytest.raises(gs.ConfigError, match="warmup"):
         train_from_config(cfg)
+
+
+def _shchur_npz(path, sizes: list[int]) -> None:
+    """A gnn-benchmark-style .npz: a ring, 4 dense features, classes of the given sizes."""
+    rng = np.random.default_rng(0)
+    labels = rng.permutation(np.repeat(np.arange(len(sizes)), sizes))
+    n = len(labels)
+    np.savez(path, adj_data=np.ones(n), adj_indices=np.roll(np.arange(n), -1),
+             adj_indptr=np.arange(n + 1), adj_shape=[n, n],
+             attr_data=rng.random(4 * n).astype(np.float32),
+             attr_indices=np.tile(np.arange(4), n), attr_indptr=np.arange(0, 4 * n + 1, 4),
+             attr_shape=[n, 4], labels=labels)
+
+
+def test_sage_config_reads_shchur_with_its_split(tmp_path):
+    """Issue 43: ``shchur:`` names a gnn-benchmark file and trains on Shchur et al.'s split
+    (20 training nodes per class), drawn with ``shchur_split_seed``."""
+    from graphshard.datasets import load_shchur_npz
+
+    _shchur_npz(tmp_path / "cs.npz", [60, 70, 55])
+    cfg = tmp_path / "sage.yaml"
+    cfg.write_text("task: sage\nshchur: cs.npz\nshchur_split_seed: 3\nfanouts: [3]\n"
+                   "hidden_size: 4\nepochs: 2\nbatch_size: 16\n")
+    res = train_from_config(cfg)
+    assert isinstance(res, TrainResult) and res.samples == [60, 60]
+    g = load_shchur_npz(tmp_path / "cs.npz", split_seed=3)
+    assert res.test_acc and int(g.ndata["test_mask"].sum()) == 185 - 150
+    _shchur_npz(tmp_path / "small.npz", [60, 30])
+    cfg.write_text("task: sage\nshchur: small.npz\n")
+    with pytest.raises(gs.ConfigError, match=r"sage\.yaml: shchur: .*small\.npz: shchur_split: "
+                       r"class 1 has 30 nodes"):
+        train_from_config(cfg)

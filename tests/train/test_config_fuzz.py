@@ -7,7 +7,6 @@ against a partition config.)"""
 
 from __future__ import annotations
 
-import json
 import math
 import random
 from pathlib import Path
@@ -19,6 +18,7 @@ import pytest
 from fuzzing import mutate_json, run_fuzz
 from graphshard.errors import ConfigError
 from graphshard.train.config import train_from_config, validate_config
+from shop import tiny_hgb
 
 pytest.importorskip("torch", reason="needs torch (pip install 'graphshard[train]')")
 yaml = pytest.importorskip("yaml", reason="needs pyyaml")
@@ -43,30 +43,6 @@ BASE: dict[str, dict[str, Any]] = {
                "label": "label", "train_mask": "train_mask", "hgb_val_ratio": 0.25,
                "seed": 0},
 }
-
-
-def _tiny_hgb(folder: Path) -> Path:
-    """A 30-movie, 20-actor HGB folder (movies labelled in 3 classes, 2 features)."""
-    rng = np.random.default_rng(0)
-    folder.mkdir(parents=True, exist_ok=True)
-    info = {"node.dat": {"node type": {"0": "movie", "1": "actor"}},
-            "link.dat": {"link type": {"0": {"start": 1, "end": 0, "meaning": "actor-movie"},
-                                       "1": {"start": 0, "end": 1, "meaning": "movie-actor"}}},
-            "label.dat": {"node type": {"0": {"0": "a", "1": "b", "2": "c"}}}}
-    nodes = [f"{i}\tm{i}\t0\t{rng.random():.3f},{rng.random():.3f}" for i in range(30)]
-    nodes += [f"{i}\ta{i}\t1" for i in range(30, 50)]
-    pairs = {(int(a), int(m)) for a, m in zip(rng.integers(30, 50, 90), rng.integers(0, 30, 90),
-                                               strict=True)}
-    links = [f"{a}\t{m}\t0\t1.0" for a, m in sorted(pairs)]
-    links += [f"{m}\t{a}\t1\t1.0" for a, m in sorted(pairs)]
-    label = rng.integers(0, 3, 30)
-    files = {"info.dat": json.dumps(info), "node.dat": "\n".join(nodes) + "\n",
-             "link.dat": "\n".join(links) + "\n",
-             "label.dat": "".join(f"{i}\tm{i}\t0\t{label[i]}\n" for i in range(20)),
-             "label.dat.test": "".join(f"{i}\tm{i}\t0\t{label[i]}\n" for i in range(20, 30))}
-    for name, text in files.items():
-        (folder / name).write_text(text)
-    return folder
 
 
 def _finite_problem(res: Any) -> str | None:
@@ -95,7 +71,7 @@ def test_fuzz_config_then_train(tmp_path, task):
         pytest.importorskip("torch_geometric", reason="needs torch_geometric")
     base = dict(BASE[task])
     if task == "hetero":
-        base["hgb"] = str(_tiny_hgb(tmp_path / "HGB"))
+        base["hgb"] = str(tiny_hgb(tmp_path / "HGB"))
     assert _finite_problem(_run(_write(tmp_path, base))) is None  # the base trains
     (tmp_path / "cases").mkdir()
 
@@ -131,7 +107,7 @@ def test_what_the_fuzzing_found_is_one_line(tmp_path, task, change, key, match):
         pytest.importorskip("torch_geometric", reason="needs torch_geometric")
     cfg = {**BASE[task], **change}
     if task == "hetero":
-        cfg["hgb"] = str(_tiny_hgb(tmp_path / "HGB"))
+        cfg["hgb"] = str(tiny_hgb(tmp_path / "HGB"))
     path = _write(tmp_path, cfg)
     with pytest.raises(ConfigError, match=match) as info:
         _run(path)

@@ -73,9 +73,11 @@ def _input_options(fn: Any) -> Any:
         click.option("--delimiter", metavar="CHAR",
                      help="Edge lists: field separator; tab, space, comma or semicolon as a "
                           "word (default: from the suffix, else sniffed)."),
-        click.option("--relabel", is_flag=True,
+        click.option("--relabel/--no-relabel", default=None,
                      help="Edge lists: map the node IDs that appear to 0..n-1 (sparse IDs, "
-                          "as SNAP's; originals kept as node feature node_id)."),
+                          "as SNAP's; originals kept as node feature node_id), or keep them "
+                          "as they are (default; partition refuses IDs most of which appear "
+                          "in no edge unless told --no-relabel)."),
         click.option("--add-reverse", is_flag=True,
                      help="Add every edge reversed (lists holding each undirected edge once, "
                           "as MUSAE's)."),

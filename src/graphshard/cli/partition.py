@@ -19,6 +19,7 @@ from ._common import (
     _input_format,
     _input_options,
     _read_options,
+    _reader_name,
     _reader_options,
     _render,
 )
@@ -94,7 +95,11 @@ def partition(input: Path | None, generate: str | None, fmt: str | None, parts: 
 
         assert input is not None  # one of INPUT and --generate, checked above
         fmt = _input_format(input, fmt)
-        g = read_graph(fmt, [input], **_read_options(fmt, read, options))
+        unset = read.get("relabel") is None  # neither --relabel nor --no-relabel
+        opts = _read_options(fmt, read, options)
+        if unset and _reader_name(fmt) == "edgelist" and "relabel" not in opts:
+            opts.setdefault("sparse_ids", "refuse")  # IDs mostly in no edge: ask which
+        g = read_graph(fmt, [input], **opts)
         name = name or input.name.split(".")[0]
     result = build_partitions(g, name, parts, out, num_hops=halo, part_method=method,
                               balance_edges=balance_edges, num_trainers_per_machine=trainers,

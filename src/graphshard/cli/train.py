@@ -43,15 +43,19 @@ def train(ctx: click.Context, config: Path, plot: Path | None, checkpoint_dir: P
     command started again after a stop resumes where it stopped.  A walk config's unset
     keys take DeepWalk's setting (80 walks of 40, window 10, 128 dimensions, word2vec's
     per-pair SGD on a local graph, Adagrad on a partitioned one; docs/graph4rec.md lists
-    them), not the Graph4Rec example's values.
+    them), not the Graph4Rec example's values.  Several trainers (--trainers N) train from a
+    partitioned graph, named by graph: in the config; a config whose graph is a dataset file
+    (hgb:, shchur:) or generate: is refused before it is read, with the commands to run.
     Needs the train extra: pip install 'graphshard[train]' (and [plot] for the PNG).
 
     \b
     Example:
       graphshard train walk.yaml
-      graphshard train sage.yaml --trainers 2 --checkpoint-dir ckpt/ --plot curve.png
       graphshard train link.yaml --json
-      graphshard train hetero.yaml --trainers 2    # R-GCN/HGT, e.g. hgb: DBLP.zip
+      graphshard train hetero.yaml                  # R-GCN/HGT, hgb: DBLP.zip
+      graphshard partition DBLP.zip --parts 2 --out parts/
+      graphshard train hetero2.yaml --trainers 2    # the same with graph: parts/DBLP.json
+      graphshard train sage.yaml --trainers 2 --checkpoint-dir ckpt/ --plot curve.png
     """
     import importlib.util
 

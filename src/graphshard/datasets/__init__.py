@@ -7,7 +7,8 @@ Computers/Photo, Coauthor CS/Physics, Cora...; :func:`load_hgb`: the Heterogeneo
 Benchmark's node-classification files; :func:`load_planetoid`: Planetoid's raw ``ind.*``
 files; :func:`load_ogb`: an OGB node-property dataset's raw CSV folder); nothing is
 downloaded.  Each is also a reader of ``graphshard.io.read_graph`` and the CLI
-(``--format shchur|hgb|planetoid|ogb``), with the splits the data carries as node masks.
+(``--format shchur|hgb|planetoid|ogb``), with the splits the data carries as node masks;
+:func:`shchur_split` draws Shchur et al.'s per-class split for the files that carry none.
 """
 
 from __future__ import annotations
@@ -25,9 +26,11 @@ from .hgb import HGBDataset, load_hgb
 from .ogb import OGBDataset, load_ogb
 from .planetoid import PlanetoidDataset, load_planetoid
 from .shchur import load_shchur_npz
+from .splits import NodeSplit, shchur_split
 
-__all__ = ["GENERATORS", "HGBDataset", "OGBDataset", "PlanetoidDataset", "from_spec",
-           "load_hgb", "load_ogb", "load_planetoid", "load_shchur_npz", "rmat", "sbm"]
+__all__ = ["GENERATORS", "HGBDataset", "NodeSplit", "OGBDataset", "PlanetoidDataset",
+           "from_spec", "load_hgb", "load_ogb", "load_planetoid", "load_shchur_npz", "rmat",
+           "sbm", "shchur_split"]
 
 
 def _dedup(src: IdArray, dst: IdArray, num_nodes: int) -> tuple[IdArray, IdArray]:

@@ -293,11 +293,32 @@ def _read_info(files: _HGBFiles) -> tuple[dict[str, Any], dict[int, str],
     return info, type_names, link_types
 
 
+#: What separates the words of a link type's meaning: ``-`` (``paper-cite-paper``, ACM) or
+#: an arrow ``->`` (``movie->director``, IMDB), taken whole.
+_MEANING_SEPARATOR = re.compile(r"-+>?")
+
+
 def _link_name(meaning: str, st: str, dt: str, key: int) -> str:
-    """A relation name from info.dat's meaning: ``paper-cite-paper`` -> ``paper2cite2paper``
-    (no ``-``, which separates relations in a metapath)."""
-    parts = [p for p in str(meaning).replace(" ", "_").split("-") if p]
+    """A relation name from info.dat's meaning: ``paper-cite-paper`` -> ``paper2cite2paper``,
+    ``movie->director`` -> ``movie2director`` (no ``-``, which separates relations in a
+    metapath, and no ``>`` left of an arrow)."""
+    parts = [p for p in _MEANING_SEPARATOR.split(str(meaning).replace(" ", "_")) if p]
     return "2".join(parts) if parts else f"{st}2{dt}_{key}"
+
+
+def _check_link_names(where: str, link_types: dict[int, tuple[int, str, int]],
+                      rels: dict[int, tuple[str, str, str]]) -> None:
+    """Two link types that became the same relation (same name and end types) are an error
+    naming both, e.g. ``movie->director`` and ``movie-director``."""
+    first: dict[tuple[str, str, str], int] = {}
+    for k, rel in rels.items():
+        if rel in first:
+            j = first[rel]
+            raise _fail(where, None, f"link types {j} ({link_types[j][1]!r}) and {k} "
+                        f"({link_types[k][1]!r}) both become relation {rel}; relation names "
+                        "come from the meaning with '-' and '->' replaced by '2', so give "
+                        "them meanings that differ in their words", field="link type", value=k)
+        first[rel] = k
 
 
 def load_hgb(path: str | os.PathLike[str], *, features: bool | Sequence[str] = True,
@@ -314,8 +335,10 @@ def load_hgb(path: str | os.PathLike[str], *, features: bool | Sequence[str] = T
     ``test_file`` is the test set (see its note).  Local files only (nothing is downloaded).
 
     Per-type node IDs follow the HGB node IDs of each type in increasing order; relation
-    names come from the link type's meaning with ``-`` replaced by ``2``
-    (``paper-cite-paper`` -> ``paper2cite2paper``, ``author-paper`` -> ``author2paper``).
+    names come from the link type's meaning with ``-`` and ``->`` replaced by ``2``
+    (``paper-cite-paper`` -> ``paper2cite2paper``, ``author-paper`` -> ``author2paper``,
+    IMDB's ``movie->director`` -> ``movie2director``); two link types that would become
+    the same relation (same name and end types) are a FormatError naming both.
 
     Args:
         path: The dataset's ``.zip`` (as distributed; files in one folder inside) or an
@@ -368,9 +391,7 @@ def load_hgb(path: str | os.PathLike[str], *, features: bool | Sequence[str] = T
     info, type_names, link_types = _read_info(files)
     rels = {k: (type_names[s], _link_name(m, type_names[s], type_names[d], k), type_names[d])
             for k, (s, m, d) in link_types.items()}
-    if len(set(rels.values())) != len(rels):
-        raise _fail(files.where("info.dat"), None, "two link types have the same meaning and "
-                    "end types", field="link type")
+    _check_link_names(files.where("info.dat"), link_types, rels)
     if isinstance(features, str):  # "paper,author", as the CLI's -O features=... gives it
         features = [f for f in features.split(",") if f]
     want = None if features is True else set() if features is False else {str(f) for f in features}

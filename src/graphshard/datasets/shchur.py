@@ -24,6 +24,7 @@ from ..graph import Graph, graph
 from ..sparse import SparseRows
 from ..storage.files import check_regular_file
 from ._bounds import check_declared
+from .splits import shchur_split
 
 __all__ = ["load_shchur_npz"]
 
@@ -34,22 +35,28 @@ _DAMAGE = (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error, Overfl
            SyntaxError, MemoryError, TypeError, KeyError, tokenize.TokenError)
 
 
-def load_shchur_npz(path: str | os.PathLike[str], *, sparse_features: bool = True) -> Graph:
+def load_shchur_npz(path: str | os.PathLike[str], *, sparse_features: bool = True,
+                    split_seed: int | None = None) -> Graph:
     """A gnn-benchmark ``.npz`` (Shchur et al. 2018) as a homogeneous Graph.
 
     The file holds a CSR adjacency (``adj_*``: entry ``[u, v]`` is the edge u -> v; its
     values are not kept), CSR bag-of-words features (``attr_*``) and ``labels``; other
     arrays (names, which may need pickle) are not read.  ``path`` is the ``.npz`` or a
     ``.zip`` holding exactly one ``.npz`` (as the tf_geometric mirror ships them).  Edges
-    are as stored: the Amazon graphs are not symmetric.
+    are as stored: the Amazon graphs are not symmetric.  The files carry no split;
+    ``split_seed`` adds Shchur et al.'s (:func:`~graphshard.datasets.shchur_split`: 20
+    training and 30 validation nodes per class, the rest test) as node masks.
 
     Args:
         path: Local ``.npz`` or ``.zip`` file.
         sparse_features: Keep node feature ``feat`` as a :class:`~graphshard.sparse.SparseRows`
             (float32 values, int32 columns as stored); False: a dense float32 array.
+        split_seed: Seed of Shchur et al.'s split, added as ``train_mask``, ``val_mask``
+            and ``test_mask``; None (default): no masks.
 
     Returns:
-        A Graph with node data ``feat`` and ``label`` (int64).
+        A Graph with node data ``feat`` and ``label`` (int64), and the masks with
+        ``split_seed``.
 
     Raises:
         FileNotFoundError: ``path`` does not exist.
@@ -57,6 +64,7 @@ def load_shchur_npz(path: str | os.PathLike[str], *, sparse_features: bool = Tru
             with no or several ``.npz``, a missing or damaged array, a header declaring more
             than its member holds, more feature columns than the values can use (at most
             max(2^20, 64 x values)), or arrays that do not form the CSR they claim.
+        ValidationError: with ``split_seed``, a class of fewer than 50 nodes (named).
 
     Example:
         >>> import tempfile
@@ -68,6 +76,16 @@ def load_shchur_npz(path: str | os.PathLike[str], *, sparse_features: bool = Tru
         >>> g.edges()[1].tolist(), g.ndata["feat"], g.ndata["label"].tolist()
         ([1, 0], SparseRows(rows=2, num_cols=5, nnz=1, dtype=float32), [0, 1])
     """
+    if split_seed is not None:
+        g = load_shchur_npz(path, sparse_features=sparse_features)
+        try:
+            split = shchur_split(np.asarray(g.ndata["label"]), seed=split_seed)
+        except ValidationError as exc:
+            raise ValidationError(f"{path}: {exc}", path=str(path), field=exc.field,
+                                  value=exc.value) from exc
+        for name, mask in split.as_ndata().items():
+            g.ndata[name] = mask
+        return g
     path = Path(path)
     check_regular_file(path)  # a FIFO would block, /dev/zero never ends
     try:

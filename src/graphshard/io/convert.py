@@ -210,7 +210,9 @@ READERS: dict[str, Format] = {f.name: f for f in [
             "comment": "skip leading lines starting with this (default '#')",
             "relabel": "map integer IDs to dense IDs too (bool)",
             "ids": "auto (integers unless a whole column is text), int or str",
-            "num_nodes": "node count for unrelabelled integer IDs"},
+            "num_nodes": "node count for unrelabelled integer IDs",
+            "sparse_ids": "warn (default) or refuse an unrelabelled ID space most of which "
+                          "appears in no edge (partition refuses unless --no-relabel)"},
            suffixes=(".csv", ".tsv", ".txt", ".edgelist", ".edges", ".el", ".parquet",
                      ".npy", ".npz"),
            aliases={"csv": {"fmt": "csv"}, "tsv": {"fmt": "csv", "delimiter": "\t"},
@@ -222,7 +224,10 @@ READERS: dict[str, Format] = {f.name: f for f in [
     Format("shchur", "gnn-benchmark (Shchur et al.) .npz, or a .zip holding one: adjacency, "
            "sparse features, labels", _dataset("load_shchur_npz", "shchur"),
            {"sparse_features": "keep the features sparse (bool, default true; the chunked "
-                               "format needs false)"},
+                               "format needs false)",
+            "split_seed": "add Shchur et al.'s split as train/val/test masks (20 training "
+                          "and 30 validation nodes per class, the rest test), drawn with "
+                          "this seed (default: no masks)"},
            sniff=_is_shchur),
     Format("hgb", "HGB node-classification folder or .zip (info.dat, node.dat, link.dat, "
            "label.dat*): typed nodes, features, labels, split", _dataset("load_hgb", "hgb"),

@@ -32,7 +32,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from ..errors import FormatError, ValidationError
+from ..errors import FormatError, ValidationError, check_choice
 from ..graph import DEFAULT_ETYPE, DEFAULT_NTYPE, Graph, heterograph
 from ..ragged import Ragged
 from ..typing import EdgeType, EdgeTypeLike
@@ -205,7 +205,8 @@ def read_edgelist(path: PathLike, *, src: str | int = "src", dst: str | int = "d
                   features: Sequence[str | int] = (), fmt: str | None = None,
                   delimiter: str | None = None, header: bool | None = None,
                   comment: str | None = "#", relabel: bool = False,
-                  num_nodes: int | dict[str, int] | None = None, ids: str = "auto") -> Graph:
+                  num_nodes: int | dict[str, int] | None = None, ids: str = "auto",
+                  sparse_ids: str = "warn") -> Graph:
     """Read an edge list (CSV/TSV/Parquet/NPY/NPZ) into a :class:`Graph`.
 
     Args:
@@ -236,6 +237,11 @@ def read_edgelist(path: PathLike, *, src: str | int = "src", dst: str | int = "d
             is an error naming its first bad row.  ``"int"``: integers only.  ``"str"``:
             every ID is read as a string (and mapped).  Typed files keep their types:
             floats must be exact integers, and uint64 IDs >= 2**63 need ``relabel=True``.
+        sparse_ids: What an unrelabelled integer ID space (no ``num_nodes``) in which
+            most IDs (more than half of ``0..max``) appear in no edge does: ``"warn"``
+            (default; logged, as any share above a tenth) or ``"refuse"``, a
+            ValidationError naming the share (``graphshard partition`` refuses: partitioned
+            as they are, those IDs are isolated nodes that fill the parts).
 
     Returns:
         The graph; after mapping, node feature ``"node_id"`` holds the original IDs.
@@ -247,7 +253,8 @@ def read_edgelist(path: PathLike, *, src: str | int = "src", dst: str | int = "d
         FormatError: an unreadable file, a missing column or value, an ID that is not an
             integer in an integer column or does not fit in 64 bits, or an ID space far
             larger than the edges (naming file, line or row, and column).
-        ValidationError: a bad ``fmt`` or ``ids`` choice.
+        ValidationError: a bad ``fmt``, ``ids`` or ``sparse_ids`` choice, or (``sparse_ids=
+            "refuse"``) an ID space most of which appears in no edge.
 
     Example:
         >>> import tempfile, pathlib
@@ -267,6 +274,7 @@ def read_edgelist(path: PathLike, *, src: str | int = "src", dst: str | int = "d
     if ids not in ID_MODES:
         raise ValidationError(f"ids {ids!r} is not one of {list(ID_MODES)}", field="ids",
                               value=ids)
+    check_choice(sparse_ids, ("warn", "refuse"), "sparse_ids", where=str(path))
     fmt = _format(path, fmt)
     text = None
     if fmt == "csv":
@@ -313,7 +321,8 @@ def read_edgelist(path: PathLike, *, src: str | int = "src", dst: str | int = "d
                        field=k, value=str(c.type))
     feats: dict[str, Any] = {k: column_to_numpy(c) for k, c in found.items()}
     try:
-        return _build(path, cols, types, feats, relabel, num_nodes, line_of)
+        return _build(path, cols, types, feats, relabel, num_nodes, line_of,
+                      refuse_sparse=sparse_ids == "refuse")
     except pa.ArrowException as exc:  # e.g. IDs that are not UTF-8 text
         raise fail(path, f"bad node IDs ({exc})", field="src/dst") from exc
 
@@ -374,15 +383,27 @@ def _check_space(path: Path, cols: dict[str, IdColumn], top: int, num_edges: int
 #: :data:`_ISOLATED_MIN` nodes) appears in no edge.
 _ISOLATED_SHARE = 0.1
 _ISOLATED_MIN = 10
+#: ``sparse_ids="refuse"`` refuses an ID space more than this share of which is in no edge.
+_REFUSED_SHARE = 0.5
 
 
-def _warn_isolated(path: Path, s: np.ndarray, d: np.ndarray, top: int) -> None:
+def _warn_isolated(path: Path, s: np.ndarray, d: np.ndarray, top: int, refuse: bool) -> None:
     """Log a warning when IDs ``0..top-1`` leave many nodes without an edge (a sparse ID
-    space read without ``relabel``: SNAP's CA-CondMat gives 85k isolated of 108k)."""
+    space read without ``relabel``: SNAP's CA-CondMat gives 85k isolated of 108k); with
+    ``refuse``, raise when they are most of the nodes."""
     used = np.zeros(top, dtype=bool)
     used[s] = True
     used[d] = True
     isolated = top - int(np.count_nonzero(used))
+    if refuse and isolated >= _ISOLATED_MIN and isolated > _REFUSED_SHARE * top:
+        raise ValidationError(
+            f"{path}: node IDs run to {top - 1}, but {isolated} of the {top} nodes "
+            f"({100 * isolated / top:.0f}%) appear in no edge: partitioned as they are, those "
+            "IDs are isolated nodes that fill the parts (balancing nodes alone can then put "
+            "every edge in one part, for an edge cut of 0); relabel=True (CLI: --relabel) "
+            "maps the IDs that appear to 0..n-1 (originals kept as node feature 'node_id'), "
+            "relabel=False (CLI: --no-relabel) keeps the IDs as they are", path=str(path),
+            field="relabel", value=isolated / top)
     if isolated >= _ISOLATED_MIN and isolated > _ISOLATED_SHARE * top:
         log.warning("%s: node IDs run to %d, but %d of the %d nodes (%.0f%%) appear in no "
                     "edge and would be isolated; relabel=True (CLI: --relabel) maps the IDs "
@@ -392,7 +413,7 @@ def _warn_isolated(path: Path, s: np.ndarray, d: np.ndarray, top: int) -> None:
 
 def _build(path: Path, cols: dict[str, IdColumn], types: pa.DictionaryArray | None,
            feats: dict[str, Any], relabel: bool, num_nodes: int | dict[str, int] | None,
-           line_of: LineOf) -> Graph:
+           line_of: LineOf, *, refuse_sparse: bool = False) -> Graph:
     ints = all(cols[k].kind == "int" for k in ("src", "dst")) and not relabel
     s = d = np.zeros(0, np.int64)
     if ints:
@@ -401,7 +422,7 @@ def _build(path: Path, cols: dict[str, IdColumn], types: pa.DictionaryArray | No
         if types is None and not isinstance(num_nodes, dict):  # fast path: one pass each
             if num_nodes is None:
                 _check_space(path, cols, top, len(s), line_of)
-                _warn_isolated(path, s, d, top)
+                _warn_isolated(path, s, d, top, refuse_sparse)
             n = top if num_nodes is None else int(num_nodes)
             if top > n:
                 raise fail(path, f"node ID {top - 1} >= num_nodes={n}", field="src/dst")

@@ -18,7 +18,7 @@ Example:
     >>> d = tempfile.mkdtemp()
     >>> gs.io.write_chunked(g, d, 2)
     >>> assign_chunked(load_chunked_meta(d), 2, "metis", MethodOptions())["_N"].tolist()
-    [0, 0, 0, 1, 1, 1]
+    [1, 1, 1, 0, 0, 0]
 """
 
 from __future__ import annotations

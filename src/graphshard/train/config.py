@@ -22,7 +22,10 @@ A GraphSAGE config (``task: sage``) reads ``fanouts``, ``hidden_size`` (or ``hid
 many epochs), ``patience`` (stop once validation accuracy has not improved for this many
 epochs; unset: never) and ``min_delta`` (the improvement that counts), ``num_trainers``
 (trainer processes, DDP; needs ``graph:``), ``trainer_cpus``, ``checkpoint_dir`` (a
-checkpoint after every epoch; a stopped run started again resumes from it) and ``resume``.
+checkpoint after every epoch; a stopped run started again resumes from it) and ``resume``,
+and may name its graph with ``shchur:`` (a gnn-benchmark ``.npz`` or ``.zip``, read by
+:func:`~graphshard.datasets.load_shchur_npz` with Shchur et al.'s split drawn with
+``shchur_split_seed``, default 0: 20 training and 30 validation nodes per class).
 A link-prediction config (``task: link``, :func:`~graphshard.train.link.train_link`)
 reads ``fanouts``, ``hidden_size`` (or ``hidden``), ``epochs``, ``batch_size``, ``lr``,
 ``weight_decay``, ``feat``, ``dropout``, ``seed``, ``num_negatives`` (or PGL's ``neg_num``:
@@ -46,9 +49,11 @@ dataset's .zip or folder; ``hgb_test_file``, ``hgb_val_ratio`` pass to
 no checkpoints yet.
 The graph is ``graph:`` (a partition config JSON, served by a DistGraph), ``generate:``
 (a :func:`graphshard.datasets.from_spec` spec) or, for a walk config, ``etype2files``;
-naming two is an error.  :data:`CONFIG_KEYS` lists the keys of each task; any other key is
-a ConfigError naming the closest known one (``epoch`` -> ``epochs``), in every task;
-relative paths are read from the YAML's folder.
+naming two is an error.  Several trainers (``num_trainers`` > 1) need ``graph:``: another
+source is refused before it is read, with the commands that partition it and train from
+the partition (:mod:`~graphshard.train.config_sources`).  :data:`CONFIG_KEYS` lists the
+keys of each task; any other key is a ConfigError naming the closest known one (``epoch``
+-> ``epochs``), in every task; relative paths are read from the YAML's folder.
 
 Checkpoints: with ``checkpoint_dir`` (either task) a checkpoint with the model or tables,
 the optimizer state, the epoch and the metrics is written after every epoch (a walk run:
@@ -85,6 +90,7 @@ from typing import Any
 from .._util.optional import import_optional
 from ..errors import ConfigError, GraphshardError, ValidationError
 from .config_check import check_graph, check_values
+from .config_sources import check_sources, dataset_graph, plain_graph
 from .graph4rec import (
     G4R_KEYS,
     SPARSE_TYPES,
@@ -148,12 +154,13 @@ _HETERO = {"target": "target", "model": "model", "fanouts": "fanouts",
            "warmup": "warmup", "eval_every": "eval_every", "eval_batch_size": "eval_batch_size",
            "num_trainers": "num_trainers", "trainer_cpus": "trainer_cpus"}
 _HGB = {"hgb", "hgb_test_file", "hgb_val_ratio"}
+_SHCHUR = {"shchur", "shchur_split_seed"}
 
 #: The keys each task reads.  Any other key is a ConfigError naming the closest known key,
 #: except, in a walk config, Graph4Rec's keys that graphshard ignores or refuses with a
 #: reason (:data:`~graphshard.train.graph4rec.G4R_KEYS`).
 CONFIG_KEYS = {"walk": tuple(sorted(_COMMON | set(_WALK) | _WALK_FLOW)),
-               "sage": tuple(sorted(_COMMON | set(_SAGE))),
+               "sage": tuple(sorted(_COMMON | set(_SAGE) | _SHCHUR)),
                "link": tuple(sorted(_COMMON | set(_LINK) | _LINK_SPLIT)),
                "hetero": tuple(sorted(_COMMON | set(_HETERO) | _HGB))}
 _TABLES = {"walk": _WALK, "sage": _SAGE, "link": _LINK, "hetero": _HETERO}
@@ -175,18 +182,6 @@ def read_config(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise ConfigError(f"{path}: expected a mapping of keys, got {type(cfg).__name__}",
                           path=str(path))
     return cfg
-
-
-def _graph(cfg: dict[str, Any], base: Path, path: Any) -> Any:
-    if "graph" in cfg:
-        p = Path(cfg["graph"])
-        return p if p.is_absolute() else base / p
-    if "generate" in cfg:
-        from ..datasets import from_spec
-
-        return from_spec(str(cfg["generate"]))
-    raise ConfigError(f"{path}: name the graph with 'graph: <partition config .json>' or "
-                      "'generate: <spec>'", path=str(path), field="graph")
 
 
 def train_from_config(path: str | os.PathLike[str], *, overrides: dict[str, Any] | None = None,
@@ -286,24 +281,21 @@ def _prepare(path: Any, overrides: dict[str, Any] | None) -> _Prepared:
         kwargs["exclude_pairs"] = [p for p in kwargs["exclude_pairs"].split(";") if p]
     if "optimizer" in kwargs:
         kwargs["optimizer"] = SPARSE_TYPES.get(kwargs["optimizer"], kwargs["optimizer"])
-    sources = [k for k in ("graph", "generate", "etype2files", "hgb") if k in cfg]
-    if len(sources) > 1:
-        raise ConfigError(f"{path}: name the graph once; found {sources}", path=str(path),
-                          field=sources[1])
+    sources = check_sources(cfg, path, task)  # several trainers need graph: (no loading)
     try:
         if "etype2files" in cfg:
             graph = read_config_graph(cfg, base, path)
             cfg = {"output_path": "output", **cfg}  # PGL's files in, PGL's dump out
-        elif "hgb" in cfg:
-            graph = _hgb(cfg, base, kwargs)
+        elif "hgb" in cfg or "shchur" in cfg:
+            graph = dataset_graph(cfg, base, kwargs)
         else:
-            graph = _graph(cfg, base, path)
+            graph = plain_graph(cfg, base, path)
     except ConfigError:
         raise
     except GraphshardError as exc:
         raise ConfigError(f"{path}: {sources[0] if sources else 'graph'}: {exc}",
                           path=str(path), field=sources[0] if sources else "graph") from exc
-    # an hgb: dataset's labelled type is the default target (_hgb): check names against it
+    # an hgb: dataset's labelled type is the default target (dataset_graph): check names against it
     names = check_graph({"target": kwargs["target"], **cfg} if "target" in kwargs else cfg,
                         path, task, graph)
     out = cfg.get("output_path")
@@ -353,16 +345,7 @@ def _link(graph: Any, kwargs: dict[str, Any], cfg: dict[str, Any],
         graph = split_edges(graph, **split, num_negatives=int(cfg.get("eval_negatives", 100)),
                             seed=int(cfg.get("split_seed", cfg.get("seed", 0))))
     return train_link(graph, on_epoch=on_epoch, **kwargs)
-def _hgb(cfg: dict[str, Any], base: Path, kwargs: dict[str, Any]) -> Any:
-    """The graph of an HGB dataset's .zip or folder (``hgb:``, read by
-    :func:`~graphshard.datasets.load_hgb`); its labelled type is the default target."""
-    from ..datasets import load_hgb
 
-    p = Path(cfg["hgb"])
-    opts = {k[4:]: cfg[k] for k in ("hgb_test_file", "hgb_val_ratio") if k in cfg}
-    ds = load_hgb(p if p.is_absolute() else base / p, **opts)
-    kwargs.setdefault("target", ds.target)
-    return ds.graph
 
 
 def _walk(graph: Any, kwargs: dict[str, Any], cfg: dict[str, Any], base: Path,

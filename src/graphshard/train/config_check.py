@@ -109,7 +109,7 @@ _COMMON: dict[str, Check] = {
     "weight_decay": _num(0.0, 1.0), "hidden_size": _int(1, _WIDTH), "hidden": _int(1, _WIDTH),
     "eval_every": _int(1, _EPOCHS), "patience": _opt(_int(1, _EPOCHS)), "min_delta": _num(0.0),
     "warmup": _int(0, _EPOCHS)}
-_SAGE = {**_COMMON, "fanouts": _ints(1)}
+_SAGE = {**_COMMON, "fanouts": _ints(1), "shchur": _str, "shchur_split_seed": _SEED}
 _LINK = {**_COMMON, "fanouts": _ints(1), "num_negatives": _int(1, 10**4),
          "neg_num": _int(1, 10**4), "decoder": _choice("dot", "mlp"),
          "exclude": _choice("auto", "self", "reverse", "none"), "hits": _ints(1),
