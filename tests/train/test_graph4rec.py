@@ -5,6 +5,7 @@ optimizers, sage_mode, slot features and weighted sampling."""
 from __future__ import annotations
 
 import itertools
+import re
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +22,7 @@ from graphshard.cli import cli
 from graphshard.io.pgl import read_pgl
 from graphshard.sampling import parse_metapath
 from graphshard.store import as_store
-from graphshard.train import train_from_config, train_walk_embedding
+from graphshard.train import train_from_config, train_walk_embedding, validate_config
 from graphshard.train.graph4rec import G4R_KEYS
 from graphshard.train.kernels import adam_rows, pair_loss_grads
 
@@ -40,29 +41,61 @@ def _toy_config(tmp_path: Path, shared: Path, text: str) -> Path:
     return cfg
 
 
+def _seed_config(tmp_path: Path, toy: Path, days: list[str], newest: str | None) -> Path:
+    """The seed's block with its routine training over ``days`` (dated folders holding PGL's
+    toy files) and, when given, another ``newest_time``."""
+    for day in days:
+        (tmp_path / "data" / day).mkdir(parents=True)
+        for name in ("u2click2i.txt", "u2buy2i.txt", "node_types.txt"):
+            (tmp_path / "data" / day / name).symlink_to(toy / name)
+    text = SEED_YAML.read_text() + f"graph_data_local_path: {tmp_path / 'data'}\n"
+    if newest is not None:
+        text = text.replace("newest_time: 20230904/00", f"newest_time: {newest}")
+    cfg = tmp_path / "g4r.yaml"
+    cfg.write_text(text)
+    return cfg
+
+
 def test_seed_config_runs_and_dumps_the_files_node_ids(tmp_path, shared_file, caplog):
+    """The seed's routine training (daily from 20230814/00) over two days of toy data, with
+    its sage_mode, gcl_loss: simgcl_loss and hcl: True."""
     toy = shared_file(*TOY)
-    cfg = _toy_config(tmp_path, toy, SEED_YAML.read_text())
+    days = ["20230814/00", "20230815/00"]
+    cfg = _seed_config(tmp_path, toy, days, newest="20230815/00")
     result = CliRunner().invoke(cli, ["train", str(cfg)])
     assert result.exit_code == 0, result.output
-    # the seed's 3 epochs, counted from 0 as everywhere
-    assert "epoch 2: loss" in result.output and "epoch 3: loss" not in result.output
-    # the PS / HDFS / routine keys are ignored with their reason; nothing else is
+    # the seed's 3 epochs per period, counted from 0 as everywhere
+    assert result.output.count("epoch 2: loss") == 2 and "epoch 3: loss" not in result.output
+    assert "trained 2 period(s), 20230814/00 to 20230815/00 (newest_time" in result.output
+    # the PS keys and auto_shard are ignored with their reason; nothing else is
     assert "'gpups_memory_allocated_rate'" in caplog.text and "GPU parameter server" in caplog.text
-    assert "'train_mode'" in caplog.text and "'sage_mode'" not in caplog.text
-    out = tmp_path / "output"
-    for t in ("u", "i"):
-        lines = (out / f"{t}.txt").read_text().splitlines()
-        ids = [int(line.split("\t")[0]) for line in lines]
-        assert ids == _file_ids(toy / "node_types.txt", t)  # 1001..., not 0..143
-        emb = np.load(out / f"{t}.npy")
-        assert emb.shape == (len(ids), 100) and np.isfinite(emb).all()
-        np.testing.assert_allclose([float(v) for v in lines[0].split("\t")[1].split()],
-                                   emb[0], rtol=1e-5, atol=1e-6)
-        tensors, _ = gs.storage.tensorfile.load_tensors(out / f"{t}.safetensors")
-        assert tensors["src_node___id"].tolist() == ids
-        np.testing.assert_array_equal(tensors["src_node___emb"], emb)
-    assert (out / "model").is_dir()  # save_model_interval: the last epoch is saved
+    assert "'auto_shard'" in caplog.text and "graphshard partition" in caplog.text
+    for key in ("'sage_mode'", "'train_mode'", "'gcl_loss'", "'hcl'", "'newest_time'"):
+        assert key not in caplog.text
+    for day in days:
+        out = tmp_path / "output" / day
+        for t in ("u", "i"):
+            lines = (out / f"{t}.txt").read_text().splitlines()
+            ids = [int(line.split("\t")[0]) for line in lines]
+            assert ids == _file_ids(toy / "node_types.txt", t)  # 1001..., not 0..143
+            emb = np.load(out / f"{t}.npy")
+            assert emb.shape == (len(ids), 100) and np.isfinite(emb).all()
+            np.testing.assert_allclose([float(v) for v in lines[0].split("\t")[1].split()],
+                                       emb[0], rtol=1e-5, atol=1e-6)
+            tensors, _ = gs.storage.tensorfile.load_tensors(out / f"{t}.safetensors")
+            assert tensors["src_node___id"].tolist() == ids
+            np.testing.assert_array_equal(tensors["src_node___emb"], emb)
+        assert (out / "model").is_dir()  # save_model_interval: the last epoch is saved
+    # the second day went on from the first: not the same tables
+    assert not np.allclose(np.load(tmp_path / "output" / days[0] / "u.npy"),
+                           np.load(tmp_path / "output" / days[1] / "u.npy"))
+
+
+def test_the_seed_block_as_written_names_its_first_missing_day(tmp_path, shared_file):
+    """newest_time 20230904/00 asks for 22 daily folders; with two, the third is named."""
+    cfg = _seed_config(tmp_path, shared_file(*TOY), ["20230814/00", "20230815/00"], None)
+    with pytest.raises(gs.errors.ConfigError, match=r"folder of period 20230816/00 is missing"):
+        validate_config(cfg)
 
 
 def test_the_seed_block_keys_are_all_in_the_table():
@@ -71,14 +104,17 @@ def test_the_seed_block_keys_are_all_in_the_table():
     assert len(keys) == 56
     assert [k for k in keys if k not in G4R_KEYS] == []
     assert {k for k in keys if G4R_KEYS[k][0] == "ignored"} >= {
-        "gpups_memory_allocated_rate", "train_storage_mode", "gcl_loss", "train_mode"}
+        "gpups_memory_allocated_rate", "train_storage_mode", "auto_shard", "num_part"}
+    assert {k for k in keys if G4R_KEYS[k][0] == "used"} >= {
+        "gcl_loss", "hcl", "train_mode", "start_time", "time_delta", "newest_time"}
     assert G4R_KEYS["hadoop_shard"][0] == "refused"
 
 
 def test_docs_table_lists_every_key():
+    """docs/graph4rec.md's key table says for every key what G4R_KEYS (and the warning) says."""
     doc = (Path(__file__).parents[2] / "docs" / "graph4rec.md").read_text()
-    missing = [k for k in G4R_KEYS if f"`{k}`" not in doc]
-    assert missing == []
+    rows = re.findall(r"^\| `(\w+)` \| (?:yes|) \| (\w+) \| (.*) \|$", doc, re.MULTILINE)
+    assert {k: (status, why) for k, status, why in rows} == G4R_KEYS
 
 
 FLOW = """\

@@ -77,6 +77,7 @@ EFFECTS = [
     ("adagrad", "weighted_sample", True), ("sage", "return_weight", True),
     ("graphsage", "dense_lr", 0.05), ("slots", "slot_feature_lr", 0.1),
     ("adagrad", "slots", ["s_1"]), ("adagrad", "optimizer", "sgd"),
+    ("hinge", "gcl_loss", "simgcl_loss"), ("sage", "hcl", True),
 ]
 
 
@@ -104,6 +105,7 @@ def test_the_audit_covers_every_option():
     ("init_range", True), ("sage_alpha", "0.5"), ("samples", [1.5, 2]), ("samples", 3),
     ("slots", [1]), ("slots", [""]), ("metapath", 3), ("exclude_pairs", 5),
     ("infer_batch_size", 0.5), ("walk_buffer", []), ("dense_lr", None),
+    ("gcl_loss", "simgcl"), ("gcl_loss", True), ("gcl_loss", 0), ("hcl", "yes"),
 ])
 def test_a_value_of_the_wrong_type_or_range_is_refused(field, value):
     with pytest.raises(ValidationError, match=rf"{field} must be ") as info:
@@ -126,6 +128,7 @@ def test_a_value_of_the_wrong_type_or_range_is_refused(field, value):
     ({"sage_mode": True, "sage_layer_type": "GraphSAGE", "use_degree_norm": True},
      "use_degree_norm", "sage_layer_type 'LightGCN'"),
     ({"slot_feature_lr": 0.01}, "slot_feature_lr", "slots"),
+    ({"hcl": True}, "hcl", "sage_mode"),
 ])
 def test_an_option_that_would_do_nothing_is_refused(kw, field, needs):
     with pytest.raises(ValidationError, match=rf"{field}=.* acts only with .*{needs}") as info:

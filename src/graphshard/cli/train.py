@@ -95,6 +95,8 @@ def train(ctx: click.Context, config: Path, plot: Path | None, checkpoint_dir: P
     if plot is not None:
         plot_curves(result, plot, title=f"{config.name}: {type(result).__name__}")
     _render_training(result, plot, as_json)
+    if getattr(result, "note", "") and not as_json:  # routine training: how it ended
+        click.echo(result.note)
 
 
 def _render_training(result: Any, plot: Path | None, as_json: bool) -> None:

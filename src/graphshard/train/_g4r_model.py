@@ -30,6 +30,7 @@ from ..sampling import sample_neighbors
 from ..store import GraphStore
 from ..typing import IdArray
 from ._common import subseed
+from ._g4r_contrast import hcl_loss, simgcl_loss
 from ._walk_tables import TorchTable
 from .kernels import pair_loss_grads
 from .walk_options import WalkOptions
@@ -243,13 +244,17 @@ class G4RModel:
         return seen, edges
 
     def _encode(self, nodes: IdArray, fanouts: Sequence[int], seed: int,
-                leaves: list[tuple[Any, IdArray, Any]] | None) -> tuple[Any, IdArray]:
-        """Representations of the nodes of ``nodes``' sampled subgraph and its node list."""
+                leaves: list[tuple[Any, IdArray, Any]] | None,
+                parts: list[Any] | None = None) -> tuple[Any, IdArray]:
+        """Representations of the nodes of ``nodes``' sampled subgraph and its node list;
+        with ``sage_mode`` appends ``(inputs, edges)`` to ``parts`` (for ``hcl``)."""
         if not self.o.sage_mode:
             return self._inputs(nodes, leaves), nodes
         torch, o = self.torch, self.o
         allnodes, edges = self._subgraph(nodes, fanouts, seed)
         h0 = self._inputs(allnodes, leaves)
+        if parts is not None:
+            parts.append((h0, edges))
         h = h0
         n = len(allnodes)
         act = {"relu": torch.relu, "tanh": torch.tanh, "sigmoid": torch.sigmoid,
@@ -289,7 +294,8 @@ class G4RModel:
         torch, o = self.torch, self.o
         nodes, inv = np.unique(np.concatenate([src, dst, neg.ravel()]), return_inverse=True)
         leaves: list[tuple[Any, IdArray, Any]] = []
-        h, allnodes = self._encode(nodes, o.samples, seed, leaves)
+        parts: list[Any] = []
+        h, allnodes = self._encode(nodes, o.samples, seed, leaves, parts)
         # scores and their gradient on the unique rows (numba), then backward through the
         # encoder: no (pairs x negatives x width) tensor in torch
         rows = np.searchsorted(allnodes, nodes)[inv.ravel()].astype(np.int64)
@@ -298,14 +304,33 @@ class G4RModel:
         grad = np.zeros_like(u)
         loss = pair_loss_grads(u, rows[:b], rows[b:2 * b], rows[2 * b:].reshape(b, -1),
                                _LOSSES[o.loss_type], np.float32(o.margin), grad)
+        extra = self._contrast(h, np.unique(rows[:2 * b]), parts, seed)
         if self.dense_opt is not None:
             self.dense_opt.zero_grad()
-        h.backward(torch.from_numpy(grad))
+        if extra is None:
+            h.backward(torch.from_numpy(grad))
+        else:  # the pair loss's gradient on h plus the contrastive losses' own
+            ((h * torch.from_numpy(grad)).sum() + extra).backward()
         if self.dense_opt is not None:
             self.dense_opt.step()
         for tab, ids, leaf in leaves:
             tab.step(ids, np.ascontiguousarray(leaf.grad.numpy()))
-        return float(loss)
+        return float(loss) + (0.0 if extra is None else float(extra.detach()))
+
+    def _contrast(self, h: Any, batch_rows: IdArray, parts: list[Any], seed: int) -> Any:
+        """The contrastive losses this run adds (``gcl_loss``, ``hcl``; a torch scalar),
+        or None: SimGCL on the rows of the batch's pair nodes, HCL on the sampled edges."""
+        o, total = self.o, None
+        if o.gcl_loss == "simgcl_loss":
+            total = simgcl_loss(self.torch, h, batch_rows, o.neg_num, subseed(seed, 14))
+        if o.hcl and parts:
+            h0, edges = parts[0]
+            cat = [np.concatenate([e[i] for e in edges]) if edges else np.zeros(0, np.int64)
+                   for i in (1, 2)]
+            extra = hcl_loss(self.torch, h0, cat[0], cat[1], o.neg_num, subseed(seed, 15))
+            if extra is not None:
+                total = extra if total is None else total + extra
+        return total
 
     def infer(self, ntypes: list[str]) -> dict[str, np.ndarray]:
         """``{ntype: (num_nodes, emb_size) float32}`` of the final encoder.

@@ -33,7 +33,7 @@ INT_RANGES = {"walk_len": (1, 10**4), "walk_times": (1, 10**5), "win_size": (1, 
               "infer_batch_size": (1, 2**24)}
 #: The boolean options.
 BOOLS = ("random_window", "softsign", "sage_mode", "use_degree_norm", "weighted_sample",
-         "return_weight")
+         "return_weight", "hcl")
 
 #: ``{field: (what it acts with, whether it acts)}`` for the options that act only with
 #: another: set to anything but its default without it, the option is refused.
@@ -52,6 +52,7 @@ _NEEDS: dict[str, tuple[str, Any]] = {
     "dense_lr": ("sage_mode with sage_layer_type 'GraphSAGE' (its dense layers)",
                  lambda o: o.sage_mode and o.sage_layer_type == "GraphSAGE"),
     "slot_feature_lr": ("slots", lambda o: bool(o.slots)),
+    "hcl": ("sage_mode (its sampled neighbour edges)", lambda o: o.sage_mode),
 }
 
 

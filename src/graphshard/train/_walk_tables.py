@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -22,11 +23,29 @@ from ..typing import IdArray
 from ._common import subseed
 from .kernels import adagrad_rows, adam_rows, sgd_rows
 
-__all__ = ["DistTable", "TorchTable", "init_tables", "resume_tables", "save_tables"]
+__all__ = ["DistTable", "TorchTable", "WarmRows", "init_tables", "resume_tables",
+           "save_tables"]
 
 logger = logging.getLogger(__name__)
 
 _CHUNK = 1 << 16  # rows per server request when a whole DistEmbedding is read or written
+
+
+@dataclass(frozen=True, repr=False)
+class WarmRows:
+    """Initial values of some rows of one node type's table (routine training: the nodes
+    of the previous period); the other rows keep the trainer's random initialisation.
+
+    Attributes:
+        rows: ``(k,)`` int64 row IDs of the table, unique.
+        values: ``(k, emb_size)`` float32, their initial values.
+    """
+
+    rows: IdArray
+    values: np.ndarray
+
+    def __repr__(self) -> str:
+        return f"WarmRows(rows={len(self.rows)}, width={np.shape(self.values)[-1]})"
 
 
 class TorchTable:
@@ -148,7 +167,8 @@ def init_tables(torch: Any, store: GraphStore, emb_size: int, optimizer: str, lr
 
     Node tables start uniform in ``[-0.5, 0.5) / sqrt(emb_size)`` (keyed by ``seed``), in
     ``[-init_range, init_range)`` when given (Graph4Rec's ``init_range``), or at
-    ``init[ntype]``.  Local tables are row blocks (views) of one array for the node tables
+    ``init[ntype]`` (a whole table, or a :class:`WarmRows` setting some rows of the random
+    one).  Local tables are row blocks (views) of one array for the node tables
     and one for the context tables, returned too (``[nodes]`` or ``[nodes, contexts]``;
     empty for a DistGraph): the per-pair kernel indexes them by global ID.
 
@@ -173,10 +193,7 @@ def init_tables(torch: Any, store: GraphStore, emb_size: int, optimizer: str, lr
              if init_range is None else
              (rng.random((n, emb_size), dtype=np.float32) - 0.5) * np.float32(2 * init_range))
         if init is not None and t in init and not is_ctx:
-            w = np.ascontiguousarray(init[t], dtype=np.float32)
-            if w.shape != (n, emb_size):
-                raise ValidationError(f"initial embeddings of {t!r} have shape {w.shape}, "
-                                      f"expected {(n, emb_size)}", field="init")
+            w = _initial(init[t], t, w, n, emb_size)
         if dist:
             tables.append(DistTable(store, t, w, optimizer, lr))
             continue
@@ -184,6 +201,26 @@ def init_tables(torch: Any, store: GraphStore, emb_size: int, optimizer: str, lr
         view[:] = w
         tables.append(TorchTable(torch, view, optimizer, lr))
     return tables, blocks
+
+
+def _initial(init: Any, ntype: str, w: np.ndarray, n: int, emb_size: int) -> np.ndarray:
+    """The initial table of ``ntype``: ``init`` (a whole table) or ``w`` (the random one)
+    with the rows of a :class:`WarmRows` set."""
+    if isinstance(init, WarmRows):
+        rows = np.asarray(init.rows, np.int64)
+        values = np.asarray(init.values, np.float32)
+        if values.shape != (len(rows), emb_size) or (
+                len(rows) and (rows.min() < 0 or rows.max() >= n)):
+            raise ValidationError(f"initial rows of {ntype!r}: {values.shape} values for "
+                                  f"{len(rows)} rows of a ({n}, {emb_size}) table",
+                                  field="init")
+        w[rows] = values
+        return w
+    full = np.ascontiguousarray(init, dtype=np.float32)
+    if full.shape != (n, emb_size):
+        raise ValidationError(f"initial embeddings of {ntype!r} have shape {full.shape}, "
+                              f"expected {(n, emb_size)}", field="init")
+    return full
 
 
 def save_tables(tables: list[Any], checkpoint_dir: str | os.PathLike[str], epoch: int,

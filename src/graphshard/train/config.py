@@ -4,7 +4,9 @@ A walk config (``task: walk``, the default) is a Graph4Rec config: every key of 
 Graph4Rec config block is read, ignored with a reason or refused, as
 :data:`~graphshard.train.graph4rec.G4R_KEYS` and ``docs/graph4rec.md`` list;
 ``etype2files`` / ``ntype2files`` / ``symmetry`` name the data files the run reads
-(:func:`~graphshard.io.read_pgl`), and the dump keys its rows by the files' node IDs.  It
+(:func:`~graphshard.io.read_pgl`), and the dump keys its rows by the files' node IDs;
+with ``train_mode: online_train`` it trains period by period over dated folders
+(:mod:`~graphshard.train.routine`).  It
 also reads our ``neg_distribution`` (``uniform`` / ``degree``), ``optimizer``
 (``auto``, ``adagrad``, ``adam``, ``sgd``, ``pair_sgd``: word2vec's SGD after every pair,
 local graphs only), ``lr``, ``lr_decay`` (``auto``, ``none`` or ``linear``: word2vec's decay
@@ -101,6 +103,7 @@ from .graph4rec import (
     read_config_graph,
     unknown_key_error,
 )
+from .routine import ROUTINE_KEYS, RoutinePlan, routine_plan, train_routine
 
 __all__ = ["CONFIG_KEYS", "TASKS", "read_config", "train_from_config", "validate_config"]
 
@@ -123,12 +126,12 @@ _WALK = {"meta_path": "metapath", "walk_len": "walk_len", "walk_times": "walk_ti
          "sage_act": "sage_act", "use_degree_norm": "use_degree_norm",
          "weighted_sample": "weighted_sample", "return_weight": "return_weight",
          "dense_lr": "dense_lr", "slot_feature_lr": "slot_feature_lr", "slots": "slots",
-         "infer_batch_size": "infer_batch_size"}
+         "infer_batch_size": "infer_batch_size", "gcl_loss": "gcl_loss", "hcl": "hcl"}
 #: Graph4Rec keys a walk config reads outside WalkOptions (files, dump, flow).
 _WALK_FLOW = {"need_train", "need_inference", "warm_start_from", "output_path", "etype2files",
               "ntype2files", "symmetry", "graph_data_local_path", "infer_node_type",
               "dump_node_name", "dump_node_emb_name", "need_dump_walk", "save_model_interval",
-              "model_type", "hidden_size"}
+              "model_type", "hidden_size", *ROUTINE_KEYS}
 _SAGE = {"fanouts": "fanouts", "hidden_size": "hidden", "hidden": "hidden", "feat": "feat",
          "label": "label", "train_mask": "train_mask", "val_mask": "val_mask",
          "test_mask": "test_mask", "dropout": "dropout", "weight_decay": "weight_decay",
@@ -217,6 +220,8 @@ def train_from_config(path: str | os.PathLike[str], *, overrides: dict[str, Any]
             return train_sage(graph, on_epoch=on_epoch, **kwargs)
         if task == "link":
             return _link(graph, kwargs, cfg, on_epoch)
+        if prep.routine is not None:
+            return _routine(prep, prep.routine, path, on_epoch)
         return _walk(graph, {**kwargs, "on_epoch": on_epoch}, cfg, prep.base, prep.out)
     except TypeError as exc:
         raise ConfigError(f"{path}: {exc}", path=str(path)) from exc
@@ -257,6 +262,7 @@ class _Prepared:
     graph: Any
     kwargs: dict[str, Any]
     out: Path | None
+    routine: RoutinePlan | None = None  # train_mode: online_train
 
 
 def _prepare(path: Any, overrides: dict[str, Any] | None) -> _Prepared:
@@ -282,9 +288,13 @@ def _prepare(path: Any, overrides: dict[str, Any] | None) -> _Prepared:
     if "optimizer" in kwargs:
         kwargs["optimizer"] = SPARSE_TYPES.get(kwargs["optimizer"], kwargs["optimizer"])
     sources = check_sources(cfg, path, task)  # several trainers need graph: (no loading)
+    plan = routine_plan(cfg, base, path) if task == "walk" else None
+    if plan is not None and plan.first == len(plan.periods):  # every period is complete
+        return _Prepared(cfg, task, base, None, kwargs, None, plan)
     try:
-        if "etype2files" in cfg:
-            graph = read_config_graph(cfg, base, path)
+        if "etype2files" in cfg:  # routine: the first period to train
+            graph = read_config_graph(cfg, base, path, folder=None if plan is None else
+                                      plan.data_dir(plan.first))
             cfg = {"output_path": "output", **cfg}  # PGL's files in, PGL's dump out
         elif "hgb" in cfg or "shchur" in cfg:
             graph = dataset_graph(cfg, base, kwargs)
@@ -305,17 +315,18 @@ def _prepare(path: Any, overrides: dict[str, Any] | None) -> _Prepared:
         kwargs["checkpoint_dir"] = base / ck
     if task == "walk" and cfg.get("need_train", True):
         _check_walk_options(graph, names, kwargs, cfg, path)
-    return _Prepared(cfg, task, base, graph, kwargs, out)
+    return _Prepared(cfg, task, base, graph, kwargs, out, plan)
 
 
 def _as_config_error(path: Any, cfg: dict[str, Any], task: str,
-                     exc: GraphshardError) -> ConfigError:
-    """``exc`` (an option's error) as the config's: one line naming the file and the key
-    that sets the option (``sample`` for ``subsample``, ``sparse_type`` for ``optimizer``)."""
+                     exc: GraphshardError, where: str = "") -> ConfigError:
+    """``exc`` (an option's error) as the config's: one line naming the file, ``where``
+    (a routine period) and the key that sets the option (``sample`` for ``subsample``,
+    ``sparse_type`` for ``optimizer``)."""
     field = getattr(exc, "field", None)
     key = field if field in cfg else next(
         (k for k in cfg if _TABLES[task].get(k) == field), field or "config")
-    return ConfigError(f"{path}: {key}: {exc}", path=str(path), field=key)
+    return ConfigError(f"{path}: {where}{key}: {exc}", path=str(path), field=key)
 
 
 def _check_walk_options(graph: Any, names: Any, kwargs: dict[str, Any], cfg: dict[str, Any],
@@ -348,13 +359,29 @@ def _link(graph: Any, kwargs: dict[str, Any], cfg: dict[str, Any],
 
 
 
+def _routine(prep: _Prepared, plan: RoutinePlan, path: Any,
+             on_epoch: Callable[[int, dict[str, float]], None] | None) -> Any:
+    """Routine training (``train_mode: online_train``): one :func:`_walk` per period."""
+    def period(graph: Any, init: Any, out: Path, label: str) -> Any:
+        kwargs = {**prep.kwargs, "on_epoch": on_epoch}
+        if kwargs.get("checkpoint_dir") is not None:  # one checkpoint folder per period
+            kwargs["checkpoint_dir"] = Path(kwargs["checkpoint_dir"]) / label
+        try:
+            return _walk(graph, kwargs, prep.cfg, prep.base, out, init=init)
+        except ConfigError:
+            raise
+        except ValidationError as exc:
+            raise _as_config_error(path, prep.cfg, "walk", exc, f"period {label}: ") from exc
+
+    return train_routine(plan, prep.cfg, prep.base, path, period, graph=prep.graph)
+
+
 def _walk(graph: Any, kwargs: dict[str, Any], cfg: dict[str, Any], base: Path,
-          out: Path | None) -> Any:
+          out: Path | None, *, init: Any = None) -> Any:
     from .walk_embed import load_embeddings, train_walk_embedding
     from .walk_options import WalkOptions
 
     warm = cfg.get("warm_start_from")
-    init = None
     if warm:
         warm_dir = Path(warm) if Path(warm).is_absolute() else base / warm
         init = dict(load_embeddings(warm_dir))

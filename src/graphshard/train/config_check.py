@@ -92,6 +92,12 @@ def _ints(lo: int = 1, *, all_ok: bool = False) -> Check:
     return check
 
 
+def _gcl(v: Any) -> str | None:
+    off = v is None or v is False or v == ""
+    return None if off or v == "simgcl_loss" else (
+        f"must be 'simgcl_loss' or off (unset, '' or false), got {v!r}")
+
+
 def _opt(check: Check) -> Check:
     def opt(v: Any) -> str | None:
         return None if v is None else check(v)
@@ -137,7 +143,8 @@ _WALK.update({
     "samples": _ints(1), "infer_samples": _ints(1), "sage_act": _str,
     "use_degree_norm": _bool, "weighted_sample": _bool, "return_weight": _bool,
     "dense_lr": _RATE, "slot_feature_lr": _RATE, "slots": _strs,
-    "infer_batch_size": _int(1, _BATCH), "need_train": _bool, "need_inference": _bool,
+    "infer_batch_size": _int(1, _BATCH), "gcl_loss": _gcl,
+    "hcl": _bool, "need_train": _bool, "need_inference": _bool,
     "need_dump_walk": _bool, "symmetry": _bool, "save_model_interval": _int(1, _EPOCHS),
     "output_path": _str, "warm_start_from": _str, "graph_data_local_path": _str})
 _SPECS = {"walk": _WALK, "sage": _SAGE, "link": _LINK, "hetero": _HETERO}

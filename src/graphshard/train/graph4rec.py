@@ -33,7 +33,7 @@ from ..storage.files import atomic_write
 from ..storage.tensorfile import save_tensors
 
 __all__ = ["G4R_KEYS", "SPARSE_TYPES", "WalkDump", "check_g4r_values", "dump_embeddings",
-           "node_ids", "read_config_graph", "unknown_key_error"]
+           "dumped_types", "node_ids", "read_config_graph", "unknown_key_error"]
 
 logger = logging.getLogger(__name__)
 
@@ -42,8 +42,9 @@ SPARSE_TYPES = {"adagrad": "adagrad", "adagrad_v2": "adagrad", "shared_adam": "a
                 "adam": "adam", "sgd": "sgd"}
 
 _PS = "only means something on PGL's GPU parameter server (memory, passes, SSD tiers)"
-_ROUTINE = ("PGL's routine (hourly/daily) training over dated HDFS folders; run graphshard "
-            "train once per snapshot instead")
+_SHARD = ("PGL splits its input files into num_part part files for its graph servers; "
+          "graphshard reads the files directly (the same graph), so this has no effect; to "
+          "partition a graph for distributed training use graphshard partition --parts N")
 
 #: ``{key: (status, what graphshard does)}``; status is ``"used"``, ``"ignored"`` (a
 #: WARNING names the key and the reason) or ``"refused"`` (ConfigError when set).
@@ -63,9 +64,8 @@ G4R_KEYS: dict[str, tuple[str, str]] = {
     "infer_node_type": ("used", "node types dumped ('u;i'); default all"),
     "hadoop_shard": ("refused", "HDFS sharding of the input: use graphshard partition / chunk "
                      "(refused when true)"),
-    "auto_shard": ("ignored", "PGL shards its input files for its graph servers; a local run "
-                   "reads the files, a distributed one uses graphshard partition"),
-    "num_part": ("ignored", "part files of PGL's auto_shard (see auto_shard)"),
+    "auto_shard": ("ignored", _SHARD),
+    "num_part": ("ignored", _SHARD),
     # walks
     "meta_path": ("used", "PGL metapaths, ';'-separated; names resolved against the graph "
                   "(exact relation, or src2rel2dst / src2dst by node-type prefix)"),
@@ -94,8 +94,13 @@ G4R_KEYS: dict[str, tuple[str, str]] = {
     "loss_type": ("used", "sigmoid, hinge (with margin) or nce"),
     "margin": ("used", "margin of the hinge loss"),
     "softsign": ("used", "softsign on each node's input (id row + pooled slots)"),
-    "gcl_loss": ("ignored", "contrastive loss (SimGCL) of PGL's GPU trainer: not built"),
-    "hcl": ("ignored", "PGL's hard-negative contrastive option: not built"),
+    "gcl_loss": ("used", "simgcl_loss: SimGCL's contrastive loss (two views of the batch's "
+                 "node representations with noise of norm 0.1, InfoNCE at temperature 0.2 "
+                 "against neg_num shuffled nodes, weight 0.2) added to the pair loss; unset "
+                 "or '': off"),
+    "hcl": ("used", "Graph4Rec's hierarchical contrastive loss: each sampled neighbour edge's "
+            "input embeddings (dot product x 5) against neg_num shuffled nodes, added with "
+            "weight 1; needs sage_mode"),
     "sage_mode": ("used", "encode nodes with GNN layers over sampled neighbours; default "
                   "false (the seed: True)"),
     "sage_layer_type": ("used", "LightGCN or GraphSAGE"),
@@ -136,10 +141,15 @@ G4R_KEYS: dict[str, tuple[str, str]] = {
     "need_shrink": ("ignored", _PS),
     "jupyter": ("ignored", "PGL notebook switch"),
     "version": ("ignored", "a label of PGL's config"),
-    "train_mode": ("ignored", _ROUTINE),
-    "start_time": ("ignored", _ROUTINE),
-    "time_delta": ("ignored", _ROUTINE),
-    "newest_time": ("ignored", _ROUTINE),
+    "train_mode": ("used", "online_train: routine training, one run per dated folder "
+                   "graph_data_local_path/YYYYMMDD/HH, each starting from the previous "
+                   "period's tables by node ID, dumped to output_path/YYYYMMDD/HH; other "
+                   "values: one run"),
+    "start_time": ("used", "the first period, YYYYMMDD/HH (online_train)"),
+    "time_delta": ("used", "hours from one period to the next (online_train; 24: daily)"),
+    "newest_time": ("used", "the last period trained, YYYYMMDD/HH, on the start_time + k * "
+                    "time_delta grid (PGL writes it as its next period to load); unset: the "
+                    "newest folder present, and the run ends there (no waiting)"),
 }
 
 _MODEL_TYPES = ("WalkBasedModel", "SageModel", "GNNModel")
@@ -210,14 +220,16 @@ def _file_spec(spec: Any, base: Path, key: str, path: Any) -> dict[str, list[Pat
     return out
 
 
-def read_config_graph(cfg: dict[str, Any], base: Path, path: Any) -> Any:
+def read_config_graph(cfg: dict[str, Any], base: Path, path: Any, *,
+                      folder: Path | None = None) -> Any:
     """The graph a Graph4Rec config names: ``etype2files`` (and ``ntype2files``) read
-    from ``graph_data_local_path`` (relative to ``base``, the YAML's folder) with
-    ``symmetry``; node IDs of the files kept as node feature ``node_id``."""
+    from ``graph_data_local_path`` (relative to ``base``, the YAML's folder), or from
+    ``folder`` (a routine period's), with ``symmetry``; node IDs of the files kept as node
+    feature ``node_id``."""
     from ..io.pgl import read_pgl
 
     local = Path(cfg.get("graph_data_local_path", "."))
-    root = local if local.is_absolute() else base / local
+    root = folder if folder is not None else local if local.is_absolute() else base / local
     edges = _file_spec(cfg["etype2files"], root, "etype2files", path)
     nodes = (_file_spec(cfg["ntype2files"], root, "ntype2files", path)
              if cfg.get("ntype2files") else None)
@@ -233,6 +245,12 @@ def node_ids(graph: Any) -> dict[str, np.ndarray] | None:
     return out or None
 
 
+def dumped_types(cfg: dict[str, Any], ntypes: list[str]) -> list[str]:
+    """The node types a dump writes: ``infer_node_type`` (``"u;i"``), default all."""
+    keep = cfg.get("infer_node_type") or ""
+    return [t.strip() for t in str(keep).split(";") if t.strip()] or list(ntypes)
+
+
 def dump_embeddings(embeddings: dict[str, np.ndarray], out: Path, cfg: dict[str, Any],
                     ids: dict[str, np.ndarray] | None, path: Any) -> None:
     """Write the tables of the ``infer_node_type`` types as :func:`save_embeddings` does
@@ -240,8 +258,7 @@ def dump_embeddings(embeddings: dict[str, np.ndarray], out: Path, cfg: dict[str,
     ``dump_node_emb_name`` a ``<ntype>.safetensors`` holding both under those names."""
     from .walk_embed import save_embeddings
 
-    keep = cfg.get("infer_node_type") or ""
-    types = [t.strip() for t in str(keep).split(";") if t.strip()] or list(embeddings)
+    types = dumped_types(cfg, list(embeddings))
     missing = [t for t in types if t not in embeddings]
     if missing:
         raise ConfigError(f"{path}: infer_node_type names {missing}, not node types of the "

@@ -52,11 +52,11 @@ from ..store import GraphStore
 from ..typing import IdArray
 from ._common import open_store, subseed
 from ._walk_corpus import apply_subsampling, epoch_walks, keep_probability
-from ._walk_tables import init_tables, resume_tables, save_tables
+from ._walk_tables import WarmRows, init_tables, resume_tables, save_tables
 from .kernels import sgns_grads, sgns_pair_sgd
 from .walk_options import LR_DECAYS, OPTIMIZERS, WalkOptions
 
-__all__ = ["LR_DECAYS", "OPTIMIZERS", "WalkEmbeddingResult", "WalkOptions",
+__all__ = ["LR_DECAYS", "OPTIMIZERS", "WalkEmbeddingResult", "WalkOptions", "WarmRows",
            "load_embeddings", "save_embeddings", "train_walk_embedding"]
 
 logger = logging.getLogger(__name__)
@@ -76,6 +76,9 @@ class WalkEmbeddingResult:
             the node types whose graph has the node feature ``node_id``
             (:func:`~graphshard.io.read_pgl` keeps it; a partitioned graph serves it in its
             reshuffled order); empty otherwise.
+        tables: ``{ntype: (num_nodes, emb_size) float32}``, the id tables (a copy) where
+            ``embeddings`` are the torch model's output instead (``sage_mode``, ``slots``,
+            ``softsign``, ...: what a later run continues from); empty otherwise.
     """
 
     embeddings: dict[str, np.ndarray] = field(repr=False)
@@ -84,6 +87,7 @@ class WalkEmbeddingResult:
     num_pairs: list[int]
     seconds: list[float]
     node_ids: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    tables: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
 
     def __repr__(self) -> str:
         shapes = {t: e.shape for t, e in self.embeddings.items()}
@@ -246,7 +250,9 @@ def train_walk_embedding(store: Any, options: WalkOptions | None = None, *,
         options: The hyper-parameters (:class:`~graphshard.train.walk_options.WalkOptions`:
             metapath, walk and window sizes, rates, optimizer, seed, ...); default
             ``WalkOptions()``.
-        init: Initial ``{ntype: array}`` tables (warm start); others start at random.
+        init: Initial ``{ntype: array}`` tables (warm start), or ``{ntype: WarmRows}``
+            setting some rows (:class:`WarmRows`: routine training); other
+            tables and rows start at random, as without ``init``.
         on_epoch: Called after each epoch with ``(epoch, {"loss", "pairs", "seconds"})``.
         checkpoint_dir: Write a checkpoint (tables, Adagrad state, epoch, losses) here after
             every epoch, atomically (see :mod:`~graphshard.train.checkpoint`).
@@ -325,8 +331,10 @@ def train_walk_embedding(store: Any, options: WalkOptions | None = None, *,
         if bad:
             _diverged(o, f"the embeddings of {bad} hold inf or NaN")
         ids = _file_node_ids(st)
+        raw = ({t: tables[i].all() for i, t in enumerate(st.ntypes)}
+               if run.model is not None else {})
     return WalkEmbeddingResult(embeddings, losses, step_losses, [int(n) for n in num_pairs],
-                               secs, ids)
+                               secs, ids, raw)
 
 
 def _no_pairs(o: WalkOptions, walks: int) -> None:

@@ -32,7 +32,7 @@ from ._walk_checks import (
     check_names,
 )
 
-__all__ = ["DEFAULT_LR", "LOSS_TYPES", "LR_DECAYS", "NEG_DISTRIBUTIONS", "OPTIMIZERS",
+__all__ = ["DEFAULT_LR", "GCL_LOSSES", "LOSS_TYPES", "LR_DECAYS", "NEG_DISTRIBUTIONS", "OPTIMIZERS",
            "SAGE_LAYERS", "WalkOptions"]
 
 #: Valid ``optimizer`` values: sparse Adagrad, Adam (one step count per table, PGL's
@@ -59,13 +59,17 @@ LR_DECAYS = ("none", "linear")
 #: ``"pair_sgd"`` (applied to every pair), PGL's ``sparse_lr`` 0.1 for the others.
 DEFAULT_LR = {"pair_sgd": 0.025, "adagrad": 0.1, "adam": 0.1, "sgd": 0.1}
 
+#: Valid ``gcl_loss`` values (Graph4Rec's contrastive losses; None or ``""``: off).
+GCL_LOSSES = ("simgcl_loss",)
+
 #: Activations of GraphSAGE layers.
 _ACTS = ("relu", "tanh", "sigmoid", "leaky_relu", "none")
 
 #: Fields of the model (Graph4Rec's keys) a checkpoint records when not at their default.
 _MODEL_FIELDS = ("loss_type", "margin", "init_range", "softsign", "sage_mode",
                  "sage_layer_type", "sage_alpha", "samples", "sage_act", "use_degree_norm",
-                 "weighted_sample", "return_weight", "dense_lr", "slot_feature_lr", "slots")
+                 "weighted_sample", "return_weight", "dense_lr", "slot_feature_lr", "slots",
+                 "gcl_loss", "hcl")
 
 
 @dataclass(frozen=True)
@@ -159,6 +163,12 @@ class WalkOptions:
             to the node's id row (Graph4Rec).
         infer_batch_size: Nodes per inference batch of the slot features; ``sage_mode``
             infers layer-wise over the whole graph, so its embeddings do not depend on it.
+        gcl_loss: ``"simgcl_loss"``: add SimGCL's contrastive loss on two noise-perturbed
+            views of the batch's node representations (Graph4Rec's ``gcl_loss``;
+            :mod:`~graphshard.train._g4r_contrast`); None (default), ``""`` or False: off.
+        hcl: Add Graph4Rec's hierarchical contrastive loss: each sampled neighbour edge's
+            endpoints, as input embeddings, against shuffled neighbours (needs
+            ``sage_mode``).
 
     Raises:
         ValidationError: naming the field: a value of the wrong type (an integer field
@@ -218,6 +228,8 @@ class WalkOptions:
     slot_feature_lr: float = 0.001
     slots: Sequence[str] = ()
     infer_batch_size: int = 30000
+    gcl_loss: str | bool | None = None
+    hcl: bool = False
     #: The last learning rate of ``"linear"`` (``end_lr``, or ``lr * 1e-4``).
     final_lr: float = field(init=False, repr=False, compare=False)
     #: ``subsample`` as a float (0.0: off).
@@ -329,10 +341,16 @@ class WalkOptions:
             raise ValidationError(f"slots must be names of node features, got {self.slots!r}",
                                   field="slots", value=self.slots)
         object.__setattr__(self, "slots", tuple(slots))
+        if self.gcl_loss is None or self.gcl_loss is False or self.gcl_loss == "":
+            object.__setattr__(self, "gcl_loss", None)
+        elif not (isinstance(self.gcl_loss, str) and self.gcl_loss in GCL_LOSSES):
+            raise ValidationError(f"gcl_loss must be one of {GCL_LOSSES} (or unset), got "
+                                  f"{self.gcl_loss!r}", field="gcl_loss", value=self.gcl_loss)
         if self.uses_model and self.optimizer == "pair_sgd":
             raise ValidationError("optimizer 'pair_sgd' is word2vec's sigmoid update; loss_type, "
-                                  "sage_mode, slots and softsign need 'adagrad', 'adam' or "
-                                  "'sgd'", field="optimizer", value=self.optimizer)
+                                  "sage_mode, slots, softsign, gcl_loss and hcl need "
+                                  "'adagrad', 'adam' or 'sgd'", field="optimizer",
+                                  value=self.optimizer)
 
     @property
     def uses_model(self) -> bool:
@@ -344,7 +362,7 @@ class WalkOptions:
             (False, True)
         """
         return (self.loss_type != "sigmoid" or self.sage_mode or bool(self.slots)
-                or self.softsign)
+                or self.softsign or self.gcl_loss is not None or self.hcl)
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
