@@ -300,7 +300,7 @@ def check_ptx() -> None:
     sigs = {
         neighbors._counts: [a, a, a, i8, b1, a],
         neighbors._fill_uniform: [a, a, a, a, a, a, i8, b1, i8, i8, a, a, a, a],
-        neighbors._fill_weighted: [a, a, a, a2, a, f4, a, a, a, i8, b1, i8, i8, a, a, a],
+        neighbors._fill_weighted: [a, a, a, a2, a, f4, a, a, a, i8, b1, i8, i8, a, a],
         walks._walk: [a, a, a2, a, b1, a, a, a, "float64", i8, i8, i8, a2],
         walks._walk_step: [a, a, a2, a, b1, a, a, "float64", i8, i8, i8, a],
         walks._node2vec_walk: [a, a, a, a, *["float64"] * 3, i8, i8, i8, a2],

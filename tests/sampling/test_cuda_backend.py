@@ -47,14 +47,20 @@ def cuda_bk():
 
 
 def _graph(seed: int = 0) -> gs.Graph:
-    """40 random nodes plus a hub (node 40) with 90 in- and out-edges, weights with zeros."""
+    """40 random nodes; node 40 a hub with 90 in- and out-edges, node 41 one with 300
+    in-edges, node 42 with 20 in-edges whose first weight dwarfs the rest; weights with
+    zeros."""
     rng = np.random.default_rng(seed)
-    n, m = 41, 240
-    src = np.concatenate([rng.integers(0, 40, m), rng.integers(0, 40, 90), np.full(90, 40)])
-    dst = np.concatenate([rng.integers(0, 40, m), np.full(90, 40), rng.integers(0, 40, 90)])
-    g = gs.graph((src, dst), num_nodes=n)
+    m = 240
+    src = np.concatenate([rng.integers(0, 40, m), rng.integers(0, 40, 90), np.full(90, 40),
+                          rng.integers(0, 40, 300), rng.integers(0, 40, 20)])
+    dst = np.concatenate([rng.integers(0, 40, m), np.full(90, 40), rng.integers(0, 40, 90),
+                          np.full(300, 41), np.full(20, 42)])
+    g = gs.graph((src, dst), num_nodes=43)
     w = rng.random(len(src)) + 0.1
     w[::7] = 0.0
+    w[-20:] = 1.0
+    w[-20] = 1e6
     g.edata["w"] = w
     return g
 
@@ -93,18 +99,33 @@ def test_uniform_neighbors_equal_cpu(cuda_bk, fanout, replace, edge_dir):
     _same(cpu.edges(), gpu.edges())
 
 
-@pytest.mark.parametrize(("fanout", "replace"), [(3, True), (70, True), (-1, False)])
+# without replacement: node 40 rejects repeated alias draws (fanout 3) or takes keys
+# (70 of 90: quickselect); node 41 takes keys over 300 edges (the ordered scan); node 42's
+# rejections drag on and keys finish it; rows of degree <= 64 near their fanout take the
+# float32 dense keys
+WSEEDS = np.concatenate([SEEDS, [41, 42]])
+
+
+@pytest.mark.parametrize(("fanout", "replace"), [(3, True), (70, True), (-1, False),
+                                                 (3, False), (6, False), (70, False)])
 def test_weighted_neighbors_equal_cpu(cuda_bk, fanout, replace):
     g = _graph()
-    cpu = gs.sampling.sample_neighbors(g, SEEDS, fanout, replace=replace, prob="w", seed=4)
-    gpu = gs.sampling.sample_neighbors(g, SEEDS, fanout, replace=replace, prob="w", seed=4,
+    cpu = gs.sampling.sample_neighbors(g, WSEEDS, fanout, replace=replace, prob="w", seed=4)
+    gpu = gs.sampling.sample_neighbors(g, WSEEDS, fanout, replace=replace, prob="w", seed=4,
                                        backend="cuda")
+    assert cpu.num_edges() > 0
     _same(cpu.edges(), gpu.edges())
 
 
-def test_weighted_without_replacement_is_refused(cuda_bk):
-    with pytest.raises(ValidationError, match=r"without replacement .* not built on CUDA"):
-        gs.sampling.sample_neighbors(_graph(), SEEDS, 2, prob="w", seed=4, backend="cuda")
+def test_excluded_edges_equal_cpu(cuda_bk):
+    # exclusions sample by 0/1 weights on the sub-CSR: the weighted path without replacement
+    g = _graph()
+    excl = np.arange(0, g.num_edges(), 3)
+    cpu = gs.sampling.sample_neighbors(g, WSEEDS, 4, exclude_edges=excl, seed=6)
+    gpu = gs.sampling.sample_neighbors(g, WSEEDS, 4, exclude_edges=excl, seed=6,
+                                       backend="cuda")
+    assert not np.isin(cpu.edges()[2], excl).any()
+    _same(cpu.edges(), gpu.edges())
 
 
 def test_remote_store_path_equals_cpu(cuda_bk, reference_store):

@@ -6,9 +6,9 @@ The draws are those of :mod:`graphshard.sampling.kernels.neighbors` and
 the same order, so a seeded sample is the same on the CPU and the GPU.  Uniform without
 replacement: Floyd's algorithm up to ``_FLOYD_MAX`` picks, past that the CPU's partial
 Fisher-Yates shuffle replayed on a sparse map (a thread cannot hold ``range(deg)``).
-Weighted: with replacement the alias draws of ``alias_draw``; without replacement the rows
-taken whole.  Rows that would need the exponential-key or rejection paths of the CPU
-kernel are counted in ``status`` and refused by the wrapper (not built on CUDA yet).
+Weighted: with replacement the alias draws of ``alias_draw``; without replacement rows
+taken whole, and the rejection and exponential-key paths of the CPU kernel for the others
+(:mod:`.weighted`).
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from typing import Any
 import numpy as np
 from numba import cuda
 
-from ...errors import ValidationError
 from ..kernels.alias import _TMASK
 from ..kernels.neighbors import _FLOYD_MAX, row_yield
 from ..kernels.rng import draw, item_state, randint
 from .device import DeviceCache, device_in, device_out, launch
+from .weighted import partial_row
 
 __all__ = ["make_neighbors"]
 
@@ -138,7 +138,7 @@ def _whole(invw, start, d, o, c, pos):
 
 @cuda.jit
 def _fill_weighted(indptr, indices, eids, rec, nnz, invw, rows, keys, offsets, k, replace,
-                   seed, salt, out_src, out_eid, status):
+                   seed, salt, out_src, out_eid):
     i = cuda.grid(1)
     if i >= rows.shape[0]:
         return
@@ -156,11 +156,10 @@ def _fill_weighted(indptr, indices, eids, rec, nnz, invw, rows, keys, offsets, k
             v = rec[start + j, 0]
             keep = np.int64(draw(st, 2 * a + 1) >> _S32) < (v & _TMASK)
             out_eid[o + a] = j if keep else v >> 33
+    elif k >= 0 and c < (d if nnz.shape[0] == 0 else nnz[r]):
+        st = np.uint64(item_state(seed, salt, keys[i]))
+        partial_row(rec, invw, start, d, o, c, st, out_eid)
     else:
-        nz = d if nnz.shape[0] == 0 else nnz[r]
-        if k >= 0 and c < nz:
-            cuda.atomic.add(status, 0, 1)
-            return
         _whole(invw, start, d, o, c, out_eid)
     _gather(indices, eids, start, o, c, out_src, out_eid)
 
@@ -207,18 +206,9 @@ def make_neighbors(cache: DeviceCache) -> dict[str, Any]:
             return
         d_src, h_src = device_out(out_src)
         d_eid, h_eid = device_out(out_eid)
-        status = cuda.to_device(np.zeros(1, dtype=np.int64))
         launch(_fill_weighted, n, cache.get(indptr), cache.get(indices), cache.get(eids),
                cache.get(rec), cache.get(nnz), cache.get(invw), device_in(rows),
-               device_in(keys), device_in(offsets), k, replace, seed, salt, d_src, d_eid,
-               status)
-        partial = int(status.copy_to_host()[0])
-        if partial:
-            raise ValidationError(
-                f"backend='cuda': weighted sampling without replacement of fewer edges than "
-                f"a row's positive weights ({partial} rows here, fanout {k}) is not built on "
-                "CUDA yet; pass replace=True, or backend='cpu'", field="replace",
-                value=replace)
+               device_in(keys), device_in(offsets), k, replace, seed, salt, d_src, d_eid)
         _back(d_src, h_src, d_eid, h_eid)
 
     return {"sample_counts": sample_counts, "weighted_counts": weighted_counts,
