@@ -50,13 +50,6 @@ def _numba_cuda() -> Any:
     return cuda
 
 
-def simulated() -> bool:
-    """Whether numba.cuda runs under its simulator (NUMBA_ENABLE_CUDASIM=1 at its import)."""
-    from numba.cuda.core import config
-
-    return bool(config.ENABLE_CUDASIM)
-
-
 def make_backend() -> SimpleNamespace:
     """The kernel namespace of the ``cuda`` backend.
 
@@ -65,6 +58,8 @@ def make_backend() -> SimpleNamespace:
             simulator is off (the message says how to turn it on).
     """
     cuda = _numba_cuda()
+    from .device import simulated
+
     sim = simulated()
     if not sim and not cuda.is_available():
         reason = " ".join(str(cuda.cuda_error() or "").split())

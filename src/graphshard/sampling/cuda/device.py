@@ -22,9 +22,18 @@ from typing import Any
 import numpy as np
 from numba import cuda
 
-__all__ = ["THREADS", "DeviceCache", "device_in", "device_out", "is_device", "launch"]
+__all__ = ["THREADS", "DeviceCache", "device_in", "device_out", "is_device", "launch",
+           "simulated"]
 
 THREADS = 128  # threads per block: one item (row, walk, draw) per thread
+
+
+def simulated() -> bool:
+    """Whether numba.cuda runs under its simulator (NUMBA_ENABLE_CUDASIM=1 in numba's config
+    when numba.cuda was imported; numba-cuda reads numba's own config)."""
+    from numba.core import config
+
+    return bool(config.ENABLE_CUDASIM)
 
 
 def is_device(a: Any) -> bool:

@@ -25,7 +25,7 @@ from ..kernels import keys_dense as kd
 from ..kernels import rng
 from ..kernels.alias import _TMASK
 from ..kernels.rng import draw
-from . import simulated
+from .device import simulated
 
 __all__ = ["partial_row"]
 
