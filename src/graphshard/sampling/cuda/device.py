@@ -33,7 +33,7 @@ def simulated() -> bool:
     when numba.cuda was imported; numba-cuda reads numba's own config)."""
     from numba.core import config
 
-    return bool(config.ENABLE_CUDASIM)
+    return bool(getattr(config, "ENABLE_CUDASIM", 0))  # set by numba at import, not typed
 
 
 def is_device(a: Any) -> bool:
