@@ -377,7 +377,7 @@ def test_helpers():
     (lambda g: sample_neighbors(g, [1], 2, prob="missing"), r"no edge feature 'missing' to "
      r"use as prob; features are \['neg'\]"),
     (lambda g: sample_neighbors(g, [1], 2, backend="tpu"), r"unknown sampling backend 'tpu'; "
-     r"available: \['cpu'\]"),
+     r"available: \['cpu', 'cuda'\]"),
     (lambda g: sample_neighbors(g, {"x": [0]}, 2), r"unknown node type 'x'; node types are "
      r"\['_N'\]"),
     (lambda g: sample_neighbors(g, [0], 2, seed=-3), r"seed must be a non-negative int"),

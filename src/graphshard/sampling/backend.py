@@ -1,13 +1,15 @@
-"""Kernel backends by name: the seam where a GPU implementation can sit beside the CPU one.
+"""Kernel backends by name: ``cpu`` (numba) and ``cuda`` (numba-cuda, beside it).
 
 A backend is an object with the kernel functions as attributes (same names and signatures as
-the CPU kernels in :mod:`~graphshard.sampling.kernels`).  The Python layer asks
+the CPU kernels in :mod:`~graphshard.sampling.kernels`).  ``cuda`` is built on first use
+(:mod:`~graphshard.sampling.cuda`); without numba-cuda or a GPU asking for it raises a
+ValidationError that says what is missing.  The Python layer asks
 :func:`get_backend` for one by the ``backend=`` keyword of each sampling call and never imports
 a kernel module directly.
 
 Example:
     >>> get_backend("cpu").name, available_backends()
-    ('cpu', ['cpu'])
+    ('cpu', ['cpu', 'cuda'])
 """
 
 from __future__ import annotations
@@ -28,15 +30,22 @@ def _cpu() -> Any:
     # the core of the thread still working, so 2 threads ran slower than 1 (benchmarks/
     # TUNING.md).  Passive waiting keeps 2 threads ahead of 1; an explicit user setting wins.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    from .kernels import block, pairs, weighted
+    from .kernels import block, gather, pairs, weighted
     from .kernels import neighbors as nbr
     from .kernels import walks as walk
 
-    names = {m: [n for n in m.__all__] for m in (nbr, weighted, walk, pairs, block)}
+    names = {m: [n for n in m.__all__] for m in (nbr, weighted, walk, pairs, block, gather)}
     return SimpleNamespace(name="cpu", **{n: getattr(m, n) for m, ns in names.items() for n in ns})
 
 
-_FACTORIES = {"cpu": _cpu}
+def _cuda() -> Any:
+    # numba.cuda is imported here, on first use, never by `import graphshard`
+    from .cuda import make_backend
+
+    return make_backend()
+
+
+_FACTORIES = {"cpu": _cpu, "cuda": _cuda}
 
 
 def register_backend(name: str, factory: Any) -> None:

@@ -230,9 +230,12 @@ def in_subgraph(g: Any, nodes: Any) -> SampledEdges:
     return sample_neighbors(g, nodes, -1, "in", seed=0)
 
 
-def degrees(g: Any, ids: Any, etype: EdgeTypeLike | None = None, edge_dir: str = "in"
-            ) -> IdArray:
+def degrees(g: Any, ids: Any, etype: EdgeTypeLike | None = None, edge_dir: str = "in", *,
+            backend: str = "cpu") -> IdArray:
     """In- (or out-) degrees of ``ids`` for one edge type (int64, new array).
+
+    ``backend`` other than ``"cpu"`` reads the degrees with that backend's ``row_degrees``
+    kernel (on a local graph: the cuda backend reads its device copy of the CSR).
 
     Example:
         >>> import graphshard as gs
@@ -240,7 +243,17 @@ def degrees(g: Any, ids: Any, etype: EdgeTypeLike | None = None, edge_dir: str =
         [2, 1, 0]
     """
     store = as_store(g)
-    return store.degrees(ids, store.to_canonical_etype(etype), edge_dir=edge_dir)
+    et = store.to_canonical_etype(etype)
+    bk = get_backend(backend)
+    if bk.name == "cpu" or not isinstance(store, LocalAdjacency):
+        return store.degrees(ids, et, edge_dir=edge_dir)
+    check_edge_dir(edge_dir)
+    rows = as_ids(ids, "ids")
+    ntype = et[2] if edge_dir == "in" else et[0]
+    check_id_range(rows, store.num_nodes(ntype), f"{ntype!r} node IDs")
+    out = np.empty(len(rows), dtype=np.int64)
+    bk.row_degrees(store.adjacency(et, edge_dir).indptr, rows, out)
+    return out
 
 
 def find_edges(g: Any, eids: Any, etype: EdgeTypeLike | None = None
