@@ -9,9 +9,11 @@ and benchmarks/bench_pyg_scripts.py, so the benchmark times exactly what the tes
 Sampling: PyG's own ``NeighborSampler`` needs pyg-lib or torch-sparse, which are not installed
 on our machines, so every loader is given graphshard's sampler (``neighbor_sampler=``, the
 loaders' own hook for a custom sampler); on in-memory data PyG's ``filter_fn`` still collates
-the batch from PyG's own storage.  With ``sampler_seed`` set, batches depend on the seed and
-the IDs only, so runs on an in-memory copy, a local graph and a DistGraph with the same IDs
-are identical.
+the batch from PyG's own storage.  Each function takes ``(data, store, split)``: the loader's
+input, the graph graphshard's sampler reads (None: PyG's own sampler, where pyg-lib or
+torch-sparse is installed) and the node IDs to train and test on.  graphshard's sampler is
+seeded with ``seed``: batches depend on the seed and the IDs only, so runs on an in-memory
+copy, a local graph and a DistGraph with the same IDs see the same batches.
 """
 
 from __future__ import annotations
@@ -108,11 +110,18 @@ def _accuracy(logits: torch.Tensor, y: torch.Tensor) -> float:
     return float((logits.argmax(-1) == y).float().mean())
 
 
-def _timed_epochs(epochs: int, sampler: NeighborSampler, one_epoch: Any
+def _sampler(store: Any, fanouts: Any, seed: int) -> NeighborSampler | None:
+    """graphshard's sampler over ``store``; None (``store`` None): the loader builds PyG's
+    own, which needs pyg-lib or torch-sparse."""
+    return None if store is None else NeighborSampler(store, fanouts, seed=seed)
+
+
+def _timed_epochs(epochs: int, sampler: NeighborSampler | None, one_epoch: Any
                   ) -> tuple[list[float], list[float]]:
     losses, times = [], []
     for epoch in range(epochs):
-        sampler.set_epoch(epoch)
+        if sampler is not None:
+            sampler.set_epoch(epoch)
         t = time.perf_counter()
         losses.append(one_epoch())
         times.append(time.perf_counter() - t)
@@ -136,7 +145,7 @@ def sage_unsup(data: Any, store: Any, split: Split, *, seed: int, epochs: int,
         pick = torch.randperm(edge_index.shape[1],
                               generator=torch.Generator().manual_seed(seed))[:num_label_edges]
         labels = edge_index[:, pick]
-    sampler = NeighborSampler(store, list(fanouts), seed=seed)
+    sampler = _sampler(store, list(fanouts), seed)
     loader = LinkNeighborLoader(data, list(fanouts), batch_size=batch_size, shuffle=True,
                                 neg_sampling_ratio=1.0, neighbor_sampler=sampler,
                                 edge_label_index=labels if isinstance(data, Data)
@@ -211,7 +220,7 @@ def kuzu_sage(data: Any, store: Any, split: Split, *, seed: int, epochs: int,
     fanouts), the script reports only the loss."""
     torch.manual_seed(seed)
     etype = ("paper", "cites", "paper")
-    sampler = NeighborSampler(store, {etype: list(fanouts)}, seed=seed)
+    sampler = _sampler(store, {etype: list(fanouts)}, seed)
 
     def loader(ids: torch.Tensor, shuffle: bool) -> NeighborLoader:
         return NeighborLoader(data, {etype: list(fanouts)}, batch_size=batch_size,
@@ -301,7 +310,7 @@ def acm_to_hetero(data: Any, store: Any, split: Split, *, seed: int, epochs: int
     torch.manual_seed(seed)
     s = ACM_SETTINGS
     fanouts = {et: [fanout] * num_hops for et in metadata[1]}
-    sampler = NeighborSampler(store, fanouts, seed=seed)
+    sampler = _sampler(store, fanouts, seed)
 
     def loader(ids: torch.Tensor, shuffle: bool) -> NeighborLoader:
         return NeighborLoader(data, fanouts, batch_size=batch_size, shuffle=shuffle,
@@ -350,7 +359,7 @@ def dgl_node_classification(data: Any, store: Any, split: Split, *, seed: int, e
     the stores) scored on the test nodes.  One trainer; Cora's 140 training nodes make DGL's
     batch of 1000 one batch an epoch, so batches of 32 at lr 0.01 (DGL: 0.003)."""
     torch.manual_seed(seed)
-    sampler = NeighborSampler(store, list(fanouts), seed=seed)
+    sampler = _sampler(store, list(fanouts), seed)
     loader = NeighborLoader(data, list(fanouts), batch_size=batch_size, shuffle=True,
                             input_nodes=split.train, neighbor_sampler=sampler)
     x, edge_index = whole(data)
