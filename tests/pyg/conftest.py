@@ -44,3 +44,51 @@ def shop_store(request, shop2: Stores) -> Any:
     dg = gs.distributed.DistGraph(shop2.config, colocate=(), timeout=120.0)
     yield dg
     dg.close()
+
+
+@dataclass
+class Parts:
+    whole: gs.Graph  # the graph assembled from its parts (the partitions' IDs)
+    config: str
+
+
+def _partition(g: gs.Graph, name: str, out: Any) -> Parts:
+    gs.partition_graph(g, name, 2, str(out), part_method="lp")
+    config = str(out / f"{name}.json")
+    return Parts(gs.distributed.assemble_graph(config), config)
+
+
+@pytest.fixture(scope="session")
+def cora_graph(shared_file) -> gs.Graph:
+    """Planetoid Cora (features dense, Planetoid's split) with its edges as PyG's reader
+    keeps them: 10,556, no duplicates or self loops."""
+    from graphshard.datasets import load_planetoid
+    from graphshard.io import apply_edge_policy
+
+    g = load_planetoid(shared_file("planetoid", "ind.cora.graph"),
+                       sparse_features=False).graph
+    return apply_edge_policy(g, self_loops="drop", duplicates="drop")[0]
+
+
+@pytest.fixture(scope="session")
+def cora2(cora_graph, tmp_path_factory) -> Parts:
+    """Cora in 2 parts (label propagation)."""
+    return _partition(cora_graph, "cora", tmp_path_factory.mktemp("pyg_cora2"))
+
+
+@pytest.fixture(scope="session")
+def papers2(cora_graph, tmp_path_factory) -> Parts:
+    """Cora typed as the Kùzu example's graph: one node type 'paper', one edge type
+    ('paper', 'cites', 'paper'), in 2 parts."""
+    src, dst = cora_graph.edges()
+    g = gs.heterograph({("paper", "cites", "paper"): (src, dst)},
+                       {"paper": cora_graph.num_nodes()})
+    for k, v in cora_graph.ndata.items():
+        g.nodes["paper"].data[k] = v
+    return _partition(g, "papers", tmp_path_factory.mktemp("pyg_papers2"))
+
+
+@pytest.fixture(scope="session")
+def acm2(acm, tmp_path_factory) -> Parts:
+    """HGB ACM (paper features only) in 2 parts."""
+    return _partition(acm, "acm", tmp_path_factory.mktemp("pyg_acm2"))
