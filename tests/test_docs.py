@@ -25,13 +25,14 @@ import inspect
 import os
 import re
 import stat
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+
+from waiting import run_while_busy
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -163,8 +164,8 @@ def test_code_blocks_run(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPa
             ran += 1
             print(f"{where}: {time.perf_counter() - started:.1f} s")
         elif block.lang == "bash" and block.run:
-            proc = subprocess.run(["bash", "-euo", "pipefail", "-c", block.code], cwd=work,
-                                  env=env, capture_output=True, text=True, timeout=300)
+            proc = run_while_busy(["bash", "-euo", "pipefail", "-c", block.code], where,
+                                  cwd=work, env=env)
             assert proc.returncode == 0, (
                 f"{where} exited {proc.returncode}\n{block.code}\nstdout:\n{proc.stdout}\n"
                 f"stderr:\n{proc.stderr}")
@@ -232,9 +233,9 @@ def test_site_builds_strictly(tmp_path: Path) -> None:
                PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT / "src"),
                                                         os.environ.get("PYTHONPATH")])))
     site = tmp_path / "site"
-    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f",
-                           str(ROOT / "mkdocs.yml"), "-d", str(site)], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=300)
+    proc = run_while_busy([sys.executable, "-m", "mkdocs", "build", "--strict", "-f",
+                           str(ROOT / "mkdocs.yml"), "-d", str(site)], "mkdocs build",
+                          cwd=ROOT, env=env)
     assert proc.returncode == 0, proc.stderr[-5000:]
     api = (site / "api" / "sampling" / "index.html").read_text()
     assert 'id="graphshard.sampling.sample_blocks"' in api  # a docstring became a section

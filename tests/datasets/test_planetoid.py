@@ -16,6 +16,7 @@ from fuzzing import call_releasing_fifos, dataset_graph_problem, mutate_bytes, m
 from graphshard.datasets import load_planetoid
 from graphshard.errors import FormatError, ValidationError
 from graphshard.io import apply_edge_policy
+from waiting import run_while_busy
 
 
 @pytest.mark.parametrize("name, nodes, pairs, feats, classes, train", [
@@ -169,15 +170,14 @@ def test_crafted_pickle_is_a_clean_error(tmp_path, name):
     """Each crafted file is refused with a FormatError naming it, the process exits normally
     (no segfault: rc 0, not 139), and nothing large is allocated on the way."""
     import os
-    import subprocess
     import sys
 
     part, data = CRAFTED[name]
     folder = _tiny(tmp_path / "d")
     (folder / f"ind.tiny.{part}").write_bytes(data)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    proc = subprocess.run([sys.executable, "-c", _RUN_CRAFTED, str(folder)], env=env,
-                          capture_output=True, text=True, timeout=120)
+    proc = run_while_busy([sys.executable, "-c", _RUN_CRAFTED, str(folder)],
+                          f"loading the crafted {part}", env=env)
     assert proc.returncode == 0, (proc.returncode, proc.stderr[-2000:])
     out = proc.stdout
     assert f"FormatError: {folder / f'ind.tiny.{part}'}: not a Planetoid pickle" in out, out

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from click.testing import CliRunner
 
 import graphshard as gs
 from graphshard.cli import cli
+from waiting import run_while_busy, wait_for_nodes_while_busy
 
 LOOPBACK = "127.0.0.1"
 
@@ -63,7 +63,7 @@ def nodes():
                 "num_cpus": 1, "node_ip_address": LOOPBACK, "include_dashboard": False})
             workers = [cluster.add_node(num_cpus=1, node_ip_address=LOOPBACK,
                                         resources={f"worker{i}": 1}) for i in range(2)]
-        cluster.wait_for_nodes(timeout=60)
+        wait_for_nodes_while_busy(cluster)
         init_ray(ray, cluster.address, include_dashboard=False, log_to_driver=False)
         driver = ray.get_runtime_context().get_node_id()
         yield Nodes(ray, cluster, cluster.head_node.node_id, [w.node_id for w in workers],
@@ -157,10 +157,10 @@ def test_pack_and_pinned_placement(nodes, cora3):
 def test_cli_serve_joins_through_ray_address_and_prints_nodes(nodes, cora3):
     pins = f"0={nodes.workers[0][:12]},1={nodes.workers[1][:12]},2={nodes.head[:12]}"
     env = {**os.environ, "RAY_ADDRESS": nodes.cluster.address}
-    run = subprocess.run(
+    run = run_while_busy(
         [sys.executable, "-c", "import sys; from graphshard.cli import main; "
          "sys.exit(main(sys.argv[1:]))", "serve", cora3.config, "--placement", pins,
-         "--detach"], capture_output=True, text=True, env=env, timeout=240)
+         "--detach"], "serve --detach", env=env)
     try:
         assert run.returncode == 0, run.stderr[-3000:]
         rows = [line.split("│") for line in run.stdout.splitlines() if "cora-" in line]
@@ -222,11 +222,11 @@ def test_pipeline_on_three_nodes_writes_what_one_process_writes(nodes, cora, tmp
                 np.testing.assert_array_equal(ta[k], tb[k], err_msg=f"{rel}: {k}")
     # the command joins the cluster through RAY_ADDRESS and, with -v, says where tasks ran
     env = {**os.environ, "RAY_ADDRESS": nodes.cluster.address}
-    run = subprocess.run(
+    run = run_while_busy(
         [sys.executable, "-c", "import sys; from graphshard.cli import main; "
          "sys.exit(main(sys.argv[1:]))", "-v", "pipeline", str(tmp_path / "chunked"),
          "--parts", "3", "--method", "random", "--seed", "4", "--out", str(tmp_path / "cli")],
-        capture_output=True, text=True, env=env, timeout=300)
+        "pipeline -v", env=env)
     assert run.returncode == 0, run.stderr[-3000:]
     used = set(re.findall(r"node (\w{12}) \(127\.0\.0\.1\)", run.stderr))
     assert used and used <= {n[:12] for n in [nodes.head, *nodes.workers]}, run.stderr[-3000:]
@@ -398,7 +398,7 @@ def _lose_a_node_during(nodes, flags, patch, run) -> BaseException | None:
     with _local_node_address():
         node = nodes.cluster.add_node(num_cpus=1, node_ip_address=LOOPBACK,
                                       object_store_memory=80 << 20)
-    nodes.cluster.wait_for_nodes(timeout=120)
+    wait_for_nodes_while_busy(nodes.cluster, "the added node starting")
     flags.mkdir()
     patch(node.node_id)
     error: list[BaseException] = []

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import textwrap
 
@@ -13,6 +12,7 @@ import pytest
 import graphshard.runtime.ray
 from graphshard.runtime.executor import start_ray
 from graphshard.runtime.ray import LOOPBACK, is_loopback
+from waiting import run_while_busy
 
 # Runs in a fresh interpreter (one Ray per process; the session's shared Ray is another one):
 # DistGraph starts a local Ray and the graph servers, then the listening TCP sockets of this
@@ -48,8 +48,8 @@ def test_a_local_run_listens_on_loopback_only(make_parts, tmp_path):
     pytest.importorskip("psutil", reason="needs psutil")
     p = make_parts(3, "net", 2, str(tmp_path / "parts"))
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
-    run = subprocess.run([sys.executable, "-c", _SCRIPT, p.config], capture_output=True,
-                         text=True, env=env, timeout=600)
+    run = run_while_busy([sys.executable, "-c", _SCRIPT, p.config], "the listing run",
+                         env=env)
     assert run.returncode == 0, run.stderr[-3000:]
     out = json.loads(run.stdout.strip().splitlines()[-1])
     names = {name for _, _, name in out["listen"]}

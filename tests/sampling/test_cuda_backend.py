@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -23,6 +22,7 @@ import pytest
 import graphshard as gs
 from graphshard.errors import ValidationError
 from graphshard.sampling import get_backend
+from waiting import run_while_busy
 
 HAS_NUMBA_CUDA = importlib.util.find_spec("numba_cuda") is not None
 if HAS_NUMBA_CUDA and "numba.cuda" not in sys.modules:
@@ -266,8 +266,8 @@ def test_import_is_lazy_and_no_gpu_is_a_clear_error():
             "except ValidationError as e:\n    print(e)\n")
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
     env["PYTHONPATH"] = os.pathsep.join([str(SRC), env.get("PYTHONPATH", "")])
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                         text=True, check=True, timeout=300).stdout.splitlines()
+    out = run_while_busy([sys.executable, "-c", code], "the import check", env=env,
+                         check=True).stdout.splitlines()
     assert out[0] == "False"
     if out[1] == "OK":
         pytest.skip("this machine has a CUDA device")

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
+
+from waiting import run_while_busy
 
 _SCRIPT = r"""
 import hashlib, numpy as np, graphshard as gs
@@ -35,8 +36,8 @@ print(h.hexdigest())
 
 def _digest(threads: int) -> str:
     env = dict(os.environ, NUMBA_NUM_THREADS=str(threads))
-    out = subprocess.run([sys.executable, "-c", _SCRIPT], env=env, capture_output=True,
-                         text=True, timeout=300, check=True)
+    out = run_while_busy([sys.executable, "-c", _SCRIPT], f"sampling with {threads} threads",
+                         env=env, check=True)
     return out.stdout.strip()
 
 
