@@ -70,3 +70,24 @@ def test_messages_never_show_keys():
     assert str(loc.parent.child("part0/x")) == "s3://bucket/p/part0/x"
     assert loc.parent.child("part0/x").uri.endswith("/p/part0/x?endpoint_override=http://h:9"
                                                     "&scheme=http")
+
+
+@pytest.mark.parametrize("path", ["/a/b", "/a//b/", "/a%20b/c+d", "", "/", "/a/./b",
+                                  "/a/%2Fb", "/x/y.json"])
+@pytest.mark.parametrize("user", ["", "key:secret@"])
+def test_a_reused_object_store_file_system_reads_paths_as_pyarrow(path, user, monkeypatch):
+    """An S3 file system is opened once per bucket, query and credentials, and each later
+    URI's path is the one pyarrow's own ``from_uri`` gives."""
+    pafs = pytest.importorskip("pyarrow.fs")
+    monkeypatch.setattr(fsys, "_FILESYSTEMS", {})
+    query = "?endpoint_override=http://127.0.0.1:9&scheme=http&region=us-east-1"
+    first = fsys.open_location(f"s3://{user}bkt/first{query}")
+    uri = f"s3://{user}bkt{path}{query}"
+    loc = fsys.open_location(uri)
+    assert loc.fs is first.fs  # reused
+    assert loc.path == pafs.FileSystem.from_uri(uri)[1]
+    other = fsys.open_location(f"s3://{user}bkt{path}?endpoint_override=http://127.0.0.1:8"
+                               "&scheme=http&region=us-east-1")
+    assert other.fs is not first.fs  # another endpoint: another file system
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "someone-else")
+    assert fsys.open_location(uri).fs is not first.fs  # other credentials

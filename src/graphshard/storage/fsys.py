@@ -197,16 +197,30 @@ class Location:
         return sorted(i.path[len(base):] for i in infos
                       if i.type == pafs.FileType.File and i.path.startswith(base))
 
+    def open_sized(self, missing: str = "not found") -> Any:
+        """The file opened for reading (a pyarrow random-access file: ``size()``,
+        ``read(n)``): one request to an object store where a size check and then a read
+        would take two.
+
+        Raises:
+            PartitionNotFoundError: no file here (the message: this location and
+                ``missing``).
+        """
+        try:
+            return self.fs.open_input_file(self.path)
+        except FileNotFoundError as exc:
+            raise PartitionNotFoundError(f"{self}: {missing}", path=str(self)) from exc
+        except OSError as exc:  # pyarrow's errors: denied, unreachable, a folder
+            raise GraphshardError(f"{self}: cannot read: {exc}", path=str(self)) from exc
+
     def read_bytes(self) -> bytes:
         """The whole file.
 
         Raises:
             PartitionNotFoundError: no file here.
         """
-        if self.size() is None:
-            raise PartitionNotFoundError(f"{self}: not found", path=str(self))
-        with self._call("read", self.fs.open_input_stream, self.path) as stream:
-            data = bytes(stream.read())
+        with self.open_sized() as stream:
+            data = bytes(self._call("read", stream.read))
         _count(read=len(data))
         return data
 
@@ -230,7 +244,10 @@ class Location:
             for block in iter(lambda: handle.read(_BLOCK), b""):
                 out.write(block)
                 _count(written=len(block))
-        want, have = source.stat().st_size, self.size()
+            sent = out.tell()
+        # an object store's PUT succeeds only with the whole object: what was sent is there
+        have = sent if self.fs.type_name in ("s3", "gcs") else self.size()
+        want = source.stat().st_size
         if have != want:
             raise GraphshardError(f"{self}: {have} bytes after upload, {want} expected",
                                   path=str(self))
@@ -265,15 +282,55 @@ def open_location(uri: str | os.PathLike[str]) -> Location:
         >>> loc.read_bytes(), open_location(f"file://{d}").files()
         (b'hi', ['a/b.txt'])
     """
-    import pyarrow.fs as pafs
-
     text = os.fspath(uri)
     try:
-        fs, path = pafs.FileSystem.from_uri(text)
+        fs, path = _filesystem_and_path(text)
     except (OSError, ValueError, TypeError) as exc:
         raise ValidationError(f"{shown(text)}: cannot open this URI: {exc}", field="path",
                               value=shown(text)) from exc
     return Location(fs, path, text)
+
+
+#: Object-store file systems opened so far, by URI without its path, credentials in the
+#: environment and process: opening one costs a client's set-up (and requests) that the
+#: many small files of a pipeline run would otherwise pay each.
+_FILESYSTEMS: dict[tuple[str, tuple[tuple[str, str], ...], int], Any] = {}
+_FILESYSTEMS_LOCK = threading.Lock()
+_CACHED_SCHEMES = ("s3", "gs", "gcs")
+
+
+def _filesystem_and_path(text: str) -> tuple[Any, str]:
+    """pyarrow's ``FileSystem.from_uri(text)``, with the file system of an object-store URI
+    opened once per bucket, query, credentials and process, and the path then read from
+    the URI as pyarrow reads it (``bucket/key``, percent-decoded, no trailing slash).
+
+    Example:
+        >>> q = "?endpoint_override=http://127.0.0.1:9&scheme=http&region=us-east-1"
+        >>> fs, path = _filesystem_and_path("s3://b/a%20b/c/" + q)
+        >>> fs2, path2 = _filesystem_and_path("s3://b/d" + q)
+        >>> path, path2, fs2 is fs
+        ('b/a b/c', 'b/d', True)
+    """
+    import pyarrow.fs as pafs
+
+    parts = urlsplit(text)
+    if parts.scheme not in _CACHED_SCHEMES or parts.fragment or not text.isascii():
+        fs, path = pafs.FileSystem.from_uri(text)
+        return fs, path
+    env = tuple(sorted((k, v) for k, v in os.environ.items()
+                       if k.startswith(("AWS_", "GOOGLE_", "GCS_", "STORAGE_EMULATOR"))))
+    key = (f"{parts.scheme}://{parts.netloc}?{parts.query}", env, os.getpid())
+    with _FILESYSTEMS_LOCK:
+        fs = _FILESYSTEMS.get(key)
+    if fs is None:  # the first time: pyarrow's own answer (and its errors)
+        fs, path = pafs.FileSystem.from_uri(text)
+        with _FILESYSTEMS_LOCK:
+            if len(_FILESYSTEMS) >= 64:
+                _FILESYSTEMS.clear()
+            _FILESYSTEMS[key] = fs
+        return fs, path
+    bucket = parts.netloc.rpartition("@")[2]
+    return fs, f"{bucket}/{unquote(parts.path).strip('/')}".rstrip("/")
 
 
 def download_verified(source: Location, target: Path, size: int, sha256: str) -> None:
@@ -284,17 +341,21 @@ def download_verified(source: Location, target: Path, size: int, sha256: str) ->
         PartitionNotFoundError: ``source`` is missing.
         FormatError: its size or SHA-256 differs from the record.
     """
-    have = source.size()
-    if have is None:
-        raise PartitionNotFoundError(f"{source}: part file is missing", path=str(source))
-    if have != size:
-        raise FormatError(f"{source}: {have} bytes, but the config records {size}",
-                          path=str(source), field="bytes")
+    with source.open_sized("part file is missing") as stream:
+        have = stream.size()
+        if have != size:
+            raise FormatError(f"{source}: {have} bytes, but the config records {size}",
+                              path=str(source), field="bytes")
+        _copy_checked(source, stream, target, sha256)
+
+
+def _copy_checked(source: Location, stream: Any, target: Path, sha256: str) -> None:
+    """The rest of :func:`download_verified`: the copy through a temporary file and its
+    SHA-256."""
     digest = hashlib.sha256()
     target.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_path(target, durable=False) as tmp, open(tmp, "r+b") as out, \
-            source._call("read", source.fs.open_input_stream, source.path) as stream:
-        while block := stream.read(_BLOCK):
+    with atomic_path(target, durable=False) as tmp, open(tmp, "r+b") as out:
+        while block := source._call("read", stream.read, _BLOCK):
             digest.update(block)
             out.write(block)
             _count(read=len(block))
@@ -313,14 +374,12 @@ def download_sized(source: Location, target: Path) -> None:
         PartitionNotFoundError: ``source`` is missing.
         FormatError: the copy's size differs (the file changed or the transfer broke).
     """
-    size = source.size()
-    if size is None:
-        raise PartitionNotFoundError(f"{source}: file is missing", path=str(source))
     target.parent.mkdir(parents=True, exist_ok=True)
     got = 0
-    with atomic_path(target, durable=False) as tmp, open(tmp, "r+b") as out, \
-            source._call("read", source.fs.open_input_stream, source.path) as stream:
-        while block := stream.read(_BLOCK):
+    with source.open_sized("file is missing") as stream, \
+            atomic_path(target, durable=False) as tmp, open(tmp, "r+b") as out:
+        size = stream.size()
+        while block := source._call("read", stream.read, _BLOCK):
             out.write(block)
             got += len(block)
             _count(read=len(block))
