@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 from torch_geometric.loader import LinkLoader, NodeLoader
-from torch_geometric.sampler import NegativeSampling, NodeSamplerInput
+from torch_geometric.sampler import EdgeSamplerInput, NegativeSampling, NodeSamplerInput
 
 import graphshard as gs
 from graphshard.errors import ValidationError
@@ -126,6 +126,57 @@ def test_link_loader_with_negatives(shop_store, mode):
             assert b["i"].dst_neg_index.shape == (10, 2)
     again = [b[et].e_id for b in loader]
     assert all(torch.equal(a[et].e_id, b) for a, b in zip(batches, again, strict=True))
+
+
+@pytest.mark.parametrize("exclude", [None, "self"])
+def test_link_batches_can_leave_out_their_own_seed_links(shop_store, exclude):
+    """exclude="self" (sample_link_batch's semantics; PyG's sampler has no such option):
+    no edge of the batch joins a positive seed link's ends, at any hop.  None (PyG's
+    behaviour): with every in-edge taken, the seed links are in their own batch."""
+    et = ("u", "buys", "i")
+    ids = np.arange(0, 120, 3)
+    src, dst = shop_store.find_edges(ids, et)
+    sampler = NeighborSampler(shop_store, [-1, -1], seed=5, exclude=exclude)
+    seeds = EdgeSamplerInput(None, torch.from_numpy(src), torch.from_numpy(dst),
+                             input_type=et)
+    out = sampler.sample_from_edges(seeds)
+    got = out.edge[et].numpy()
+    ends = set(zip(out.node["u"][out.row[et]].tolist(), out.node["i"][out.col[et]].tolist(),
+                   strict=True))
+    seed_links = set(zip(src.tolist(), dst.tolist(), strict=True))
+    if exclude is None:
+        assert set(ids.tolist()) <= set(got.tolist())
+    else:
+        assert not ends & seed_links and not set(ids.tolist()) & set(got.tolist())
+        assert len(got) > 0  # the seeds' other in-edges are still there
+        everything = NeighborSampler(shop_store, [-1, -1], seed=5).sample_from_edges(seeds)
+        all_ends = set(zip(everything.node["u"][everything.row[et]].tolist(),
+                           everything.node["i"][everything.col[et]].tolist(), strict=True))
+        assert all_ends - seed_links == ends  # only the seed links went
+
+
+def test_exclude_reverse_leaves_out_both_directions(cora):
+    g = gs.graph(cora.edges(), num_nodes=cora.num_nodes())
+    src, dst = g.edges()
+    both = np.flatnonzero(np.isin(src * 10**4 + dst, dst * 10**4 + src))[:30]
+    s, d = src[both], dst[both]  # links whose reverse edge exists too
+    out = NeighborSampler(g, [-1], seed=1, exclude="reverse").sample_from_edges(
+        EdgeSamplerInput(None, torch.from_numpy(s), torch.from_numpy(d)))
+    pairs = set(zip(out.node[out.row].tolist(), out.node[out.col].tolist(), strict=True))
+    assert not pairs & set(zip(s.tolist(), d.tolist(), strict=True))
+    assert not pairs & set(zip(d.tolist(), s.tolist(), strict=True))
+    assert len(pairs) > 0
+    with pytest.raises(ValidationError, match="exclude must be one of"):
+        NeighborSampler(g, [-1], exclude="both")
+
+
+def test_exclude_reverse_is_refused_between_two_node_types(shop_store):
+    src, dst = shop_store.find_edges(np.arange(4), ("u", "buys", "i"))
+    sampler = NeighborSampler(shop_store, [2], exclude="reverse")
+    with pytest.raises(ValidationError, match="exclude='reverse' needs links between nodes "
+                                              "of one type"):
+        sampler.sample_from_edges(EdgeSamplerInput(
+            None, torch.from_numpy(src), torch.from_numpy(dst), input_type=("u", "buys", "i")))
 
 
 def test_feature_store_reads(shop_store, shop2):

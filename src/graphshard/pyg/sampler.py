@@ -6,7 +6,10 @@
 :func:`~graphshard.sampling.sample_subgraph` (on the graph servers of a DistGraph, one
 request per server per hop) and returns PyG's ``SamplerOutput`` (one node type) or
 ``HeteroSamplerOutput``.  Negative links (PyG's ``NegativeSampling``, binary or triplet) are
-drawn with graphshard's keyed draws.
+drawn with graphshard's keyed draws.  ``exclude="self"`` keeps a batch's seed links out of
+its own message passing (``"reverse"``: their reverse edges too), as
+:func:`~graphshard.sampling.sample_link_batch` does; PyG's sampler has no such option, so the
+default (None) samples every edge, as PyG does.
 
 Reproducible: with ``seed`` set, the random stream of a batch is derived from ``(seed,
 epoch, the batch's seed IDs)``, so a batch is the same on a local graph and on a
@@ -46,7 +49,8 @@ from torch_geometric.sampler import (
 from .._util.arrays import check_id_range
 from .._util.keyed import GOLDEN as _GOLDEN
 from .._util.keyed import M1 as _M1
-from ..errors import ValidationError
+from ..errors import ValidationError, check_choice
+from ..sampling.neighbors import sample_neighbors
 from ..sampling.pairs import negative_sample
 from ..sampling.subgraph import SampledSubgraph, check_unique_seeds, sample_subgraph
 from ..sampling.validate import layer_fanouts, resolve_seed
@@ -73,17 +77,23 @@ class NeighborSampler(BaseSampler):
         disjoint: Must be False: graphshard samples one shared subgraph per batch.
         subgraph_type: Must be ``"directional"`` (PyG's default).
         backend: Kernel backend name.
+        exclude: In :meth:`sample_from_edges`: None samples every edge (PyG's behaviour),
+            ``"self"`` never the edges of the batch's positive seed links (every edge
+            ``src -> dst`` of the link's type, parallel copies too), ``"reverse"`` nor
+            their reverse edges ``dst -> src`` (an edge type from one node type to itself).
 
     Raises:
         ValidationError: options graphshard does not implement (disjoint, bidirectional
-            or induced subgraphs), or bad fanouts.
+            or induced subgraphs), bad fanouts or an unknown ``exclude``.
     """
 
     def __init__(self, store: Any, num_neighbors: Any, *, replace: bool = False,
                  weight_attr: str | None = None, seed: int | None = None,
                  disjoint: bool = False, subgraph_type: str = "directional",
-                 backend: str = "cpu") -> None:
+                 backend: str = "cpu", exclude: str | None = None) -> None:
         self.store = as_store(store)
+        check_choice(exclude, (None, "self", "reverse"), "exclude", where="NeighborSampler")
+        self.exclude = exclude
         if disjoint:
             raise ValidationError("disjoint=True (one subgraph per seed) is not supported by "
                                   "graphshard's sampler: use disjoint=False", field="disjoint")
@@ -134,10 +144,12 @@ class NeighborSampler(BaseSampler):
                 "graphshard.pyg.PrefetchLoader(loader, workers=N), which keeps N batches in "
                 "flight on the graph servers", field="num_workers")
 
-    def _sample(self, seeds: dict[str, np.ndarray], seed: int) -> SampledSubgraph:
+    def _sample(self, seeds: dict[str, np.ndarray], seed: int,
+                exclude: dict[EdgeType, np.ndarray] | None = None) -> SampledSubgraph:
         self._check_process()
         return sample_subgraph(self.store, seeds, self.num_neighbors, replace=self.replace,
-                               prob=self.weight_attr, seed=seed, backend=self.backend)
+                               prob=self.weight_attr, exclude_edges=exclude, seed=seed,
+                               backend=self.backend)
 
     def _output(self, sub: SampledSubgraph, metadata: Any) -> SamplerOutput | HeteroSamplerOutput:
         t = torch.from_numpy
@@ -225,6 +237,7 @@ class NeighborSampler(BaseSampler):
         check_id_range(dst, self.store.num_nodes(et[2]), f"seed link destinations of {et}")
         num_pos = len(src)
         seed = self._batch_seed(src, dst)
+        excl = self._seed_edges(et, src, dst) if self.exclude else None
         label = index.label
         if neg_sampling is not None:
             neg = NegativeSampling.cast(neg_sampling)
@@ -243,11 +256,11 @@ class NeighborSampler(BaseSampler):
         if et[0] != et[2]:
             src_u, inv_src = np.unique(src, return_inverse=True)
             dst_u, inv_dst = np.unique(dst, return_inverse=True)
-            sub = self._sample({et[0]: src_u, et[2]: dst_u}, seed)
+            sub = self._sample({et[0]: src_u, et[2]: dst_u}, seed, excl)
         else:
             both_u, inv = np.unique(np.concatenate([src, dst]), return_inverse=True)
             inv_src, inv_dst = inv[:len(src)], inv[len(src):]
-            sub = self._sample({et[0]: both_u}, seed)
+            sub = self._sample({et[0]: both_u}, seed, excl)
         t = torch.from_numpy
         if neg_sampling is None or NegativeSampling.cast(neg_sampling).is_binary():
             meta: tuple[Any, ...] = (index.input_id, t(np.stack([inv_src, inv_dst])), label,
@@ -256,6 +269,19 @@ class NeighborSampler(BaseSampler):
             neg_index = t(inv_dst[num_pos:]).view(num_pos, -1).squeeze(-1)
             meta = (index.input_id, t(inv_src), t(inv_dst[:num_pos]), neg_index, None)
         return self._output(sub, meta)
+
+    def _seed_edges(self, et: EdgeType, src: np.ndarray, dst: np.ndarray
+                    ) -> dict[EdgeType, np.ndarray]:
+        """What ``exclude`` keeps out of a batch with positive links ``src -> dst``."""
+        pairs = [(src, dst)]
+        if self.exclude == "reverse":
+            if et[0] != et[2]:
+                raise ValidationError(f"exclude='reverse' needs links between nodes of one "
+                                      f"type; {et} joins {et[0]!r} to {et[2]!r}",
+                                      field="exclude", value=self.exclude)
+            pairs.append((dst, src))
+        found = [_edges_between(self.store, et, a, b) for a, b in pairs]
+        return {et: np.unique(np.concatenate(found))}
 
     def _etype(self, input_type: Any) -> EdgeType:
         if input_type is None:
@@ -287,4 +313,26 @@ class NeighborSampler(BaseSampler):
 
     def __repr__(self) -> str:
         return (f"NeighborSampler(hops={len(self.num_neighbors)}, replace={self.replace}, "
-                f"weight_attr={self.weight_attr!r}, seed={self.seed})")
+                f"weight_attr={self.weight_attr!r}, seed={self.seed}, "
+                f"exclude={self.exclude!r})")
+
+
+def _edges_between(store: Any, et: EdgeType, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """IDs of every edge of ``et`` from ``src[i]`` to ``dst[i]`` (parallel copies too): the
+    in-edges of the destinations (one request per server on a DistGraph), matched.
+
+    Example:
+        >>> import graphshard as gs
+        >>> g = gs.graph(([0, 0, 1, 0], [1, 2, 2, 1]))
+        >>> et = g.canonical_etypes[0]
+        >>> _edges_between(g, et, np.array([0, 1]), np.array([1, 2])).tolist()
+        [0, 2, 3]
+    """
+    if not len(src):
+        return np.zeros(0, dtype=np.int64)
+    heads, at = np.unique(dst, return_inverse=True)
+    in_src, in_dst, eids = sample_neighbors(store, {et[2]: heads}, {et: -1}, seed=0).edges(et)
+    width = np.int64(len(heads))
+    want = src.astype(np.int64) * width + at
+    got = in_src.astype(np.int64) * width + np.searchsorted(heads, in_dst)
+    return np.sort(eids[np.isin(got, want)]).astype(np.int64)
