@@ -170,13 +170,24 @@ def test_exclude_reverse_leaves_out_both_directions(cora):
         NeighborSampler(g, [-1], exclude="both")
 
 
-def test_exclude_reverse_is_refused_between_two_node_types(shop_store):
-    src, dst = shop_store.find_edges(np.arange(4), ("u", "buys", "i"))
-    sampler = NeighborSampler(shop_store, [2], exclude="reverse")
-    with pytest.raises(ValidationError, match="exclude='reverse' needs links between nodes "
-                                              "of one type"):
-        sampler.sample_from_edges(EdgeSamplerInput(
-            None, torch.from_numpy(src), torch.from_numpy(dst), input_type=("u", "buys", "i")))
+def test_exclude_reverse_between_two_node_types_takes_the_reverse_type(shop_store):
+    """Links u -buys-> i: their reverses are edges of i -bought_by-> u, named by
+    reverse_etypes; without it the sampler says so."""
+    et, rev = ("u", "buys", "i"), ("i", "bought_by", "u")
+    src, dst = shop_store.find_edges(np.arange(0, 90, 3), et)
+    seeds = EdgeSamplerInput(None, torch.from_numpy(src), torch.from_numpy(dst),
+                             input_type=et)
+    with pytest.raises(ValidationError, match=r"needs reverse_etypes=\{etype: its reverse"):
+        NeighborSampler(shop_store, [2], exclude="reverse").sample_from_edges(seeds)
+    out = NeighborSampler(shop_store, [-1, -1], seed=2, exclude="reverse",
+                          reverse_etypes={"buys": "bought_by"}).sample_from_edges(seeds)
+    links = set(zip(src.tolist(), dst.tolist(), strict=True))
+    fwd = set(zip(out.node["u"][out.row[et]].tolist(), out.node["i"][out.col[et]].tolist(),
+                  strict=True))
+    back = set(zip(out.node["i"][out.row[rev]].tolist(), out.node["u"][out.col[rev]].tolist(),
+                   strict=True))
+    assert not fwd & links and not back & {(d, s) for s, d in links}
+    assert fwd and back  # every other edge is still sampled
 
 
 def test_feature_store_reads(shop_store, shop2):

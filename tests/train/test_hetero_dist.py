@@ -40,3 +40,24 @@ def test_dist_graph_matches_local_and_two_trainers_train(parted, shop_hetero):
         two.best_epoch]
     with pytest.raises(gs.ValidationError, match="needs the path of a partition config"):
         train_hetero(whole, num_trainers=2, **KW)
+
+
+def test_link_prediction_on_the_dist_graph_matches_local(parted):
+    """train_link on a heterogeneous DistGraph (etype given, eval edges in its IDs): the
+    local run's losses and metrics."""
+    from graphshard.train import train_link
+    from graphshard.train.link_split import EvalEdges, LinkEval
+
+    whole, dg, _ = parted
+    rng = np.random.default_rng(0)
+    nu, ni = whole.num_nodes("u"), whole.num_nodes("i")
+    src, dst = whole.find_edges(np.arange(0, 60, 2), ("u", "buys", "i"))
+    held = LinkEval(*(EvalEdges(src, dst, rng.integers(0, ni, (len(src), 4)))
+                      for _ in range(2)))
+    assert nu and held.val.neg_dst.max() < ni
+    kw = dict(etype="buys", reverse_etype="bought_by", eval_edges=held, fanouts=[3, 3],
+              hidden=8, epochs=1, batch_size=128, seed=1, hits=(2,))
+    local, dist = train_link(whole, **kw), train_link(dg, **kw)
+    np.testing.assert_allclose(dist.losses, local.losses, rtol=1e-5)
+    for m in ("auc", "mrr", "hits@2"):
+        assert dist.val[m] == pytest.approx(local.val[m], abs=1e-6), m

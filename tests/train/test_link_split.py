@@ -91,8 +91,50 @@ def test_directed_graph_holds_out_edges_with_their_parallel_copies():
 def test_bad_arguments(kw, match):
     with pytest.raises(gs.ValidationError, match=match):
         split_edges(symmetric_graph(50, 100), **kw)
-    with pytest.raises(gs.ValidationError, match="one node and one edge type"):
-        split_edges(gs.heterograph({("u", "r", "i"): ([0], [0])}))
+    two = gs.heterograph({("u", "r", "i"): ([0], [0]), ("i", "s", "u"): ([0], [0])})
+    with pytest.raises(gs.ValidationError, match="name the one to predict with etype="):
+        split_edges(two)
+    with pytest.raises(gs.ValidationError, match="does not join 'i' back to 'u'"):
+        split_edges(two, etype="r", reverse_etype="r")
+    with pytest.raises(gs.ValidationError, match="undirected=True needs an edge type"):
+        split_edges(two, etype="r", undirected=True)
+
+
+def test_heterogeneous_split_holds_out_pairs_of_one_type_and_their_reverses():
+    """etype's held-out pairs leave the training graph, and with reverse_etype their
+    reverse edges too; every other edge, node feature and edge feature stays; negatives
+    are destination-type nodes not linked to the source."""
+    rng = np.random.default_rng(3)
+    u, i = rng.integers(0, 40, 600), rng.integers(0, 70, 600)
+    f, t = rng.integers(0, 40, 200), rng.integers(0, 40, 200)
+    g = gs.heterograph({("u", "buys", "i"): (u, i), ("i", "bought_by", "u"): (i, u),
+                        ("u", "follows", "u"): (f, t)}, num_nodes_dict={"u": 40, "i": 70})
+    g.nodes["i"].data["feat"] = rng.normal(size=(70, 3)).astype(np.float32)
+    g.edges["follows"].data["w"] = np.arange(200, dtype=np.float32)
+    s = split_edges(g, etype="buys", reverse_etype="bought_by", num_negatives=5, seed=1)
+    assert s.etype == ("u", "buys", "i") and not s.undirected
+    tg = s.train_graph
+    held = set()
+    for ev in (s.held_out.val, s.held_out.test):
+        assert len(ev) > 0 and ev.neg_dst.shape == (len(ev), 5)
+        assert ev.neg_dst.min() >= 0 and ev.neg_dst.max() < 70
+        linked = set(zip(u.tolist(), i.tolist(), strict=True))
+        assert not {(a, b) for a, row in zip(ev.src.tolist(), ev.neg_dst.tolist(),
+                                              strict=True) for b in row} & linked
+        held |= set(zip(ev.src.tolist(), ev.dst.tolist(), strict=True))
+    kept = set(zip(*(x.tolist() for x in tg.edges(etype="buys")), strict=True))
+    back = set(zip(*(x.tolist() for x in tg.edges(etype="bought_by")), strict=True))
+    assert not kept & held and not {(b, a) for a, b in held} & back
+    assert kept | held == set(zip(u.tolist(), i.tolist(), strict=True))
+    assert back | {(b, a) for a, b in held} == set(zip(i.tolist(), u.tolist(), strict=True))
+    assert tg.num_edges("follows") == 200  # other types untouched
+    np.testing.assert_array_equal(tg.edges["follows"].data["w"], np.arange(200))
+    np.testing.assert_array_equal(tg.nodes["i"].data["feat"], g.nodes["i"].data["feat"])
+    np.testing.assert_array_equal(s.train_eids, np.flatnonzero(np.isin(
+        pair_keys(u, i, 70, undirected=False),
+        pair_keys(*(x for x in tg.edges(etype="buys")), 70, undirected=False))))
+    without = split_edges(g, etype="buys", num_negatives=5, seed=1)
+    assert without.train_graph.num_edges("bought_by") == 600  # no reverse_etype: all kept
 
 
 def test_partitions_hold_no_held_out_edge(tmp_path):

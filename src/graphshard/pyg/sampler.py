@@ -80,7 +80,10 @@ class NeighborSampler(BaseSampler):
         exclude: In :meth:`sample_from_edges`: None samples every edge (PyG's behaviour),
             ``"self"`` never the edges of the batch's positive seed links (every edge
             ``src -> dst`` of the link's type, parallel copies too), ``"reverse"`` nor
-            their reverse edges ``dst -> src`` (an edge type from one node type to itself).
+            their reverse edges ``dst -> src`` (of the same type, or of
+            ``reverse_etypes[etype]``).
+        reverse_etypes: ``{etype: the edge type holding its edges' reverses}`` (DGL's
+            name), for ``exclude="reverse"`` on links between two node types.
 
     Raises:
         ValidationError: options graphshard does not implement (disjoint, bidirectional
@@ -90,10 +93,13 @@ class NeighborSampler(BaseSampler):
     def __init__(self, store: Any, num_neighbors: Any, *, replace: bool = False,
                  weight_attr: str | None = None, seed: int | None = None,
                  disjoint: bool = False, subgraph_type: str = "directional",
-                 backend: str = "cpu", exclude: str | None = None) -> None:
+                 backend: str = "cpu", exclude: str | None = None,
+                 reverse_etypes: dict[Any, Any] | None = None) -> None:
         self.store = as_store(store)
         check_choice(exclude, (None, "self", "reverse"), "exclude", where="NeighborSampler")
         self.exclude = exclude
+        self.reverse_etypes = {self.store.to_canonical_etype(k): self.store.to_canonical_etype(v)
+                               for k, v in (reverse_etypes or {}).items()}
         if disjoint:
             raise ValidationError("disjoint=True (one subgraph per seed) is not supported by "
                                   "graphshard's sampler: use disjoint=False", field="disjoint")
@@ -273,15 +279,16 @@ class NeighborSampler(BaseSampler):
     def _seed_edges(self, et: EdgeType, src: np.ndarray, dst: np.ndarray
                     ) -> dict[EdgeType, np.ndarray]:
         """What ``exclude`` keeps out of a batch with positive links ``src -> dst``."""
-        pairs = [(src, dst)]
+        found = {et: _edges_between(self.store, et, src, dst)}
         if self.exclude == "reverse":
-            if et[0] != et[2]:
-                raise ValidationError(f"exclude='reverse' needs links between nodes of one "
-                                      f"type; {et} joins {et[0]!r} to {et[2]!r}",
-                                      field="exclude", value=self.exclude)
-            pairs.append((dst, src))
-        found = [_edges_between(self.store, et, a, b) for a, b in pairs]
-        return {et: np.unique(np.concatenate(found))}
+            rev = self.reverse_etypes.get(et, et if et[0] == et[2] else None)
+            if rev is None:
+                raise ValidationError(f"exclude='reverse' on {et}, which joins {et[0]!r} to "
+                                      f"{et[2]!r}, needs reverse_etypes={{etype: its reverse "
+                                      "type}}", field="exclude", value=self.exclude)
+            back = _edges_between(self.store, rev, dst, src)
+            found[rev] = np.union1d(found[rev], back) if rev in found else back
+        return found
 
     def _etype(self, input_type: Any) -> EdgeType:
         if input_type is None:

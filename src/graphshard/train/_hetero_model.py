@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["MODELS", "hetero_class", "one_edge_index"]
+__all__ = ["MODELS", "hetero_class", "hetero_link_class", "one_edge_index"]
 
 #: Model names :func:`~graphshard.train.hetero.train_hetero` takes.
 MODELS = ("rgcn", "hgt")
@@ -71,7 +71,9 @@ def hetero_class(torch: Any) -> type:
                     nn.ModuleDict({nt: nn.LayerNorm(hidden) for nt in self.ntypes})
                     for _ in layers)
             self.dropout = nn.Dropout(float(spec["dropout"]))
-            self.head = nn.Linear(hidden, int(spec["num_classes"]))
+            # num_classes 0: no head (the link predictor scores the hidden states)
+            self.head = nn.Linear(hidden, int(spec["num_classes"])) \
+                if int(spec["num_classes"]) else nn.Identity()
 
         def encode(self, x: dict[str, Any], n_id: dict[str, Any]) -> dict[str, Any]:
             """Hidden inputs per node type: the linear map of ``x`` or the embedding rows."""
@@ -83,20 +85,28 @@ def hetero_class(torch: Any) -> type:
                     h[nt] = self.embs[nt](n_id[nt])
             return {nt: self.dropout(v) for nt, v in h.items()}
 
+        def embed(self, x: dict[str, Any], n_id: dict[str, Any],
+                  edge_index: dict[Any, Any]) -> dict[str, Any]:
+            """Hidden states of every sampled node, per node type, after the last layer."""
+            h = self.encode(x, n_id)
+            last = len(self.convs) - 1 if self.spec.get("linear_output") else -1
+            for layer, conv in enumerate(self.convs):
+                h = self._rgcn(conv, h, edge_index, layer != last) if self.kind == "rgcn" \
+                    else self._hgt(conv, self.norms[layer], h, edge_index)
+            return h
+
         def forward(self, x: dict[str, Any], n_id: dict[str, Any],
                     edge_index: dict[Any, Any], num_seeds: int) -> Any:
             """Logits of the first ``num_seeds`` target nodes (the loader's seeds)."""
-            h = self.encode(x, n_id)
-            for layer, conv in enumerate(self.convs):
-                h = self._rgcn(conv, h, edge_index) if self.kind == "rgcn" else \
-                    self._hgt(conv, self.norms[layer], h, edge_index)
-            return self.head(h[self.target][:num_seeds])
+            return self.head(self.embed(x, n_id, edge_index)[self.target][:num_seeds])
 
-        def _rgcn(self, conv: Any, h: dict[str, Any], edge_index: dict[Any, Any]) -> Any:
+        def _rgcn(self, conv: Any, h: dict[str, Any], edge_index: dict[Any, Any],
+                  activate: bool = True) -> Any:
             sizes = [h[nt].shape[0] for nt in self.ntypes]
             ei, kind = one_edge_index(torch, self.ntypes, self.etypes, sizes, edge_index)
             out = conv(torch.cat([h[nt] for nt in self.ntypes]), ei, kind)
-            out = self.dropout(torch.relu(out))
+            if activate:
+                out = self.dropout(torch.relu(out))
             return dict(zip(self.ntypes, out.split(sizes), strict=True))
 
         def _hgt(self, conv: Any, norms: Any, h: dict[str, Any],
@@ -108,6 +118,36 @@ def hetero_class(torch: Any) -> type:
                     for nt in self.ntypes}
 
     return HeteroNodeClassifier
+
+
+def hetero_link_class(torch: Any) -> type:
+    """The ``HeteroLinkPredictor`` module class: the R-GCN / HGT body of
+    :func:`hetero_class` (no head) and a dot-product score of a link's two ends."""
+    body_class = hetero_class(torch)
+    module: Any = torch.nn.Module
+
+    class HeteroLinkPredictor(module):
+        """``spec`` as :func:`hetero_class`'s (``num_classes`` unused) plus ``etype``, the
+        predicted edge type: a link's score is ``<h_src, h_dst>`` of its ends' embeddings."""
+
+        def __init__(self, spec: dict[str, Any]) -> None:
+            super().__init__()
+            self.spec = spec
+            self.etype = tuple(spec["etype"])
+            # the last R-GCN layer linear (no ReLU): a dot product of non-negative vectors
+            # cannot go below zero, so no pair could score as unlikely
+            self.body = body_class({**spec, "num_classes": 0, "target": self.etype[2],
+                                    "linear_output": True})
+
+        def forward(self, x: dict[str, Any], n_id: dict[str, Any],
+                    edge_index: dict[Any, Any], label_index: Any) -> Any:
+            """Scores ``(n,)`` of the links ``label_index`` (``(2, n)``, batch positions of
+            their source- and destination-type ends)."""
+            h = self.body.embed(x, n_id, edge_index)
+            src, _, dst = self.etype
+            return (h[src][label_index[0]] * h[dst][label_index[1]]).sum(-1)
+
+    return HeteroLinkPredictor
 
 
 def one_edge_index(torch: Any, ntypes: list[str], etypes: list[Any], sizes: list[int],

@@ -10,6 +10,11 @@ The epoch loop is :func:`~graphshard.train.epochs.run_epochs` (best validation e
 ``num_trainers > 1`` the trainers are Ray actors with DDP, as for
 :func:`~graphshard.train.sage.train_sage` (:mod:`~graphshard.train.ddp`).
 
+On a heterogeneous graph (``etype`` names the predicted edge type; ``split_edges(g,
+etype=..., reverse_etype=...)`` holds its pairs out) the encoder is R-GCN or HGT over every
+node and edge type (:class:`~graphshard.train.hetero_link_trainer.HeteroLinkTrainer`), in
+one process.
+
 Unstable API (issue 26).
 
 Example:
@@ -85,8 +90,10 @@ class LinkResult(ScoredEpochs):
 
 def _params(kw: dict[str, Any], num_trainers: int) -> dict[str, Any]:
     keep = ("feat", "fanouts", "hidden", "batch_size", "num_negatives", "lr", "dropout",
-            "weight_decay", "decoder", "exclude", "hits", "seed")
-    out = {k: (list(kw[k]) if k in ("fanouts", "hits") else kw[k]) for k in keep}
+            "weight_decay", "decoder", "exclude", "hits", "seed", "etype", "reverse_etype",
+            "model", "heads", "eval_fanouts")
+    out = {k: (list(kw[k]) if isinstance(kw.get(k), (list, tuple)) else kw.get(k))
+           for k in keep}
     out["num_trainers"] = int(num_trainers)
     return out
 
@@ -119,8 +126,10 @@ def train_link(store_or_config: Any, *, feat: str = "feat", eval_edges: LinkEval
                warmup: int = 0,
                seed: int = 0, num_trainers: int = 1, trainer_cpus: float = 1.0,
                checkpoint_dir: str | os.PathLike[str] | None = None, resume: bool = True,
-               on_epoch: Callable[[int, dict[str, float]], None] | None = None
-               ) -> LinkResult:
+               on_epoch: Callable[[int, dict[str, float]], None] | None = None,
+               etype: Any = None, reverse_etype: Any = None, model: str = "rgcn",
+               heads: int = 4, eval_fanouts: Sequence[int] | None = None,
+               eval_batch_size: int = 1024) -> LinkResult:
     """Train a GraphSAGE link predictor from edge batches with negatives.
 
     Args:
@@ -160,6 +169,17 @@ def train_link(store_or_config: Any, *, feat: str = "feat", eval_edges: LinkEval
         resume: Continue from the checkpoint in ``checkpoint_dir`` if there is one.
         on_epoch: Called after each epoch with ``(epoch, {"loss", "val_auc", "test_auc",
             ..., "seconds", "eval_seconds", "samples"})``.
+        etype: The predicted edge type of a heterogeneous graph (None: an EdgeSplit's, or
+            the graph's only one).  Given, or with several edge types, the trainer is the
+            heterogeneous one (``decoder`` must be ``"dot"``).
+        reverse_etype: The edge type holding each ``etype`` edge's reverse: with
+            ``exclude`` ``"reverse"`` (or ``"auto"``) a batch's reverse edges are left out
+            of its message passing too.
+        model: Heterogeneous encoder: ``"rgcn"`` or ``"hgt"``.
+        heads: Attention heads of HGT (``hidden`` must be a multiple).
+        eval_fanouts: Heterogeneous evaluation fanouts, same order as ``fanouts`` (None:
+            ``fanouts``); each held-out pair's ends are sampled with a fixed seed.
+        eval_batch_size: Pairs per heterogeneous evaluation batch.
 
     Returns:
         LinkResult with per-epoch losses and metrics, the best epoch and the test metrics
@@ -184,6 +204,22 @@ def train_link(store_or_config: Any, *, feat: str = "feat", eval_edges: LinkEval
     check_choice(monitor, names, "monitor", where="train_link")
     check_stopping("train_link", patience, min_delta, warmup)
     graph, held_out = _graph_and_edges(store_or_config, eval_edges)
+    if etype is None and isinstance(store_or_config, EdgeSplit):
+        etype = store_or_config.etype
+    if etype is not None or _several_edge_types(graph):
+        return _train_hetero_link(graph, held_out, dict(
+            etype=etype, reverse_etype=reverse_etype, model=model, feat=feat,
+            fanouts=fanouts[::-1], hidden=int(hidden), heads=int(heads),
+            eval_fanouts=(fanouts if eval_fanouts is None else
+                          [int(f) for f in eval_fanouts])[::-1],
+            batch_size=int(batch_size), eval_batch_size=int(eval_batch_size),
+            num_negatives=int(num_negatives), lr=float(lr), dropout=float(dropout),
+            weight_decay=float(weight_decay), exclude=exclude, hits=hits, seed=int(seed)),
+            decoder=decoder, num_trainers=int(num_trainers), checkpoint_dir=checkpoint_dir,
+            resume=resume, run=dict(epochs=int(epochs), eval_every=int(eval_every),
+                                    metrics=names, monitor=monitor, patience=patience,
+                                    min_delta=float(min_delta), warmup=warmup,
+                                    on_epoch=on_epoch))
     kw: dict[str, Any] = dict(
         feat=feat, held_out=held_out, fanouts=fanouts, hidden=int(hidden),
         batch_size=int(batch_size), num_negatives=int(num_negatives), lr=float(lr),
@@ -208,6 +244,44 @@ def train_link(store_or_config: Any, *, feat: str = "feat", eval_edges: LinkEval
             return _result(run_epochs(team, **run))
     with open_store(graph) as store:
         return _result(run_epochs(LocalTeam(LinkTrainer(store, **kw)), **run))
+
+
+def _several_edge_types(graph: Any) -> bool:
+    """Whether a store (not a config path) has more than one edge type."""
+    return not isinstance(graph, (str, os.PathLike)) and \
+        len(getattr(graph, "canonical_etypes", ())) > 1
+
+
+def _train_hetero_link(graph: Any, held_out: LinkEval | None, kw: dict[str, Any], *,
+                       decoder: str, num_trainers: int, checkpoint_dir: Any, resume: bool,
+                       run: dict[str, Any]) -> LinkResult:
+    """:func:`train_link` on a heterogeneous graph, in this process."""
+    from .hetero_link_trainer import HeteroLinkTrainer
+
+    if decoder != "dot":
+        raise ValidationError(f"train_link: a heterogeneous graph is scored by the dot "
+                              f"product; decoder {decoder!r} is for one node type",
+                              field="decoder", value=decoder)
+    if num_trainers > 1:
+        raise ValidationError("train_link: a heterogeneous graph trains in one process "
+                              "(num_trainers=1) for now", field="num_trainers",
+                              value=num_trainers)
+    if kw["model"] == "hgt" and kw["hidden"] % kw["heads"]:
+        raise ValidationError(f"train_link: hidden ({kw['hidden']}) must be a multiple of "
+                              f"heads ({kw['heads']}) for HGT", field="heads")
+    for name in ("eval_batch_size", "heads"):
+        if kw[name] < 1:
+            raise ValidationError(f"train_link: {name} must be >= 1, got {kw[name]}",
+                                  field=name, value=kw[name])
+    if len(kw["eval_fanouts"]) != len(kw["fanouts"]):
+        raise ValidationError(f"train_link: eval_fanouts has {len(kw['eval_fanouts'])} "
+                              f"layers, fanouts {len(kw['fanouts'])}", field="eval_fanouts")
+    params = _params({**kw, "decoder": decoder}, 1)
+    ck = resume_checkpoint(checkpoint_dir, params) if checkpoint_dir and resume else None
+    with open_store(graph) as store:
+        trainer = HeteroLinkTrainer(store, held_out=held_out, **kw)
+        return _result(run_epochs(LocalTeam(trainer), **run, checkpoint_dir=checkpoint_dir,
+                                  checkpoint=ck, params=params, what="train_link"))
 
 
 def _result(run: Any) -> LinkResult:

@@ -1,8 +1,11 @@
 """Edge splits for link prediction: held-out validation and test edges with fixed negatives.
 
-:func:`split_edges` holds out a share of the *pairs* of a homogeneous graph: an undirected
+:func:`split_edges` holds out a share of the *pairs* of one edge type: an undirected
 graph stored both ways (every ``u -> v`` has its ``v -> u``, as Coauthor CS) loses both
 directions of a held-out pair, a directed one the held-out edge (and its parallel copies).
+On a heterogeneous graph the pairs are those of ``etype``, and with ``reverse_etype`` (the
+type holding each edge's reverse, e.g. ``author -writes-> paper`` for ``paper
+-written_by-> author``) the reverses of held-out pairs leave the training graph too.
 The training graph keeps every other edge (self loops always stay) and all node features,
 so message passing over it, or over its partitions, never sees a held-out edge.  Each
 held-out positive ``(src, dst)`` gets ``num_negatives`` fixed negative destinations, drawn
@@ -24,13 +27,14 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from ..errors import ValidationError
-from ..graph import Graph, graph
+from ..graph import Graph, graph, heterograph
 from ..ragged import Ragged
-from ..typing import IdArray
+from ..typing import EdgeType, EdgeTypeLike, IdArray
 
 __all__ = ["EdgeSplit", "EvalEdges", "LinkEval", "is_symmetric", "pair_keys", "split_edges"]
 
@@ -86,12 +90,14 @@ class EdgeSplit:
         train_eids: Input edge ID of each training-graph edge (int64, increasing).
         held_out: Validation and test positives with their negatives.
         undirected: Whether pairs were held out in both directions.
+        etype: The edge type whose pairs were held out (None: the graph's only one).
     """
 
     train_graph: Graph
     train_eids: IdArray
     held_out: LinkEval
     undirected: bool
+    etype: Any = None
 
     def __repr__(self) -> str:
         return (f"EdgeSplit(train_edges={len(self.train_eids)}, val={len(self.held_out.val)}, "
@@ -119,10 +125,21 @@ def is_symmetric(src: IdArray, dst: IdArray, num_nodes: int) -> bool:
     return len(fwd) == len(rev) and bool(np.array_equal(fwd, rev))
 
 
-def _check(g: Graph, val_fraction: float, test_fraction: float, num_negatives: int) -> None:
-    if len(g.ntypes) != 1 or len(g.canonical_etypes) != 1:
-        raise ValidationError(f"split_edges needs a graph with one node and one edge type, got "
-                              f"{g.ntypes} and {g.canonical_etypes}", field="g")
+def _check(g: Graph, etype: EdgeTypeLike | None, reverse_etype: EdgeTypeLike | None,
+           val_fraction: float, test_fraction: float, num_negatives: int
+           ) -> tuple[EdgeType, EdgeType | None]:
+    if etype is None and len(g.canonical_etypes) != 1:
+        raise ValidationError(f"split_edges: the graph has edge types {g.canonical_etypes}: "
+                              "name the one to predict with etype=", field="etype")
+    et = g.to_canonical_etype(etype)
+    rev = None if reverse_etype is None else g.to_canonical_etype(reverse_etype)
+    if rev is not None and (rev[0], rev[2]) != (et[2], et[0]):
+        raise ValidationError(f"split_edges: reverse_etype {rev} does not join {et[2]!r} back "
+                              f"to {et[0]!r}", field="reverse_etype", value=reverse_etype)
+    if rev == et:
+        raise ValidationError("split_edges: reverse_etype is etype itself; an undirected "
+                              "graph stored both ways is found without it (undirected=None)",
+                              field="reverse_etype", value=reverse_etype)
     for name, f in (("val_fraction", val_fraction), ("test_fraction", test_fraction)):
         if not 0 <= f < 1:
             raise ValidationError(f"split_edges: {name} must be in [0, 1), got {f!r}",
@@ -135,27 +152,35 @@ def _check(g: Graph, val_fraction: float, test_fraction: float, num_negatives: i
             or num_negatives < 1:
         raise ValidationError(f"split_edges: num_negatives must be an int >= 1, got "
                               f"{num_negatives!r}", field="num_negatives", value=num_negatives)
+    return et, rev
 
 
 def split_edges(g: Graph, *, val_fraction: float = 0.05, test_fraction: float = 0.1,
-                num_negatives: int = 100, undirected: bool | None = None, seed: int = 0
+                num_negatives: int = 100, undirected: bool | None = None, seed: int = 0,
+                etype: EdgeTypeLike | None = None, reverse_etype: EdgeTypeLike | None = None
                 ) -> EdgeSplit:
     """Hold out validation and test pairs of ``g`` and draw fixed negatives for them.
 
     Args:
-        g: A graph with one node type and one edge type.
+        g: A graph (with several edge types: ``etype`` names the one to predict).
         val_fraction: Share of the pairs (undirected: node pairs; directed: distinct
             ``(src, dst)``) held out for validation; self loops are never held out.
         test_fraction: Share held out for testing.
         num_negatives: Negative destinations per held-out positive.
-        undirected: Hold out both directions of a pair (None: when ``g`` is symmetric).
+        undirected: Hold out both directions of a pair (None: when ``etype`` joins a node
+            type to itself and is symmetric; never between two node types).
         seed: Seed of the pair choice and of the negatives.
+        etype: The edge type whose links are predicted (None: the only one).  Negatives are
+            nodes of its destination type.
+        reverse_etype: The edge type holding each ``etype`` edge's reverse: the reverses
+            of the held-out pairs leave the training graph too.
 
     Returns:
         EdgeSplit: the training graph and the held-out edges, in ``g``'s node IDs.
 
     Raises:
-        ValidationError: several types, fractions outside ``[0, 1)`` or summing to 1 or
+        ValidationError: several edge types without ``etype``, a ``reverse_etype`` that
+            does not join the types back, fractions outside ``[0, 1)`` or summing to 1 or
             more, ``num_negatives < 1``.
 
     Example:
@@ -165,12 +190,18 @@ def split_edges(g: Graph, *, val_fraction: float = 0.05, test_fraction: float = 
         >>> s.undirected, s.train_eids.tolist()[-1], s.held_out.test.neg_dst.shape
         (False, 3, (2, 2))
     """
-    _check(g, val_fraction, test_fraction, num_negatives)
-    n = g.num_nodes()
-    src, dst = (np.asarray(a, dtype=np.int64) for a in g.edges())
-    und = is_symmetric(src, dst, n) if undirected is None else bool(undirected)
+    et, rev = _check(g, etype, reverse_etype, val_fraction, test_fraction, num_negatives)
+    one_type = et[0] == et[2]
+    if undirected and not one_type:
+        raise ValidationError(f"split_edges: undirected=True needs an edge type from a node "
+                              f"type to itself; {et} joins two", field="undirected")
+    n_dst = g.num_nodes(et[2])
+    n = max(g.num_nodes(et[0]), n_dst)
+    src, dst = (np.asarray(a, dtype=np.int64) for a in g.edges(etype=et))
+    und = (is_symmetric(src, dst, n) if undirected is None else bool(undirected)) \
+        if one_type else False
     keys = pair_keys(src, dst, n, undirected=und)
-    loop = src == dst
+    loop = (src == dst) if one_type else np.zeros(len(src), dtype=bool)
     uniq, first, inverse = np.unique(keys[~loop], return_index=True, return_inverse=True)
     rng = np.random.default_rng(np.random.SeedSequence([int(seed), 26]))
     order = rng.permutation(len(uniq))
@@ -187,25 +218,56 @@ def split_edges(g: Graph, *, val_fraction: float = 0.05, test_fraction: float = 
     splits = []
     for pairs in (order[:n_val], order[n_val:n_val + n_test]):
         e = nonloop[first[pairs]]  # an edge of each pair, with its stored orientation
-        neg = _negatives(src[e], n, all_keys, und, num_negatives, rng)
+        neg = _negatives(src[e], n_dst, n, all_keys, und, one_type, num_negatives, rng)
         splits.append(EvalEdges(src[e].copy(), dst[e].copy(), neg))
-    return EdgeSplit(_subgraph(g, src, dst, train_eids), train_eids,
-                     LinkEval(splits[0], splits[1]), und)
+    held = LinkEval(splits[0], splits[1])
+    if len(g.canonical_etypes) == 1:
+        return EdgeSplit(_subgraph(g, src, dst, train_eids), train_eids, held, und)
+    drop = {et: np.flatnonzero(edge_role != 0)}
+    if rev is not None:  # the reverse edges of the held-out pairs
+        rs, rd = (np.asarray(a, dtype=np.int64) for a in g.edges(etype=rev))
+        gone = np.unique(keys[edge_role != 0])
+        drop[rev] = np.flatnonzero(np.isin(pair_keys(rd, rs, n, undirected=False), gone))
+    return EdgeSplit(_without_edges(g, drop), train_eids, held, und, et)
 
 
-def _negatives(src: IdArray, n: int, all_keys: IdArray, undirected: bool, k: int,
-               rng: np.random.Generator) -> IdArray:
-    """``(len(src), k)`` uniform destinations, redrawn while one is ``src`` or linked to it."""
-    neg = rng.integers(0, n, (len(src), k), dtype=np.int64)
+def _negatives(src: IdArray, n_dst: int, n: int, all_keys: IdArray, undirected: bool,
+               one_type: bool, k: int, rng: np.random.Generator) -> IdArray:
+    """``(len(src), k)`` uniform destinations among ``n_dst`` nodes, redrawn while one is
+    ``src`` (of a type linked to itself) or linked to it (``all_keys``, pairs keyed with
+    ``n``)."""
+    neg = rng.integers(0, n_dst, (len(src), k), dtype=np.int64)
     for _ in range(_REDRAWS):
         s = np.broadcast_to(src[:, None], neg.shape)
         key = pair_keys(s, neg, n, undirected=undirected)
         pos = np.minimum(np.searchsorted(all_keys, key), max(len(all_keys) - 1, 0))
-        bad = (neg == s) | (all_keys[pos] == key) if len(all_keys) else neg == s
+        bad = all_keys[pos] == key if len(all_keys) else np.zeros(neg.shape, dtype=bool)
+        if one_type:
+            bad |= neg == s
         if not bad.any():
             break
-        neg[bad] = rng.integers(0, n, int(bad.sum()), dtype=np.int64)
+        neg[bad] = rng.integers(0, n_dst, int(bad.sum()), dtype=np.int64)
     return neg
+
+
+def _without_edges(g: Graph, drop: dict[EdgeType, IdArray]) -> Graph:
+    """``g`` (several types) without the edges ``drop[etype]``, with every node feature and
+    the kept edges' features."""
+    keep = {et: np.setdiff1d(np.arange(g.num_edges(et), dtype=np.int64), drop.get(et, []))
+            for et in g.canonical_etypes}
+    edges = {}
+    for et in g.canonical_etypes:
+        s, d = (np.asarray(a, dtype=np.int64) for a in g.edges(etype=et))
+        edges[et] = (s[keep[et]], d[keep[et]])
+    out = heterograph(edges, num_nodes_dict={nt: g.num_nodes(nt) for nt in g.ntypes})
+    for nt in g.ntypes:
+        for name, col in g.nodes[nt].data.items():
+            out.nodes[nt].data[name] = col
+    for et in g.canonical_etypes:
+        for name, col in g.edges[et].data.items():
+            out.edges[et].data[name] = col.take(keep[et]) if isinstance(col, Ragged) \
+                else np.asarray(col)[keep[et]]
+    return out
 
 
 def _subgraph(g: Graph, src: IdArray, dst: IdArray, eids: IdArray) -> Graph:

@@ -32,7 +32,8 @@ from .trainer_base import TrainerBase
 __all__ = ["SageTrainer", "trainer_share"]
 
 def trainer_share(book: Any, train: IdArray, rank: int, world: int, *,
-                  edges: bool = False, ntype: str | None = None) -> IdArray:
+                  edges: bool = False, ntype: str | None = None,
+                  etype: Any = None) -> IdArray:
     """The training nodes of trainer ``rank`` of ``world``: those owned by its partitions
     (with ``edges``, training edge IDs: an edge belongs to its destination's partition;
     ``ntype`` names the nodes' type on a graph with several).
@@ -41,7 +42,8 @@ def trainer_share(book: Any, train: IdArray, rank: int, world: int, *,
     ``r, r + world, ...``; with fewer, the trainers of one partition split its nodes into
     equal contiguous runs (``world`` must then be a multiple of the number of parts).
     ``book`` is a partition book, or None for an unpartitioned graph (equal runs);
-    ``train`` holds per-type IDs of ``ntype`` (default: the graph's only node type).
+    ``train`` holds per-type IDs of ``ntype`` (default: the graph's only node type), or
+    with ``edges`` of ``etype`` (default: the only edge type).
     """
     if world == 1:
         return train
@@ -50,7 +52,9 @@ def trainer_share(book: Any, train: IdArray, rank: int, world: int, *,
     parts = int(book.num_partitions())
     if edges:
         ets = book.canonical_etypes
-        owner = np.asarray(book.eid2partid(train, ets[0] if len(ets) == 1 else None))
+        if etype is None:
+            etype = ets[0] if len(ets) == 1 else None
+        owner = np.asarray(book.eid2partid(train, etype))
     else:
         if ntype is None:
             ntype = book.ntypes[0] if len(book.ntypes) == 1 else None
