@@ -92,8 +92,9 @@ def _params(kw: dict[str, Any], num_trainers: int) -> dict[str, Any]:
     keep = ("feat", "fanouts", "hidden", "batch_size", "num_negatives", "lr", "dropout",
             "weight_decay", "decoder", "exclude", "hits", "seed", "etype", "reverse_etype",
             "model", "heads", "eval_fanouts")
-    out = {k: (list(kw[k]) if isinstance(kw.get(k), (list, tuple)) else kw.get(k))
-           for k in keep}
+    # only the keys this run has: a homogeneous run's checkpoints keep their old parameters
+    out = {k: (list(kw[k]) if isinstance(kw[k], (list, tuple)) else kw[k])
+           for k in keep if k in kw}
     out["num_trainers"] = int(num_trainers)
     return out
 
