@@ -26,10 +26,11 @@ import numpy as np
 
 from .._util.optional import import_optional
 from ..errors import ValidationError, check_choice
-from ..store import as_store, feature_key
+from ..store import as_store
 from ..typing import EdgeTypeLike
 from ._common import subseed
 from ._hetero_model import MODELS, hetero_link_class
+from .hetero_trainer import body_spec
 from .link_metrics import link_metrics
 from .link_split import EvalEdges, LinkEval
 from .link_trainer import EXCLUDE_CHOICES, link_metric_names
@@ -56,7 +57,7 @@ class HeteroLinkTrainer(TrainerBase):
                  rank: int = 0, world: int = 1) -> None:
         torch = import_optional("torch", "training")
         import_optional("torch_geometric", "heterogeneous training (graphshard.pyg)")
-        from ..pyg import NeighborSampler, metadata, remote_backend
+        from ..pyg import NeighborSampler, remote_backend
 
         store = as_store(store)
         self.torch, self.store = torch, store
@@ -85,21 +86,8 @@ class HeteroLinkTrainer(TrainerBase):
                                    edges=True, etype=et)
         src, dst = store.find_edges(self.train, et)
         self.pairs = torch.from_numpy(np.stack([src, dst]).astype(np.int64))
-        schema = store.feature_schema("node")
-        in_dims = {}
-        for nt in store.ntypes:
-            info = schema.get(feature_key(nt, feat))
-            if info is not None:
-                if info[0] is None or len(info[0]) != 1:
-                    raise ValidationError(f"train_link: feature {feat!r} of {nt!r} must be "
-                                          f"one fixed-width row per node, has shape {info[0]}",
-                                          field="feat")
-                in_dims[nt] = int(info[0][0])
-        ntypes, etypes = metadata(store)
-        spec = {"model": model, "ntypes": ntypes, "etypes": [list(e) for e in etypes],
-                "in_dims": in_dims, "num_nodes": {nt: store.num_nodes(nt) for nt in ntypes},
-                "hidden": int(hidden), "num_layers": len(fanouts), "heads": int(heads),
-                "dropout": float(dropout), "etype": list(et)}
+        spec = {**body_spec(store, feat, model, hidden, len(fanouts), heads, dropout,
+                            "train_link"), "etype": list(et)}
         self.init_model(spec, seed=self.seed, lr=lr, weight_decay=weight_decay)
         self.data = remote_backend(store, node_attrs={"x": feat})
         excl = None if exclude == "none" else exclude

@@ -30,7 +30,7 @@ from .metrics import f1_scores
 from .sage_trainer import trainer_share
 from .trainer_base import TrainerBase
 
-__all__ = ["HeteroTrainer", "label_kind"]
+__all__ = ["HeteroTrainer", "body_spec", "label_kind"]
 
 #: Metrics :meth:`HeteroTrainer.evaluate` returns, ``{name: (validation, test)}``.
 METRICS = ("micro_f1", "macro_f1")
@@ -52,6 +52,33 @@ def label_kind(labels: np.ndarray, multilabel: bool | None, what: str) -> bool:
     return two_d
 
 
+def body_spec(store: Any, feat: str, model: str, hidden: int, num_layers: int, heads: int,
+              dropout: float, where: str) -> dict[str, Any]:
+    """The R-GCN / HGT body's part of a model spec (:func:`~graphshard.train._hetero_model.
+    hetero_class`): PyG metadata, each featured type's input width, node counts, sizes.
+
+    Raises:
+        ValidationError: ``feat`` of a type is not one fixed-width row per node.
+    """
+    from ..pyg import metadata
+
+    schema = store.feature_schema("node")
+    in_dims = {}
+    for nt in store.ntypes:
+        info = schema.get(feature_key(nt, feat))
+        if info is not None:
+            if info[0] is None or len(info[0]) != 1:
+                raise ValidationError(f"{where}: feature {feat!r} of {nt!r} must be one "
+                                      f"fixed-width row per node, has shape {info[0]}",
+                                      field="feat")
+            in_dims[nt] = int(info[0][0])
+    ntypes, etypes = metadata(store)
+    return {"model": model, "ntypes": ntypes, "etypes": [list(e) for e in etypes],
+            "in_dims": in_dims, "num_nodes": {nt: store.num_nodes(nt) for nt in ntypes},
+            "hidden": int(hidden), "num_layers": int(num_layers), "heads": int(heads),
+            "dropout": float(dropout)}
+
+
 class HeteroTrainer(TrainerBase):
     """One R-GCN / HGT trainer: its store, loaders, model, optimizer and training nodes
     (its :func:`~graphshard.train.sage_trainer.trainer_share` of ``train_mask`` as rank
@@ -68,7 +95,7 @@ class HeteroTrainer(TrainerBase):
                  seed: int, multilabel: bool | None, rank: int = 0, world: int = 1) -> None:
         torch = import_optional("torch", "training")
         import_optional("torch_geometric", "heterogeneous training (graphshard.pyg)")
-        from ..pyg import NeighborSampler, metadata, remote_backend
+        from ..pyg import NeighborSampler, remote_backend
 
         store = as_store(store)
         self.torch, self.store, self.target = torch, store, target
@@ -100,22 +127,10 @@ class HeteroTrainer(TrainerBase):
             num_classes = int(self.labels.max()) + 1
         book = store.get_partition_book() if hasattr(store, "get_partition_book") else None
         self.train = trainer_share(book, train, self.rank, int(world), ntype=target)
-        schema = store.feature_schema("node")
-        in_dims = {}
-        for nt in store.ntypes:
-            info = schema.get(feature_key(nt, feat))
-            if info is not None:
-                if info[0] is None or len(info[0]) != 1:
-                    raise ValidationError(f"train_hetero: feature {feat!r} of {nt!r} must be "
-                                          f"one fixed-width row per node, has shape {info[0]}",
-                                          field="feat")
-                in_dims[nt] = int(info[0][0])
-        ntypes, etypes = metadata(store)
-        spec = {"model": model, "ntypes": ntypes, "etypes": [list(e) for e in etypes],
-                "in_dims": in_dims, "num_nodes": {nt: store.num_nodes(nt) for nt in ntypes},
-                "hidden": int(hidden), "num_layers": len(fanouts), "heads": int(heads),
-                "dropout": float(dropout), "num_classes": int(num_classes),
-                "target": target, "multilabel": self.multilabel}
+        spec = {**body_spec(store, feat, model, hidden, len(fanouts), heads, dropout,
+                            "train_hetero"),
+                "num_classes": int(num_classes), "target": target,
+                "multilabel": self.multilabel}
         self.init_model(spec, seed=self.seed, lr=lr, weight_decay=weight_decay)
         self.data = remote_backend(store, node_attrs={"x": feat})
         self.sampler = NeighborSampler(store, list(fanouts), seed=self.seed)
