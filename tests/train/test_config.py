@@ -12,6 +12,7 @@ from graphshard.train import (
     TrainResult,
     WalkEmbeddingResult,
     train_from_config,
+    validate_config,
 )
 
 pytest.importorskip("yaml", reason="needs pyyaml")
@@ -203,3 +204,56 @@ def test_sage_config_reads_shchur_with_its_split(tmp_path):
     with pytest.raises(gs.ConfigError, match=r"sage\.yaml: shchur: .*small\.npz: shchur_split: "
                        r"class 1 has 30 nodes"):
         train_from_config(cfg)
+
+
+HETERO_LINK = ("task: link\nhgb: TINY\netype: actor2movie\nreverse_etype: movie:movie2actor:actor\n"
+               "fanouts: [3, 3]\nhidden_size: 8\nbatch_size: 32\neval_negatives: 5\nhits: [3]\n"
+               "monitor: auc\nlr: 0.02\n")
+
+
+def test_link_config_on_an_hgb_graph_trains_the_named_edge_type(tmp_path):
+    """Issue 44 item 8 in YAML: ``task: link`` with ``hgb:`` and ``etype`` splits the named
+    type's pairs here and trains the heterogeneous encoder on them, as train_link does."""
+    pytest.importorskip("torch_geometric", reason="needs torch_geometric")
+    from graphshard.datasets import load_hgb
+    from graphshard.train import split_edges, train_link
+    from shop import tiny_hgb
+
+    tiny_hgb(tmp_path / "TINY")
+    cfg = tmp_path / "link.yaml"
+    cfg.write_text(HETERO_LINK + "epochs: 2\n")
+    res = train_from_config(cfg)
+    split = split_edges(load_hgb(tmp_path / "TINY").graph, etype="actor2movie",
+                        reverse_etype=("movie", "movie2actor", "actor"), val_fraction=0.05,
+                        test_fraction=0.1, num_negatives=5, seed=0)
+    same = train_link(split, reverse_etype=("movie", "movie2actor", "actor"), fanouts=[3, 3],
+                      hidden=8, batch_size=32, hits=(3,), monitor="auc", lr=0.02, epochs=2)
+    assert split.etype == ("actor", "actor2movie", "movie")
+    assert res.losses == same.losses and res.test == same.test
+
+
+@pytest.mark.parametrize(("body", "field", "match"), [
+    ("task: link\nhgb: TINY\n", "etype", r"must name the edge type to predict: the graph has "
+     r"edge types \['actor:actor2movie:movie', 'movie:movie2actor:actor'\]"),
+    ("task: link\nhgb: TINY\netype: cites\n", "etype", "names no edge type of the graph"),
+    ("task: link\nhgb: TINY\netype: actor2movie\nreverse_etype: [movie, x, actor]\n",
+     "reverse_etype", r"got \['movie', 'x', 'actor'\]"),
+    ("task: link\nhgb: TINY\netype: 'a:b'\n", "etype", "'src:relation:dst'"),
+    ("task: link\nhgb: TINY\netype: actor2movie\nnum_trainers: 2\n", "num_trainers",
+     "must be 1 for link prediction on a heterogeneous graph"),
+    ("task: link\nhgb: TINY\netype: actor2movie\nmodel: hgt\nhidden_size: 10\n", "heads",
+     r"must divide hidden_size \(10\)"),
+    ("task: link\nhgb: TINY\netype: actor2movie\neval_fanouts: [2]\n", "eval_fanouts",
+     "has 1 entries, but the model has 2 layers"),
+    ("task: link\ngenerate: sbm:nodes=50,edges=200,features=2\nmodel: hgt\n", "model",
+     "is read on a heterogeneous graph only"),
+])
+def test_link_config_edge_types_are_checked_before_training(tmp_path, body, field, match):
+    from shop import tiny_hgb
+
+    tiny_hgb(tmp_path / "TINY")
+    cfg = tmp_path / "bad.yaml"
+    cfg.write_text(body)
+    with pytest.raises(gs.ConfigError, match=match) as err:
+        validate_config(cfg)
+    assert err.value.field == field

@@ -36,9 +36,12 @@ of Hits@K, e.g. ``[10, 50]``), ``monitor`` (``mrr``, ``auc`` or ``hits@K``), ``e
 ``patience``, ``min_delta``, ``num_trainers``, ``trainer_cpus``, ``checkpoint_dir`` and
 ``resume``; its ``graph:`` is a partition config written by
 :func:`~graphshard.train.link_files.partition_for_link` (the held-out edges are read
-from beside it), and a ``generate:`` graph is split here by ``val_fraction``,
+from beside it), and a ``generate:`` or ``hgb:`` graph is split here by ``val_fraction``,
 ``test_fraction``, ``eval_negatives`` (fixed negatives per held-out edge) and
-``split_seed`` (default: ``seed``).
+``split_seed`` (default: ``seed``).  On a heterogeneous graph (in one process) ``etype``
+names the edge type to predict and ``reverse_etype`` its reverse (a relation name,
+``src:relation:dst`` or a list of the three), with ``model``, ``heads``, ``eval_fanouts``
+and ``eval_batch_size`` for its R-GCN/HGT encoder.
 A heterogeneous node-classification config (``task: hetero``,
 :func:`~graphshard.train.hetero.train_hetero`) reads ``target``, ``model`` (``rgcn`` /
 ``hgt``), ``fanouts`` (DGL order, input layer first), ``eval_fanouts``, ``num_layers``,
@@ -91,7 +94,7 @@ from typing import Any
 
 from .._util.optional import import_optional
 from ..errors import ConfigError, GraphshardError, ValidationError
-from .config_check import check_graph, check_values
+from .config_check import as_etype, check_graph, check_values
 from .config_sources import check_sources, dataset_graph, plain_graph
 from .graph4rec import (
     G4R_KEYS,
@@ -145,7 +148,9 @@ _LINK = {"fanouts": "fanouts", "hidden_size": "hidden", "hidden": "hidden", "fea
          "hits": "hits", "monitor": "monitor", "num_trainers": "num_trainers",
          "trainer_cpus": "trainer_cpus", "checkpoint_dir": "checkpoint_dir",
          "resume": "resume", "eval_every": "eval_every", "patience": "patience",
-         "min_delta": "min_delta", "warmup": "warmup"}
+         "min_delta": "min_delta", "warmup": "warmup", "etype": "etype",
+         "reverse_etype": "reverse_etype", "model": "model", "heads": "heads",
+         "eval_fanouts": "eval_fanouts", "eval_batch_size": "eval_batch_size"}
 _LINK_SPLIT = {"val_fraction", "test_fraction", "eval_negatives", "split_seed"}
 
 _HETERO = {"target": "target", "model": "model", "fanouts": "fanouts",
@@ -164,7 +169,7 @@ _SHCHUR = {"shchur", "shchur_split_seed"}
 #: reason (:data:`~graphshard.train.graph4rec.G4R_KEYS`).
 CONFIG_KEYS = {"walk": tuple(sorted(_COMMON | set(_WALK) | _WALK_FLOW)),
                "sage": tuple(sorted(_COMMON | set(_SAGE) | _SHCHUR)),
-               "link": tuple(sorted(_COMMON | set(_LINK) | _LINK_SPLIT)),
+               "link": tuple(sorted(_COMMON | set(_LINK) | _LINK_SPLIT | _HGB)),
                "hetero": tuple(sorted(_COMMON | set(_HETERO) | _HGB))}
 _TABLES = {"walk": _WALK, "sage": _SAGE, "link": _LINK, "hetero": _HETERO}
 
@@ -296,8 +301,8 @@ def _prepare(path: Any, overrides: dict[str, Any] | None) -> _Prepared:
             graph = read_config_graph(cfg, base, path, folder=None if plan is None else
                                       plan.data_dir(plan.first))
             cfg = {"output_path": "output", **cfg}  # PGL's files in, PGL's dump out
-        elif "hgb" in cfg or "shchur" in cfg:
-            graph = dataset_graph(cfg, base, kwargs)
+        elif "hgb" in cfg or "shchur" in cfg:  # a link config has no target to default
+            graph = dataset_graph(cfg, base, kwargs if task == "hetero" else {})
         else:
             graph = plain_graph(cfg, base, path)
     except ConfigError:
@@ -349,11 +354,15 @@ def _link(graph: Any, kwargs: dict[str, Any], cfg: dict[str, Any],
           on_epoch: Callable[[int, dict[str, float]], None] | None) -> Any:
     from .link import train_link
 
-    if not isinstance(graph, (str, os.PathLike)):  # generated: split it here
+    kwargs = {**kwargs, **{k: as_etype(kwargs[k]) for k in ("etype", "reverse_etype")
+                           if kwargs.get(k) is not None}}
+    if not isinstance(graph, (str, os.PathLike)):  # generated or a dataset: split it here
         from .link_split import split_edges
 
         split = {k: cfg[k] for k in ("val_fraction", "test_fraction") if k in cfg}
-        graph = split_edges(graph, **split, num_negatives=int(cfg.get("eval_negatives", 100)),
+        types = {k: kwargs[k] for k in ("etype", "reverse_etype") if k in kwargs}
+        graph = split_edges(graph, **split, **types,
+                            num_negatives=int(cfg.get("eval_negatives", 100)),
                             seed=int(cfg.get("split_seed", cfg.get("seed", 0))))
     return train_link(graph, on_epoch=on_epoch, **kwargs)
 

@@ -25,7 +25,7 @@ from typing import Any
 from ..errors import ConfigError, GraphshardError
 from ..storage.files import check_regular_file
 
-__all__ = ["PartitionSchema", "check_graph", "check_values", "raise_problems"]
+__all__ = ["PartitionSchema", "as_etype", "check_graph", "check_values", "raise_problems"]
 
 _BIG = 2**63 - 1
 # Upper bounds far beyond any run here and far below a MemoryError or an int64 overflow in
@@ -104,6 +104,25 @@ def _opt(check: Check) -> Check:
     return opt
 
 
+def _etype(v: Any) -> str | None:
+    ok = (isinstance(v, str) and v and len(v.split(":")) in (1, 3) and all(v.split(":"))) or (
+        isinstance(v, list) and len(v) == 3 and all(isinstance(x, str) and x for x in v))
+    return None if ok else ("must name an edge type: 'relation', 'src:relation:dst' or "
+                            f"[src, relation, dst], got {v!r}")
+
+
+def as_etype(v: str | list[str]) -> str | tuple[str, ...]:
+    """A config's edge type (checked by the ``etype`` rule) as the stores take it.
+
+    Example:
+        >>> as_etype("paper:cites:paper"), as_etype(["u", "buys", "i"]), as_etype("buys")
+        (('paper', 'cites', 'paper'), ('u', 'buys', 'i'), 'buys')
+    """
+    if isinstance(v, list):
+        return tuple(v)
+    return tuple(v.split(":")) if ":" in v else v
+
+
 _RATE = _num(0.0, lo_open=True)
 _SEED = _int(0)
 _COMMON: dict[str, Check] = {
@@ -121,7 +140,12 @@ _LINK = {**_COMMON, "fanouts": _ints(1), "num_negatives": _int(1, 10**4),
          "exclude": _choice("auto", "self", "reverse", "none"), "hits": _ints(1),
          "monitor": _str, "val_fraction": _num(0.0, 1.0, hi_open=True),
          "test_fraction": _num(0.0, 1.0, hi_open=True), "eval_negatives": _int(1, 10**4),
-         "split_seed": _SEED}
+         "split_seed": _SEED, "etype": _etype, "reverse_etype": _opt(_etype),
+         "model": _choice("rgcn", "hgt"), "heads": _int(1, 1024),
+         "eval_fanouts": _opt(_ints(1)), "eval_batch_size": _int(1, _BATCH), "hgb": _str,
+         "hgb_test_file": _str, "hgb_val_ratio": _num(0.0, 1.0, lo_open=True, hi_open=True)}
+#: Link keys that only a heterogeneous graph reads (its R-GCN/HGT encoder, per-type pairs).
+_HETERO_LINK = ("reverse_etype", "model", "heads", "eval_fanouts", "eval_batch_size")
 _HETERO = {**_COMMON, "target": _str, "model": _choice("rgcn", "hgt"),
            "fanouts": _ints(1, all_ok=True), "eval_fanouts": _opt(_ints(1, all_ok=True)),
            "num_layers": _opt(_int(1, 64)), "heads": _int(1, 1024),
@@ -180,17 +204,51 @@ def check_values(cfg: dict[str, Any], path: Any, task: str) -> None:
         if cfg.get("monitor", "mrr") not in names:
             problems.append(("monitor", f"must be one of {list(names)}, got "
                                         f"{cfg['monitor']!r}"))
-    if task == "hetero" and not problems:
-        fan, layers = cfg.get("fanouts", [10, 10]), cfg.get("num_layers")
-        for key in ("fanouts", "eval_fanouts"):
-            if cfg.get(key) is not None and len(cfg[key]) != (layers or len(fan)):
-                problems.append((key, f"has {len(cfg[key])} entries, but the model has "
-                                      f"{layers or len(fan)} layers"))
-        hidden, heads = cfg.get("hidden", cfg.get("hidden_size", 64)), cfg.get("heads", 4)
-        if cfg.get("model") == "hgt" and hidden % heads:
-            problems.append(("heads", f"must divide hidden_size ({hidden}) for HGT, got "
-                                      f"{heads}"))
+        if cfg.get("num_trainers", 1) > 1 and ("etype" in cfg or "hgb" in cfg):
+            problems.append(("num_trainers", "must be 1 for link prediction on a "
+                                             "heterogeneous graph (it trains in one process)"))
+    if task in ("link", "hetero") and not problems:
+        _check_model_widths(cfg, task, problems)
     raise_problems(path, problems)
+
+
+def _check_model_widths(cfg: dict[str, Any], task: str,
+                        problems: list[tuple[str, str]]) -> None:
+    """Per-layer lists as long as the model is deep; HGT's heads divide its width."""
+    fan = cfg.get("fanouts", [10, 10])
+    layers = cfg.get("num_layers") if task == "hetero" else None
+    for key in ("fanouts", "eval_fanouts"):
+        if cfg.get(key) is not None and len(cfg[key]) != (layers or len(fan)):
+            problems.append((key, f"has {len(cfg[key])} entries, but the model has "
+                                  f"{layers or len(fan)} layers"))
+    hidden, heads = cfg.get("hidden", cfg.get("hidden_size", 64)), cfg.get("heads", 4)
+    if cfg.get("model", "rgcn") == "hgt" and hidden % heads:
+        problems.append(("heads", f"must divide hidden_size ({hidden}) for HGT, got "
+                                  f"{heads}"))
+
+
+def _check_link_types(cfg: dict[str, Any], st: Any, homo: bool, where: str,
+                      etypes: list[str], problems: list[tuple[str, str]]) -> None:
+    """A heterogeneous link config names the edge type it predicts (and its reverse) among
+    the graph's; a homogeneous one gives none of the heterogeneous encoder's keys."""
+    if homo:
+        extra = [k for k in _HETERO_LINK if k in cfg]
+        if extra:
+            problems.append((extra[0], f"is read on a heterogeneous graph only (with "
+                                       f"etype); {where} has one node and one edge type"))
+        return
+    if "etype" not in cfg:
+        problems.append(("etype", f"must name the edge type to predict: {where} has edge "
+                                  f"types {etypes}"))
+        return
+    for key in ("etype", "reverse_etype"):
+        if cfg.get(key) is None:
+            continue
+        try:
+            st.to_canonical_etype(as_etype(cfg[key]))
+        except (GraphshardError, KeyError, ValueError):
+            problems.append((key, f"names no edge type of {where} (or more than one): got "
+                                  f"{cfg[key]!r}; its edge types are {etypes}"))
 
 
 class PartitionSchema:
@@ -269,13 +327,17 @@ def check_graph(cfg: dict[str, Any], path: Any, task: str, graph: Any) -> Any:
         problems.append((key, "makes a graph with one node and one edge type; task 'hetero' "
                               "needs a heterograph (graph: its partition config, or hgb:); "
                               "task 'sage' trains on this one"))
-    elif task in ("sage", "link") and not homo:
+    elif task == "sage" and not homo:
         problems.append(("task", f"{task!r} needs one node and one edge type; {where} has "
                                  f"node types {ntypes} and edge types {etypes}"))
+    elif task == "link":
+        _check_link_types(cfg, st, homo, where, etypes, problems)
     target = ntypes[0] if len(ntypes) == 1 else cfg.get("target")
     if task == "hetero" and target is not None and target not in ntypes:
         problems.append(("target", f"must be a node type of {where} {ntypes}, got "
                                    f"{target!r}"))
+        target = None
+    if task == "link" and not homo:  # features are per type there (learned where absent)
         target = None
     if schema is not None and target is not None and not problems:
         names = [k for k in ("label", "train_mask", "val_mask", "test_mask")
