@@ -20,6 +20,21 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 _DEFAULT = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
+# modules this process's collection skipped whole (pytest.importorskip at import)
+_SKIPPED_MODULES: set[str] = set()
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    if report.skipped and report.nodeid.endswith(".py"):
+        _SKIPPED_MODULES.add(report.nodeid)
+
+
+@pytest.fixture
+def collected_files(request: pytest.FixtureRequest) -> set[str]:
+    """Files (rootdir-relative) that this process's own collection yielded an item from, or
+    skipped whole at import: under ``pytest -n 2`` every worker collects every test."""
+    return {item.nodeid.split("::", 1)[0] for item in request.session.items} | _SKIPPED_MODULES
+
 
 def pytest_configure(config: pytest.Config) -> None:
     """Before any test process starts a Ray: the Ray token this machine's clusters use.
