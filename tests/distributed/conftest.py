@@ -84,7 +84,7 @@ def shop_parts(tmp_path_factory) -> dict[int, Parted]:
 @pytest.fixture(scope="session")
 def shop_dist(ray_cluster, shop_parts):
     """DistGraphs over 1, 2 and 4 servers (all remote), closed at the end of the session."""
-    graphs = {k: gs.distributed.DistGraph(p.config, colocate=(), timeout=120.0)
+    graphs = {k: gs.distributed.DistGraph(p.config, colocate=())
               for k, p in shop_parts.items()}
     yield graphs
     for dg in graphs.values():

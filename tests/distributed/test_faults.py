@@ -25,7 +25,7 @@ def test_killed_server_restarts_and_the_request_is_answered(ray_cluster, make_pa
     p = make_parts(1, "faulty", 2, str(tmp_path / "parts"))
     handle = gs.distributed.serve(p.config, tensor_dir=str(tmp_path / "tensors"))
     try:
-        dg = gs.distributed.DistGraph(p.config, colocate=(), timeout=60.0)
+        dg = gs.distributed.DistGraph(p.config, colocate=())
         t = gs.distributed.DistTensor((90,), "float32", "kept", graph=dg, part_policy="node:u",
                                persistent=True)
         t[np.arange(90)] = np.arange(90, dtype=np.float32)
@@ -57,7 +57,7 @@ def test_server_gone_for_good_fails_at_once(ray_cluster, make_parts, tmp_path, c
     p = make_parts(2, "fragile", 2, str(tmp_path / "parts"))
     handle = gs.distributed.serve(p.config, max_restarts=1)
     try:
-        dg = gs.distributed.DistGraph(p.config, colocate=(), timeout=30.0)
+        dg = gs.distributed.DistGraph(p.config, colocate=())
         ids = np.arange(90)
         feat = dg.nodes["u"].data["feat"]
         want = p.whole.nodes["u"].data["feat"]
@@ -78,7 +78,7 @@ def test_server_gone_for_good_fails_at_once(ray_cluster, make_parts, tmp_path, c
         on1 = ids[dg.get_partition_book().nid2partid(ids, "u") == 1]
         np.testing.assert_array_equal(feat[on1], want[on1])  # partition 1 still answers
         with pytest.raises(gs.distributed.ServerError, match="partition 0 is not reachable"):
-            gs.distributed.DistGraph(p.config, colocate=(), timeout=30.0)  # finds the dead server
+            gs.distributed.DistGraph(p.config, colocate=())  # finds the dead server
     finally:
         handle.shutdown()
     assert gs.distributed.find_servers(p.config) is None

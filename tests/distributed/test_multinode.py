@@ -172,7 +172,7 @@ def test_cli_serve_joins_through_ray_address_and_prints_nodes(nodes, cora3):
         assert "from any machine of the cluster" in run.stdout
         actors = gs.distributed.find_servers(cora3.config)  # detached: still running
         assert actors is not None
-        infos = nodes.ray.get([a.info.remote() for a in actors], timeout=60)
+        infos = nodes.ray.get([a.info.remote() for a in actors], timeout=300)
         assert [i["node_id"] for i in infos] == [nodes.workers[0], nodes.workers[1],
                                                  nodes.head]
     finally:

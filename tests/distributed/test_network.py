@@ -22,7 +22,7 @@ _SCRIPT = textwrap.dedent("""
     import psutil
     import graphshard as gs
 
-    dg = gs.distributed.DistGraph(sys.argv[1], colocate=(), timeout=120.0)
+    dg = gs.distributed.DistGraph(sys.argv[1], colocate=())
     dg.degrees([0, 1], "follows")  # both servers answer: their workers are up
     me = psutil.Process()
     ours = {me.pid} | {p.pid for p in me.children(recursive=True)}

@@ -142,7 +142,7 @@ def test_dist_graph_served_from_s3(ray_cluster, cora, s3_endpoint, s3_dir, tmp_p
     res = gs.partition.build_partitions(cora, "cora", 2, uri, part_method="metis")
     gs.partition_graph(cora, "cora", 2, tmp_path, part_method="metis")
     whole = gs.distributed.assemble_graph(str(tmp_path / "cora.json"))
-    dg = gs.distributed.DistGraph(str(res.config_path), colocate=(), timeout=120.0)
+    dg = gs.distributed.DistGraph(str(res.config_path), colocate=())
     try:
         assert dg.config == res.config_path
         ids = np.random.default_rng(0).integers(0, cora.num_nodes(), 200)

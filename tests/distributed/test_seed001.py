@@ -126,7 +126,7 @@ def acm_parts(acm, tmp_path_factory):
 @pytest.fixture(scope="module")
 def acm_dist(ray_cluster, acm_parts):
     """A DistGraph over ACM's two partitions, every request through the servers."""
-    dg = gs.distributed.DistGraph(acm_parts[0], colocate=(), timeout=120.0)
+    dg = gs.distributed.DistGraph(acm_parts[0], colocate=())
     yield dg
     dg.close()
 

@@ -41,7 +41,7 @@ def shop_store(request, shop2: Stores) -> Any:
         yield gs.distributed.assemble_graph(shop2.config)
         return
     request.getfixturevalue("ray_cluster")
-    dg = gs.distributed.DistGraph(shop2.config, colocate=(), timeout=120.0)
+    dg = gs.distributed.DistGraph(shop2.config, colocate=())
     yield dg
     dg.close()
 

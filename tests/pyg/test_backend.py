@@ -76,7 +76,7 @@ def test_fanouts_hold_per_hop(shop_store, replace):
 
 def test_same_seed_same_batch_local_and_dist(shop2, ray_cluster):
     local = gs.distributed.assemble_graph(shop2.config)
-    dist = gs.distributed.DistGraph(shop2.config, colocate=(), timeout=120.0)
+    dist = gs.distributed.DistGraph(shop2.config, colocate=())
     try:
         for a, b in zip(node_loader(local), node_loader(dist), strict=True):
             for nt in ("u", "i"):

@@ -42,7 +42,7 @@ from pyg_scripts import (
 @pytest.fixture(scope="module")
 def cora_dist(cora2, ray_cluster):
     """Cora's 2 parts served by 2 graph servers (none in this process)."""
-    dg = gs.distributed.DistGraph(cora2.config, colocate=(), timeout=120.0)
+    dg = gs.distributed.DistGraph(cora2.config, colocate=())
     yield dg
     dg.close()
 
@@ -159,7 +159,7 @@ def test_kuzu_example_on_a_typed_one_type_graph(papers2, ray_cluster):
     """('paper', 'cites', 'paper') gives HeteroData and batch['paper'] (it came back as
     Data: KeyError); the Kùzu script's model trains to well above chance on Cora, with the
     same losses as on PyG's in-memory HeteroData, locally and on 2 servers."""
-    with gs.distributed.DistGraph(papers2.config, colocate=(), timeout=120.0) as dg:
+    with gs.distributed.DistGraph(papers2.config, colocate=()) as dg:
         etype = ("paper", "cites", "paper")
         seeds = torch.arange(0, 40, 2)
         batch = next(iter(NeighborLoader(
@@ -187,7 +187,7 @@ def test_to_hetero_on_acm(acm2, ray_cluster):
     kw = {"seed": 0, "epochs": 4, "metadata": metadata(whole), "num_classes": 3, "fanout": 3,
           "num_nodes": {nt: whole.num_nodes(nt) for nt in whole.ntypes},
           "split": Split(split.train[:384], split.val, split.test[:500])}
-    with gs.distributed.DistGraph(acm2.config, colocate=(), timeout=120.0) as dg:
+    with gs.distributed.DistGraph(acm2.config, colocate=()) as dg:
         runs = _three_runs(acm_to_hetero, acm2, dg, **kw)
     _same_and_learning(runs, 0.3)
     assert runs[0].test_acc > 0.65, runs[0]

@@ -18,7 +18,7 @@ def parted(ray_cluster, sbm_graph, tmp_path_factory):
     gs.partition_graph(sbm_graph, "sbm", 2, str(out), part_method="random")
     cfg = out / "sbm.json"
     # generous: the servers compile their kernels on the first call (a cold numba cache)
-    dg = gs.distributed.DistGraph(cfg, colocate=(), timeout=120.0)
+    dg = gs.distributed.DistGraph(cfg, colocate=())
     yield gs.distributed.assemble_graph(cfg), dg, cfg
     dg.close()
 

@@ -21,7 +21,7 @@ def parted(ray_cluster, shop_hetero, tmp_path_factory):
     out = tmp_path_factory.mktemp("hetero2")
     gs.partition_graph(shop_hetero, "shop", 2, str(out), part_method="random")
     cfg = out / "shop.json"
-    dg = gs.distributed.DistGraph(cfg, colocate=(), timeout=120.0)
+    dg = gs.distributed.DistGraph(cfg, colocate=())
     yield gs.distributed.assemble_graph(cfg), dg, cfg
     dg.close()
 

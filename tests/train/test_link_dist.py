@@ -32,7 +32,7 @@ def test_dist_graph_run_equals_the_local_run(link_parts):
     held = load_link_split(link_parts)
     kw = {**KW, "batch_size": 512}
     local = train_link(whole, eval_edges=held, epochs=1, **kw)
-    with gs.distributed.DistGraph(link_parts, colocate=(), timeout=120.0) as dg:  # cold kernels
+    with gs.distributed.DistGraph(link_parts, colocate=()) as dg:
         dist = train_link(dg, epochs=1, **kw)  # finds the split beside its config
     np.testing.assert_allclose(dist.losses, local.losses, rtol=1e-5)
     for m in local.test:
