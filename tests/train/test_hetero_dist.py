@@ -61,3 +61,25 @@ def test_link_prediction_on_the_dist_graph_matches_local(parted):
     np.testing.assert_allclose(dist.losses, local.losses, rtol=1e-5)
     for m in ("auc", "mrr", "hits@2"):
         assert dist.val[m] == pytest.approx(local.val[m], abs=1e-6), m
+
+
+def test_link_prediction_with_two_trainers_from_a_stored_split(ray_cluster, shop_hetero,
+                                                              tmp_path):
+    """partition_for_link on a heterograph stores the held-out 'buys' pairs in each type's
+    reshuffled IDs with their edge type; train_link(config, num_trainers=2) finds the type
+    there and two DDP trainers share the training edges and learn the class structure."""
+    from graphshard.train import load_link_split, partition_for_link, train_link
+
+    res = partition_for_link(shop_hetero, "shopl", 2, tmp_path, etype="buys",
+                             reverse_etype="bought_by", val_fraction=0.1, test_fraction=0.1,
+                             num_negatives=10, part_method="random")
+    held, split = load_link_split(res.config_path), res.split.held_out
+    assert held.etype == ("u", "buys", "i")
+    assert (res.orig_nids["u"][held.test.src] == split.test.src).all()
+    assert (res.orig_nids["i"][held.test.neg_dst] == split.test.neg_dst).all()
+    two = train_link(str(res.config_path), num_trainers=2, reverse_etype="bought_by",
+                     fanouts=[5, 5], hidden=16, epochs=4, batch_size=64, lr=2e-2, seed=0,
+                     hits=(3,), monitor="auc")
+    train_edges = res.split.train_graph.num_edges("buys")
+    assert two.samples == [train_edges] * 4 and np.isfinite(two.losses).all()
+    assert two.test_at_best_val["auc"] > 0.6, (two.val, two.test)  # random: 0.5

@@ -48,7 +48,7 @@ def test_acm_paper_author_links(acm):
 def test_refusals(shop_hetero, shop_split):
     with pytest.raises(gs.ValidationError, match="scored by the dot product"):
         train_link(shop_split, decoder="mlp", epochs=1)
-    with pytest.raises(gs.ValidationError, match="trains in one process"):
+    with pytest.raises(gs.ValidationError, match="needs the path of a partition config"):
         train_link(shop_split, num_trainers=2, epochs=1)
     with pytest.raises(gs.ValidationError, match="needs reverse_etype"):
         train_link(shop_split, exclude="reverse", epochs=1)
@@ -58,3 +58,6 @@ def test_refusals(shop_hetero, shop_split):
         train_link(shop_split, reverse_etype="buys", epochs=1)
     with pytest.raises(gs.ValidationError, match="model must be one of"):
         train_link(shop_split, model="gat", epochs=1)
+    with pytest.raises(gs.ValidationError, match=r"held-out edges are of \('u', 'buys', 'i'\)"
+                       r", but etype is \('i', 'bought_by', 'u'\)"):
+        train_link(shop_split, etype="bought_by", epochs=1)

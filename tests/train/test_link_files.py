@@ -74,7 +74,7 @@ def test_held_out_ids_beyond_the_graph_are_refused(parts, tmp_path):
         load_link_split(config)
     meta["num_nodes"] = 60
     link.write_text(json.dumps(meta))
-    with pytest.raises(gs.FormatError, match=r"test has node IDs outside \[0, 60\)"):
+    with pytest.raises(gs.FormatError, match=r"test/dst has node IDs outside \[0, 60\)"):
         load_link_split(config)
 
 
@@ -137,3 +137,35 @@ def test_fuzz_link_split_text(parts, tmp_path):
         return None
 
     run_fuzz("link_split_text", case, load_link_split, tmp_path, check=same, seed=412)
+
+
+def test_a_heterogeneous_split_is_stored_with_its_edge_type_and_checked(shop_hetero, tmp_path):
+    """The held-out 'buys' pairs go to the type-wise IDs of 'u' (sources) and 'i'
+    (destinations, negatives); a stored type the config lacks, or an ID beyond its own
+    node type's count, is a FormatError naming the field."""
+    res = partition_for_link(shop_hetero, "shop", 2, tmp_path, etype="buys",
+                             reverse_etype="bought_by", test_fraction=0.2, num_negatives=4,
+                             part_method="random")
+    held = load_link_split(res.config_path)
+    assert held.etype == ("u", "buys", "i")
+    for name in ("val", "test"):
+        got, want = getattr(held, name), getattr(res.split.held_out, name)
+        np.testing.assert_array_equal(res.orig_nids["u"][got.src], want.src)
+        np.testing.assert_array_equal(res.orig_nids["i"][got.dst], want.dst)
+        np.testing.assert_array_equal(res.orig_nids["i"][got.neg_dst], want.neg_dst)
+    link = link_split_path(res.config_path)
+    meta = json.loads(link.read_text())
+    assert meta["type_nodes"] == {"u": 160, "i": 120}
+    link.write_text(json.dumps({**meta, "etype": ["u", "likes", "i"]}))
+    with pytest.raises(gs.FormatError, match=r"etype \['u', 'likes', 'i'\] is not an edge "
+                                             r"type of shop\.json") as err:
+        load_link_split(res.config_path)
+    assert err.value.field == "etype"
+    tensors, _ = load_tensors(link.with_suffix(".safetensors"), mmap=False)
+    tensors = {k: np.asarray(v).copy() for k, v in tensors.items()}
+    tensors["val/src"][0] = 150  # a 'u' ID (160 of them) beyond the 120 'i' nodes: fine
+    tensors["val/dst"][0] = 130  # an 'i' ID beyond the 120 'i' nodes
+    meta["sha256"] = save_tensors(link.with_suffix(".safetensors"), tensors)
+    link.write_text(json.dumps(meta))
+    with pytest.raises(gs.FormatError, match=r"val/dst has node IDs outside \[0, 120\)"):
+        load_link_split(res.config_path)

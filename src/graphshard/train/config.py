@@ -38,7 +38,7 @@ of Hits@K, e.g. ``[10, 50]``), ``monitor`` (``mrr``, ``auc`` or ``hits@K``), ``e
 :func:`~graphshard.train.link_files.partition_for_link` (the held-out edges are read
 from beside it), and a ``generate:`` or ``hgb:`` graph is split here by ``val_fraction``,
 ``test_fraction``, ``eval_negatives`` (fixed negatives per held-out edge) and
-``split_seed`` (default: ``seed``).  On a heterogeneous graph (in one process) ``etype``
+``split_seed`` (default: ``seed``).  On a heterogeneous graph ``etype``
 names the edge type to predict and ``reverse_etype`` its reverse (a relation name,
 ``src:relation:dst`` or a list of the three), with ``model``, ``heads``, ``eval_fanouts``
 and ``eval_batch_size`` for its R-GCN/HGT encoder.

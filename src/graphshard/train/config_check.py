@@ -204,9 +204,6 @@ def check_values(cfg: dict[str, Any], path: Any, task: str) -> None:
         if cfg.get("monitor", "mrr") not in names:
             problems.append(("monitor", f"must be one of {list(names)}, got "
                                         f"{cfg['monitor']!r}"))
-        if cfg.get("num_trainers", 1) > 1 and ("etype" in cfg or "hgb" in cfg):
-            problems.append(("num_trainers", "must be 1 for link prediction on a "
-                                             "heterogeneous graph (it trains in one process)"))
     if task in ("link", "hetero") and not problems:
         _check_model_widths(cfg, task, problems)
     raise_problems(path, problems)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from .config_check import as_etype
 
 __all__ = ["SOURCES", "check_sources", "dataset_graph", "plain_graph"]
 
@@ -59,11 +60,15 @@ def _trainers_error(cfg: dict[str, Any], path: Any, task: str, source: str,
             f".json>' (each trainer connects to the graph servers), but the graph comes from "
             f"'{source}:'; ")
     if task == "link":
+        types = "".join(f", {k}={as_etype(cfg[k])!r}" for k in ("etype", "reverse_etype")
+                        if cfg.get(k) is not None)
+        load = (f"g = graphshard.datasets.load_hgb('{_where(cfg, 'hgb', base)}').graph; "
+                if source == "hgb" else "")
         return ConfigError(
             head + "partition it for link prediction first (held-out edges beside the "
-            "parts): graphshard.train.partition_for_link(g, 'name', "
-            f"{trainers}, '{base / 'parts'}'), then set 'graph: parts/name.json' in place of "
-            f"'{source}:'", path=str(path), field="num_trainers")
+            f"parts): {load}graphshard.train.partition_for_link(g, 'name', "
+            f"{trainers}, '{base / 'parts'}'{types}), then set 'graph: parts/name.json' in "
+            f"place of '{source}:'", path=str(path), field="num_trainers")
     if source == "generate":
         spec = str(cfg["generate"])
         command = f"graphshard partition --generate {spec}"

@@ -2,8 +2,9 @@
 
 Each trainer is a Ray actor holding a trainer of :data:`TRAINERS` (GraphSAGE node
 classification, :class:`~graphshard.train.sage_trainer.SageTrainer`, link prediction,
-:class:`~graphshard.train.link_trainer.LinkTrainer`, or heterogeneous node
-classification, :class:`~graphshard.train.hetero_trainer.HeteroTrainer`) over its own
+:class:`~graphshard.train.link_trainer.LinkTrainer`, heterogeneous node classification,
+:class:`~graphshard.train.hetero_trainer.HeteroTrainer`, or heterogeneous link prediction,
+:class:`~graphshard.train.hetero_link_trainer.HeteroLinkTrainer`) over its own
 :class:`~graphshard.distributed.DistGraph` connection (partitions on the trainer's machine are read
 in-process), with the model wrapped in ``torch.nn.parallel.DistributedDataParallel`` on a
 gloo process group.  Trainer ``r`` takes the training nodes (or edges) of its partitions
@@ -40,7 +41,8 @@ __all__ = ["TRAINERS", "RayTeam", "trainer_class"]
 
 #: Trainer kinds: name -> ``module:class`` (in this package).
 TRAINERS = {"sage": "sage_trainer:SageTrainer", "link": "link_trainer:LinkTrainer",
-            "hetero": "hetero_trainer:HeteroTrainer"}
+            "hetero": "hetero_trainer:HeteroTrainer",
+            "hetero_link": "hetero_link_trainer:HeteroLinkTrainer"}
 
 
 def trainer_class(kind: str) -> Any:

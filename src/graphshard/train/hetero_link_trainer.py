@@ -2,7 +2,10 @@
 node type, a link of the predicted edge type scored by the dot product of its ends.
 
 :func:`~graphshard.train.link.train_link` drives one in-process when it is given ``etype``
-(or a graph with several edge types).  Batches come from PyG's ``LinkLoader`` over
+(or a graph with several edge types), or one per Ray actor
+(:class:`~graphshard.train.ddp.RayTeam`) over a partition config of
+:func:`~graphshard.train.link_files.partition_for_link`: each trainer then takes the
+``etype`` edges of its own partitions.  Batches come from PyG's ``LinkLoader`` over
 ``remote_backend(store)`` with :class:`~graphshard.pyg.NeighborSampler`: an epoch's batches
 are a permutation of the trainer's training edges of ``etype`` seeded by ``(seed, epoch)``;
 each positive gets ``num_negatives`` uniform negative destinations (PyG's binary
@@ -107,6 +110,10 @@ class HeteroLinkTrainer(TrainerBase):
     def _check_held_out(self) -> None:
         if self.held_out is None:
             return
+        stored = self.held_out.etype
+        if stored is not None and tuple(stored) != tuple(self.etype):
+            raise ValidationError(f"train_link: the held-out edges are of {tuple(stored)}, "
+                                  f"but etype is {self.etype}", field="etype")
         n_src, n_dst = self.store.num_nodes(self.etype[0]), self.store.num_nodes(self.etype[2])
         for name in ("val", "test"):
             ev = getattr(self.held_out, name)

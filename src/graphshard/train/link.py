@@ -207,6 +207,8 @@ def train_link(store_or_config: Any, *, feat: str = "feat", eval_edges: LinkEval
     graph, held_out = _graph_and_edges(store_or_config, eval_edges)
     if etype is None and isinstance(store_or_config, EdgeSplit):
         etype = store_or_config.etype
+    if etype is None and held_out is not None:  # e.g. stored by partition_for_link
+        etype = held_out.etype
     if etype is not None or _several_edge_types(graph):
         return _train_hetero_link(graph, held_out, dict(
             etype=etype, reverse_etype=reverse_etype, model=model, feat=feat,
@@ -216,7 +218,8 @@ def train_link(store_or_config: Any, *, feat: str = "feat", eval_edges: LinkEval
             batch_size=int(batch_size), eval_batch_size=int(eval_batch_size),
             num_negatives=int(num_negatives), lr=float(lr), dropout=float(dropout),
             weight_decay=float(weight_decay), exclude=exclude, hits=hits, seed=int(seed)),
-            decoder=decoder, num_trainers=int(num_trainers), checkpoint_dir=checkpoint_dir,
+            decoder=decoder, num_trainers=int(num_trainers),
+            trainer_cpus=float(trainer_cpus), checkpoint_dir=checkpoint_dir,
             resume=resume, run=dict(epochs=int(epochs), eval_every=int(eval_every),
                                     metrics=names, monitor=monitor, patience=patience,
                                     min_delta=float(min_delta), warmup=warmup,
@@ -254,19 +257,20 @@ def _several_edge_types(graph: Any) -> bool:
 
 
 def _train_hetero_link(graph: Any, held_out: LinkEval | None, kw: dict[str, Any], *,
-                       decoder: str, num_trainers: int, checkpoint_dir: Any, resume: bool,
-                       run: dict[str, Any]) -> LinkResult:
-    """:func:`train_link` on a heterogeneous graph, in this process."""
+                       decoder: str, num_trainers: int, trainer_cpus: float,
+                       checkpoint_dir: Any, resume: bool, run: dict[str, Any]) -> LinkResult:
+    """:func:`train_link` on a heterogeneous graph: in this process, or on ``num_trainers``
+    Ray actors over the servers of a partition config."""
     from .hetero_link_trainer import HeteroLinkTrainer
 
     if decoder != "dot":
         raise ValidationError(f"train_link: a heterogeneous graph is scored by the dot "
                               f"product; decoder {decoder!r} is for one node type",
                               field="decoder", value=decoder)
-    if num_trainers > 1:
-        raise ValidationError("train_link: a heterogeneous graph trains in one process "
-                              "(num_trainers=1) for now", field="num_trainers",
-                              value=num_trainers)
+    if num_trainers > 1 and not isinstance(graph, (str, os.PathLike)):
+        raise ValidationError("train_link: num_trainers > 1 needs the path of a partition "
+                              "config JSON (each trainer connects to its servers)",
+                              field="store_or_config")
     if kw["model"] == "hgt" and kw["hidden"] % kw["heads"]:
         raise ValidationError(f"train_link: hidden ({kw['hidden']}) must be a multiple of "
                               f"heads ({kw['heads']}) for HGT", field="heads")
@@ -277,8 +281,15 @@ def _train_hetero_link(graph: Any, held_out: LinkEval | None, kw: dict[str, Any]
     if len(kw["eval_fanouts"]) != len(kw["fanouts"]):
         raise ValidationError(f"train_link: eval_fanouts has {len(kw['eval_fanouts'])} "
                               f"layers, fanouts {len(kw['fanouts'])}", field="eval_fanouts")
-    params = _params({**kw, "decoder": decoder}, 1)
+    params = _params({**kw, "decoder": decoder}, num_trainers)
     ck = resume_checkpoint(checkpoint_dir, params) if checkpoint_dir and resume else None
+    if num_trainers > 1:
+        from .ddp import RayTeam
+
+        with RayTeam(graph, num_trainers, {**kw, "held_out": held_out},
+                     trainer_cpus=trainer_cpus, trainer="hetero_link") as team:
+            return _result(run_epochs(team, **run, checkpoint_dir=checkpoint_dir,
+                                      checkpoint=ck, params=params, what="train_link"))
     with open_store(graph) as store:
         trainer = HeteroLinkTrainer(store, held_out=held_out, **kw)
         return _result(run_epochs(LocalTeam(trainer), **run, checkpoint_dir=checkpoint_dir,

@@ -9,7 +9,9 @@ original node IDs to the partitioned graph's reshuffled IDs through ``partition_
 (tensors ``val/src``, ``val/dst``, ``val/neg_dst``, ``test/...``; no pickle) and, last,
 ``<graph_name>-link.json`` with the SHA-256 of that file and of the partition config it
 belongs to.  :func:`load_link_split` verifies both, so a folder partitioned again after the
-split was written is refused instead of giving edges in stale IDs.
+split was written is refused instead of giving edges in stale IDs.  On a heterogeneous graph
+the split's edge type is stored with it, and sources and destinations are mapped to the
+type-wise IDs of their own node types (``orig_nids`` per type).
 
 Unstable API (issue 26).
 
@@ -62,12 +64,13 @@ class LinkPartitions:
     Attributes:
         config_path: The partition config of the training graph.
         split: The split in the input graph's node IDs.
-        orig_nids: New (reshuffled) -> original node ID (int64).
+        orig_nids: New (reshuffled) -> original node ID (int64; a dict of them per node
+            type on a heterogeneous graph).
     """
 
     config_path: Path
     split: EdgeSplit
-    orig_nids: IdArray
+    orig_nids: IdArray | dict[str, IdArray]
 
     def __repr__(self) -> str:
         return f"LinkPartitions(config_path={str(self.config_path)!r}, split={self.split!r})"
@@ -84,27 +87,41 @@ def save_link_split(held_out: LinkEval, config: str | os.PathLike[str], *,
     """Write ``held_out`` (original node IDs) beside a partition config, in its IDs.
 
     Args:
-        held_out: Validation and test edges in the original node IDs.
+        held_out: Validation and test edges in the original node IDs (of the node types of
+            ``held_out.etype`` on a heterogeneous graph).
         config: The partition config JSON of the training graph.
         orig_nids: ``partition_graph(..., return_mapping=True)[0]``: the original ID of each
-            new node ID (a permutation of the config's nodes).
+            new node ID (a permutation of the config's nodes; per node type, a dict, when
+            ``held_out.etype`` is set).
 
     Returns:
         The path of the JSON written last (:func:`link_split_path`).
 
     Raises:
-        ValidationError: ``orig_nids`` is not a permutation of the config's nodes.
+        ValidationError: ``orig_nids`` is not a permutation of the config's nodes (of a
+            node type), or ``held_out.etype`` is not an edge type of the config.
     """
+    from ..partition.config import read_config
+
     config = Path(config)
     meta = json.loads(config.read_text())
     num_nodes = int(meta["num_nodes"])
-    orig = np.asarray(orig_nids, dtype=np.int64)
-    if orig.shape != (num_nodes,) or not np.array_equal(np.sort(orig), np.arange(num_nodes)):
-        raise ValidationError(f"{config}: orig_nids must be a permutation of the config's "
-                              f"{num_nodes} nodes, got shape {orig.shape}", field="orig_nids")
-    new_of_orig = np.empty(num_nodes, dtype=np.int64)
-    new_of_orig[orig] = np.arange(num_nodes, dtype=np.int64)
-    mapped = held_out.remap(new_of_orig)
+    et = held_out.etype
+    if et is None:
+        maps = [_new_of_orig(orig_nids, num_nodes, config, "orig_nids")]
+        sizes: dict[str, int] = {}
+    else:
+        cfg = read_config(config)
+        if list(et) not in [list(e) for e in cfg.canonical_etypes()]:
+            raise ValidationError(f"{config}: the split's edge type {et} is not one of the "
+                                  f"config's {cfg.canonical_etypes()}", field="etype")
+        sizes = {t: cfg.type_sizes("node")[t] for t in (et[0], et[2])}
+        if not isinstance(orig_nids, dict):
+            raise ValidationError(f"{config}: orig_nids must be a dict per node type for the "
+                                  f"edge type {et}", field="orig_nids")
+        maps = [_new_of_orig(orig_nids.get(t), sizes[t], config, f"orig_nids[{t!r}]")
+                for t in (et[0], et[2])]
+    mapped = held_out.remap(maps[0], maps[-1])
     tensors = {f"{s}/{f}": np.ascontiguousarray(getattr(getattr(mapped, s), f))
                for s in _SPLITS for f in _FIELDS}
     out = link_split_path(config)
@@ -114,13 +131,26 @@ def save_link_split(held_out: LinkEval, config: str | os.PathLike[str], *,
                             "tensors": name, "sha256": digest,
                             "config": config.name, "config_sha256": file_sha256(config),
                             "num_nodes": num_nodes,
+                            **({} if et is None else {"etype": list(et), "type_nodes": sizes}),
                             "counts": {s: len(getattr(mapped, s)) for s in _SPLITS},
                             "num_negatives": int(mapped.val.neg_dst.shape[1])})
     return out
 
 
+def _new_of_orig(orig_nids: Any, n: int, config: Path, field: str) -> np.ndarray:
+    """The inverse of ``orig_nids`` after checking it is a permutation of ``range(n)``."""
+    orig = np.asarray([] if orig_nids is None else orig_nids, dtype=np.int64)
+    if orig.shape != (n,) or not np.array_equal(np.sort(orig), np.arange(n)):
+        raise ValidationError(f"{config}: {field} must be a permutation of the config's "
+                              f"{n} nodes, got shape {orig.shape}", field="orig_nids")
+    new_of_orig = np.empty(n, dtype=np.int64)
+    new_of_orig[orig] = np.arange(n, dtype=np.int64)
+    return new_of_orig
+
+
 def load_link_split(config: str | os.PathLike[str]) -> LinkEval:
-    """The held-out edges stored beside ``config``, in its (reshuffled) node IDs.
+    """The held-out edges stored beside ``config``, in its (reshuffled) node IDs (type-wise
+    IDs of the stored ``etype``'s node types on a heterogeneous graph).
 
     Raises:
         PartitionNotFoundError: no link split beside the config.
@@ -147,6 +177,7 @@ def load_link_split(config: str | os.PathLike[str]) -> LinkEval:
         raise FormatError(f"{path}: num_nodes is {num_nodes}, but {config.name} has "
                           f"{graph_nodes} nodes: held-out IDs must be IDs of that graph",
                           path=str(path), field="num_nodes", value=num_nodes)
+    et, bounds = _split_types(meta, path, config, num_nodes)
     tensor_path = meta["tensors"]
     st, problem = regular_file_stat(tensor_path)
     if st is None or file_sha256(tensor_path) != meta.get("sha256"):
@@ -171,12 +202,32 @@ def load_link_split(config: str | os.PathLike[str]) -> LinkEval:
             raise FormatError(f"{tensor_path}: {s} tensors have shapes {src.shape}, "
                               f"{dst.shape}, {neg.shape}; expected (n,), (n,), (n, k)",
                               path=str(tensor_path), field=s)
-        bad = [a for a in arrs if a.size and (a.min() < 0 or a.max() >= num_nodes)]
-        if bad:
-            raise FormatError(f"{tensor_path}: {s} has node IDs outside [0, {num_nodes})",
-                              path=str(tensor_path), field=s)
+        for f, a, n in zip(_FIELDS, arrs, bounds, strict=True):
+            if a.size and (a.min() < 0 or a.max() >= n):
+                raise FormatError(f"{tensor_path}: {s}/{f} has node IDs outside [0, {n})",
+                                  path=str(tensor_path), field=f"{s}/{f}")
         splits.append(EvalEdges(src, dst, neg))
-    return LinkEval(splits[0], splits[1])
+    return LinkEval(splits[0], splits[1], et)
+
+
+def _split_types(meta: dict[str, Any], path: Path, config: Path, num_nodes: int
+                 ) -> tuple[tuple[str, str, str] | None, tuple[int, int, int]]:
+    """The stored edge type (None: homogeneous) and the ID bound of ``src``, ``dst`` and
+    ``neg_dst``: the config's node counts of the edge type's two node types."""
+    raw = meta.get("etype")
+    if raw is None:
+        return None, (num_nodes,) * 3
+    if not (isinstance(raw, list) and len(raw) == 3 and all(isinstance(t, str) for t in raw)):
+        raise FormatError(f"{path}: etype must be [src, relation, dst], got {raw!r}",
+                          path=str(path), field="etype")
+    from ..partition.config import read_config
+
+    cfg = read_config(config)
+    if raw not in [list(e) for e in cfg.canonical_etypes()]:
+        raise FormatError(f"{path}: etype {raw} is not an edge type of {config.name} "
+                          f"{cfg.canonical_etypes()}", path=str(path), field="etype")
+    sizes = cfg.type_sizes("node")
+    return (raw[0], raw[1], raw[2]), (sizes[raw[0]], sizes[raw[2]], sizes[raw[2]])
 
 
 def _read_meta(path: Path) -> dict[str, Any]:
@@ -223,11 +274,12 @@ def partition_for_link(g: Graph, graph_name: str, num_parts: int,
                        out_path: str | os.PathLike[str], *, val_fraction: float = 0.05,
                        test_fraction: float = 0.1, num_negatives: int = 100,
                        undirected: bool | None = None, seed: int = 0,
+                       etype: Any = None, reverse_etype: Any = None,
                        **partition_kw: Any) -> LinkPartitions:
     """Split ``g`` for link prediction, partition its training graph, store the rest.
 
     Args:
-        g: A graph with one node type and one edge type.
+        g: A graph (with several edge types, ``etype`` names the one to predict).
         graph_name: Name of the partitioned graph (``out_path/<graph_name>.json``).
         num_parts: Number of parts.
         out_path: Output folder of :func:`~graphshard.partition_graph`.
@@ -236,6 +288,8 @@ def partition_for_link(g: Graph, graph_name: str, num_parts: int,
         num_negatives: As ``val_fraction``.
         undirected: As ``val_fraction``.
         seed: Seed of the split (the partition method's ``seed`` goes in ``partition_kw``).
+        etype: As ``val_fraction`` (stored with the split).
+        reverse_etype: As ``val_fraction``.
         **partition_kw: Keyword arguments of :func:`~graphshard.partition_graph`
             (``part_method``, ``num_hops``, ``balance_edges``, ...).
 
@@ -248,10 +302,13 @@ def partition_for_link(g: Graph, graph_name: str, num_parts: int,
         raise ValidationError("partition_for_link sets return_mapping itself",
                               field="return_mapping")
     split = split_edges(g, val_fraction=val_fraction, test_fraction=test_fraction,
-                        num_negatives=num_negatives, undirected=undirected, seed=seed)
+                        num_negatives=num_negatives, undirected=undirected, seed=seed,
+                        etype=etype, reverse_etype=reverse_etype)
     mapping = partition_graph(split.train_graph, graph_name, num_parts, out_path,
                               return_mapping=True, **partition_kw)
-    orig_nids = np.asarray(cast(tuple, mapping)[0], dtype=np.int64)  # return_mapping=True
+    orig_nids = cast(tuple, mapping)[0]  # return_mapping=True: an array, or a dict per type
+    if not isinstance(orig_nids, dict):
+        orig_nids = np.asarray(orig_nids, dtype=np.int64)
     config = Path(out_path) / f"{graph_name}.json"
     save_link_split(split.held_out, config, orig_nids=orig_nids)
     return LinkPartitions(config, split, orig_nids)

@@ -60,9 +60,12 @@ class EvalEdges:
     def __len__(self) -> int:
         return len(self.src)
 
-    def remap(self, new_of_old: IdArray) -> EvalEdges:
-        """The same edges with node IDs mapped through ``new_of_old`` (new arrays)."""
-        return EvalEdges(new_of_old[self.src], new_of_old[self.dst], new_of_old[self.neg_dst])
+    def remap(self, new_of_old: IdArray, dst_new_of_old: IdArray | None = None) -> EvalEdges:
+        """The same edges with node IDs mapped through ``new_of_old`` (new arrays); the
+        destinations (and negatives) through ``dst_new_of_old`` when given (another node
+        type's map)."""
+        dmap = new_of_old if dst_new_of_old is None else dst_new_of_old
+        return EvalEdges(new_of_old[self.src], dmap[self.dst], dmap[self.neg_dst])
 
     def __repr__(self) -> str:
         return f"EvalEdges(num_edges={len(self)}, num_negatives={self.neg_dst.shape[1]})"
@@ -70,14 +73,18 @@ class EvalEdges:
 
 @dataclass(frozen=True)
 class LinkEval:
-    """Validation and test edges of a link-prediction run."""
+    """Validation and test edges of a link-prediction run, of edge type ``etype`` (a
+    canonical ``(src, relation, dst)``; None: the graph's only one)."""
 
     val: EvalEdges
     test: EvalEdges
+    etype: tuple[str, str, str] | None = None
 
-    def remap(self, new_of_old: IdArray) -> LinkEval:
-        """Both splits with node IDs mapped through ``new_of_old``."""
-        return LinkEval(self.val.remap(new_of_old), self.test.remap(new_of_old))
+    def remap(self, new_of_old: IdArray, dst_new_of_old: IdArray | None = None) -> LinkEval:
+        """Both splits with node IDs mapped through ``new_of_old`` (destinations through
+        ``dst_new_of_old`` when given: see :meth:`EvalEdges.remap`)."""
+        return LinkEval(self.val.remap(new_of_old, dst_new_of_old),
+                        self.test.remap(new_of_old, dst_new_of_old), self.etype)
 
 
 @dataclass(frozen=True)
@@ -220,7 +227,7 @@ def split_edges(g: Graph, *, val_fraction: float = 0.05, test_fraction: float = 
         e = nonloop[first[pairs]]  # an edge of each pair, with its stored orientation
         neg = _negatives(src[e], n_dst, n, all_keys, und, one_type, num_negatives, rng)
         splits.append(EvalEdges(src[e].copy(), dst[e].copy(), neg))
-    held = LinkEval(splits[0], splits[1])
+    held = LinkEval(splits[0], splits[1], None if len(g.canonical_etypes) == 1 else et)
     if len(g.canonical_etypes) == 1:
         return EdgeSplit(_subgraph(g, src, dst, train_eids), train_eids, held, und)
     drop = {et: np.flatnonzero(edge_role != 0)}
