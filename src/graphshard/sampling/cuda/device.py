@@ -16,14 +16,15 @@ from __future__ import annotations
 
 import functools
 import threading
+import types
 import weakref
 from typing import Any
 
 import numpy as np
 from numba import cuda
 
-__all__ = ["THREADS", "DeviceCache", "device_in", "device_out", "is_device", "launch",
-           "simulated"]
+__all__ = ["THREADS", "DeviceCache", "device_in", "device_out", "device_twin", "is_device",
+           "launch", "simulated"]
 
 THREADS = 128  # threads per block: one item (row, walk, draw) per thread
 
@@ -34,6 +35,28 @@ def simulated() -> bool:
     from numba.core import config
 
     return bool(getattr(config, "ENABLE_CUDASIM", 0))  # set by numba at import, not typed
+
+
+def device_twin(cpu_kernel: Any, **helpers: Any) -> Any:
+    """A CUDA device function compiled from a CPU kernel's own Python source, so both
+    backends run one body (the same draws, the same picks).
+
+    ``helpers`` rebinds names the body calls to device functions: the CPU helpers that take
+    arrays (e.g. ``alias_draw=device_twin(alias_draw)``).  Helpers of scalars only (the
+    keyed draws ``randint``, ``uniform``) stay the CPU's numba functions, which numba-cuda
+    compiles for the device and its simulator calls as they are.
+
+    Example:
+        >>> from graphshard.sampling.kernels.neighbors import _floyd
+        >>> twin = device_twin(_floyd)
+        >>> twin.py_func.__code__ is _floyd.py_func.__code__
+        True
+    """
+    py = cpu_kernel.py_func
+    scope = {**py.__globals__, **helpers}
+    body = types.FunctionType(py.__code__, scope, py.__name__, py.__defaults__, py.__closure__)
+    body.__doc__, body.__module__, body.__qualname__ = py.__doc__, py.__module__, py.__qualname__
+    return cuda.jit(device=True)(body)
 
 
 def is_device(a: Any) -> bool:

@@ -18,13 +18,16 @@ from typing import Any
 import numpy as np
 from numba import cuda
 
+from ..kernels import neighbors as cpu_neighbors
 from ..kernels.alias import _TMASK
 from ..kernels.neighbors import _FLOYD_MAX, row_yield
 from ..kernels.rng import draw, item_state, randint
-from .device import DeviceCache, device_in, device_out, launch
+from .device import DeviceCache, device_in, device_out, device_twin, launch
 from .weighted import partial_row
 
 __all__ = ["make_neighbors"]
+
+_floyd = device_twin(cpu_neighbors._floyd)  # the CPU's body: the same subsets
 
 _S32 = np.uint64(32)
 
@@ -37,18 +40,6 @@ def _counts(indptr, nnz, rows, k, replace, out):
         d = indptr[r + 1] - indptr[r] if nnz.shape[0] == 0 else nnz[r]
         out[i] = row_yield(d, k, replace)
 
-
-@cuda.jit(device=True)
-def _floyd(pos, o, c, d, st):
-    """As the CPU ``_floyd``: a uniform ``c``-subset of ``range(d)`` in draw order."""
-    for t in range(c):
-        jj = d - c + t
-        x = randint(st, t, jj + 1)
-        hit = False
-        for j in range(o, o + t):
-            if pos[j] == x:
-                hit = True
-        pos[o + t] = jj if hit else x
 
 
 @cuda.jit(device=True)

@@ -14,34 +14,16 @@ from typing import Any
 import numpy as np
 from numba import cuda
 
+from ..kernels import pairs as cpu_pairs
 from ..kernels.rng import item_state, randint
-from .device import DeviceCache, device_in, device_out, launch
+from .device import DeviceCache, device_in, device_out, device_twin, launch
 
 __all__ = ["make_pairs"]
 
 _INV53 = 1.0 / 9007199254740992.0
 
+_walk_pairs = device_twin(cpu_pairs._walk_pairs)  # the CPU's body: the same pairs
 
-@cuda.jit(device=True)
-def _walk_pairs(walks, types, excl, i, st, win, random_window, o, src, dst, cols, fill):
-    """As the CPU ``_walk_pairs``: pairs of walk ``i``, counted (and written from ``o``)."""
-    length = walks.shape[1]
-    c = 0
-    for a in range(length):
-        x = walks[i, a]
-        if x < 0:
-            continue
-        w = 1 + randint(st, a, win) if random_window else win
-        for b in range(max(0, a - w), min(length, a + w + 1)):
-            y = walks[i, b]
-            if y >= 0 and (y != x or types[a] != types[b]) and not excl[types[a], types[b]]:
-                if fill:
-                    src[o + c] = x
-                    dst[o + c] = y
-                    cols[o + c, 0] = a
-                    cols[o + c, 1] = b
-                c += 1
-    return c
 
 
 @cuda.jit

@@ -16,32 +16,20 @@ from typing import Any
 import numpy as np
 from numba import cuda
 
-from ..kernels.alias import _TMASK
-from ..kernels.rng import draw, item_state, randint, uniform
+from ..kernels import alias as cpu_alias
+from ..kernels import walks as cpu_walks
+from ..kernels.rng import item_state, uniform
 from ..kernels.walks import _RESTART
-from .device import DeviceCache, device_in, device_out, launch
+from .device import DeviceCache, device_in, device_out, device_twin, launch
 
 __all__ = ["make_walks"]
 
 _S32 = np.uint64(32)
 
+# the CPU's step functions, compiled for the device: one body for both backends
+_next = device_twin(cpu_walks._next, alias_draw=device_twin(cpu_alias.alias_draw))
+_n2v_next = device_twin(cpu_walks._n2v_next, _has_edge=device_twin(cpu_walks._has_edge))
 
-@cuda.jit(device=True)
-def _next(indptr, indices, rec, nnz, weighted, r, st, t):
-    """As the CPU ``_next``: the neighbour drawn for step ``t`` from CSR row ``r``, or -1."""
-    s0 = indptr[r]
-    d = indptr[r + 1] - s0
-    if d == 0:
-        return -1
-    if not weighted:
-        return indices[s0 + randint(st, 2 * t, d)]
-    if nnz.shape[0] > 0 and nnz[r] == 0:
-        return -1
-    j = randint(st, 2 * t, d)
-    v = rec[s0 + j, 0]
-    if np.int64(draw(st, 2 * t + 1) >> _S32) >= (v & _TMASK):
-        j = v >> 33
-    return rec[s0 + j, 1]
 
 
 @cuda.jit
@@ -81,40 +69,6 @@ def _walk_step(indptr, indices, rec, nnz, weighted, rows, keys, restart_prob, t,
     out[w] = _next(indptr, indices, rec, nnz, weighted, rows[w], st, t)
 
 
-@cuda.jit(device=True)
-def _has_edge(indptr, sorted_indices, a, b):
-    lo = indptr[a]
-    hi = indptr[a + 1]
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if sorted_indices[mid] < b:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo < indptr[a + 1] and sorted_indices[lo] == b
-
-
-@cuda.jit(device=True)
-def _n2v_next(indptr, sorted_indices, r, pindptr, psorted, prow, prev, st, t, p, q, wmax):
-    """As the CPU ``_n2v_next``: step ``t`` of a node2vec walk by rejection, or -1."""
-    s0 = indptr[r]
-    d = indptr[r + 1] - s0
-    if d == 0:
-        return -1
-    if t == 1:
-        return sorted_indices[s0 + randint(st, 4096 * t, d)]
-    x = -1
-    for a in range(2000):
-        x = sorted_indices[s0 + randint(st, 4096 * t + 2 * a, d)]
-        if x == prev:
-            wx = 1.0 / p
-        elif _has_edge(pindptr, psorted, prow, x):
-            wx = 1.0
-        else:
-            wx = 1.0 / q
-        if uniform(st, 4096 * t + 2 * a + 1) * wmax < wx:
-            break
-    return x
 
 
 @cuda.jit
