@@ -18,13 +18,30 @@ from ..graph import Graph, heterograph
 from ..typing import EdgeType, IdArray
 from .pyg_layout import PyGMeta, PyGPart, Rows, fail, type_file_name
 
-__all__ = ["assemble_graph"]
+__all__ = ["assemble_graph", "fill_rows"]
 
 
-def _fill(kind: str, name: str, n: int, pieces: list[tuple[int, Rows, Path]], col: str,
-          owner: IdArray) -> np.ndarray:
+def fill_rows(kind: str, name: str, n: int, pieces: list[tuple[int, Rows, Path]], col: str,
+              owner: IdArray, *, root: Path | None = None) -> np.ndarray:
     """One feature column of a type from the parts' rows: every row given exactly once,
-    by the part that owns it, with one dtype and row shape."""
+    by the part that owns it, with one dtype and row shape.
+
+    ``pieces``: ``(part, rows, file)`` for each part that has rows of the type (``file``
+    is named in errors); ``owner``: the part of every node or edge of the type; ``root``:
+    the folder named when a row is given by no part (default: two levels above the first
+    file, PyG's root).  Returns a new array of ``n`` rows.
+
+    Raises:
+        FormatError: rows of another dtype or shape, a row given by a part that does not
+            own it, or a row given twice or never, naming the file and column.
+
+    Example:
+        >>> import numpy as np
+        >>> rows = Rows(np.array([1, 0]), {"x": np.array([[1.0], [0.0]])})
+        >>> fill_rows("node", "_N", 2, [(0, rows, Path("feats"))], "x", np.zeros(2, np.int64))
+        array([[0.],
+               [1.]])
+    """
     first = next(rows.columns[col] for _, rows, _ in pieces if col in rows.columns)
     out = np.zeros((n, *first.shape[1:]), dtype=first.dtype)
     seen = np.zeros(n, np.int64)
@@ -43,7 +60,8 @@ def _fill(kind: str, name: str, n: int, pieces: list[tuple[int, Rows, Path]], co
         seen += np.bincount(rows.ids, minlength=n)
     missing = np.flatnonzero(seen != 1)
     if missing.size:
-        raise fail(pieces[0][2].parent.parent, col, f"{kind} {missing[0]} of {name!r} has "
+        raise fail(root if root is not None else pieces[0][2].parent.parent, col,
+                   f"{kind} {missing[0]} of {name!r} has "
                     f"{seen[missing[0]]} rows in the parts' files; expected exactly 1")
     return out
 
@@ -87,7 +105,7 @@ def assemble_graph(meta: PyGMeta, node_maps: dict[str, IdArray],
         pieces = [(p, part.node_rows[t], folder / "node_feats.pt")
                   for p, (part, folder) in enumerate(parts) if t in part.node_rows]
         for col in sorted({c for _, rows, _ in pieces for c in rows.columns}):
-            g.nodes[t].data[col] = _fill("node", t, num_nodes[t], pieces, col, node_maps[t])
+            g.nodes[t].data[col] = fill_rows("node", t, num_nodes[t], pieces, col, node_maps[t])
         times = [(part.node_time[t], folder) for part, folder in parts if t in part.node_time]
         if times:
             if "time" in g.nodes[t].data:
@@ -102,6 +120,6 @@ def assemble_graph(meta: PyGMeta, node_maps: dict[str, IdArray],
         pieces = [(p, part.edge_rows[et], folder / "edge_feats.pt")
                   for p, (part, folder) in enumerate(parts) if et in part.edge_rows]
         for col in sorted({c for _, rows, _ in pieces for c in rows.columns}):
-            g.edges[et].data[col] = _fill("edge", type_file_name(et), len(edge_maps[et]),
+            g.edges[et].data[col] = fill_rows("edge", type_file_name(et), len(edge_maps[et]),
                                           pieces, col, edge_maps[et])
     return g

@@ -41,7 +41,8 @@ from ..storage.files import check_path_name
 from ..typing import EdgeType, IdArray
 
 __all__ = ["PyGMeta", "PyGPart", "Rows", "fail", "id_array", "meta_from_json", "read_edge_feats",
-           "read_graph", "read_map", "read_node_feats", "type_file_name"]
+           "read_graph", "read_map", "read_node_feats", "tensor_array",
+           "type_file_name"]
 
 
 def fail(where: Path, field: str, message: str) -> FormatError:
@@ -172,8 +173,9 @@ def meta_from_json(obj: Any, where: Path) -> PyGMeta:
     return PyGMeta(parts, True, names, ets, is_sorted, offsets)
 
 
-def _array(value: Any, where: Path, field: str) -> np.ndarray:
-    """A tensor's values as a NumPy array (a view); anything else is refused."""
+def tensor_array(value: Any, where: Path, field: str) -> np.ndarray:
+    """A tensor's values as a NumPy array (a view); anything else is refused, naming
+    ``where`` and ``field`` (a 0-d, sparse or non-numeric tensor too)."""
     if not (hasattr(value, "detach") and hasattr(value, "numpy")):
         raise fail(where, field, f"must be a tensor, got {type(value).__name__}")
     try:
@@ -200,7 +202,7 @@ def id_array(value: Any, where: Path, field: str, bound: int) -> IdArray:
         ...
         graphshard.errors.FormatError: graph.pt: row: [0] = 3 is not in [0, 3)
     """
-    arr = _array(value, where, field)
+    arr = tensor_array(value, where, field)
     if arr.ndim != 1 or arr.dtype.kind not in "iu":
         raise fail(where, field, f"must be a 1-D integer tensor, got dtype {arr.dtype} "
                     f"shape {arr.shape}")
@@ -306,7 +308,7 @@ def _columns(feats: Any, where: Path, field: str, count: int) -> dict[str, np.nd
             check_path_name(name, field=key, path=where)
         except ValidationError as exc:
             raise FormatError(str(exc), path=str(where), field=key) from None
-        arr = _array(value, where, key)
+        arr = tensor_array(value, where, key)
         if len(arr) != count:
             raise fail(where, key, f"has {len(arr)} rows but global_id names {count}")
         out[name] = arr
@@ -332,7 +334,7 @@ def read_node_feats(obj: Any, meta: PyGMeta, where: Path, num_nodes: dict[str, i
             rows[t] = Rows(ids, _columns(entry.get("feats", {}), where, pre + "feats",
                                          len(ids)))
         if entry.get("time") is not None:
-            time = _array(entry["time"], where, pre + "time")
+            time = tensor_array(entry["time"], where, pre + "time")
             if len(time) != num_nodes[t]:
                 raise fail(where, pre + "time", f"has {len(time)} rows; PyG writes one per "
                             f"node of the type ({num_nodes[t]})")
@@ -360,7 +362,7 @@ def read_edge_feats(obj: Any, meta: PyGMeta, where: Path,
             if "edge_time" in cols:
                 raise fail(where, pre + "edge_time", "is given twice (in feats and as PyG's "
                             "edge time)")
-            cols["edge_time"] = _array(entry["edge_time"], where, pre + "edge_time")
+            cols["edge_time"] = tensor_array(entry["edge_time"], where, pre + "edge_time")
             if len(cols["edge_time"]) != len(ids):
                 raise fail(where, pre + "edge_time", f"has {len(cols['edge_time'])} rows "
                             f"for {len(ids)} edges")
