@@ -189,7 +189,8 @@ def tensor_array(value: Any, where: Path, field: str) -> np.ndarray:
 
 
 def id_array(value: Any, where: Path, field: str, bound: int) -> IdArray:
-    """A 1-D integer tensor of IDs in ``[0, bound)`` as int64, naming the first bad one.
+    """A 1-D integer tensor (or NumPy array) of IDs in ``[0, bound)`` as int64, naming the
+    first bad one.
 
     Example:
         >>> import numpy as np
@@ -202,7 +203,7 @@ def id_array(value: Any, where: Path, field: str, bound: int) -> IdArray:
         ...
         graphshard.errors.FormatError: graph.pt: row: [0] = 3 is not in [0, 3)
     """
-    arr = tensor_array(value, where, field)
+    arr = value if isinstance(value, np.ndarray) else tensor_array(value, where, field)
     if arr.ndim != 1 or arr.dtype.kind not in "iu":
         raise fail(where, field, f"must be a 1-D integer tensor, got dtype {arr.dtype} "
                     f"shape {arr.shape}")
