@@ -3,8 +3,8 @@ registry, from which ``graphshard export --to`` and ``graphshard import --from``
 choices and help.
 
 Example:
-    >>> sorted(PARTITION_FORMATS)
-    ['dgl', 'pyg']
+    >>> sorted(PARTITION_FORMATS), format_names("export")
+    (['dgl', 'glt', 'pyg'], ['dgl', 'pyg'])
     >>> PARTITION_FORMATS["pyg"].import_source
     'its folder (the one holding META.json)'
 """
@@ -17,9 +17,10 @@ from pathlib import Path
 
 from .config import PartitionConfig
 from .dgl_io import export_dgl, import_dgl
+from .glt_io import import_glt
 from .pyg_io import export_pyg, import_pyg
 
-__all__ = ["PARTITION_FORMATS", "PartitionFormat", "format_help"]
+__all__ = ["PARTITION_FORMATS", "PartitionFormat", "format_help", "format_names"]
 
 
 @dataclass(frozen=True)
@@ -30,14 +31,15 @@ class PartitionFormat:
         name: The ``--to`` / ``--from`` choice.
         summary: What the folder is and who loads it (``--help``).
         import_source: What ``graphshard import`` takes for it.
-        export: ``export(config, out_dir, **options)`` -> what to tell the user to load.
+        export: ``export(config, out_dir, **options)`` -> what to tell the user to load;
+            None for a format graphshard only imports.
         import_: ``import_(source, out_dir, **options)`` -> our written config.
     """
 
     name: str
     summary: str
     import_source: str
-    export: Callable[..., Path]
+    export: Callable[..., Path] | None
     import_: Callable[..., PartitionConfig]
 
     def __repr__(self) -> str:
@@ -54,7 +56,19 @@ PARTITION_FORMATS: dict[str, PartitionFormat] = {
         "node_feats.pt, edge_feats.pt) for torch_geometric.distributed's "
         "LocalGraphStore/LocalFeatureStore.from_partition; needs torch",
         "its folder (the one holding META.json)", export_pyg, import_pyg),
+    "glt": PartitionFormat(
+        "glt", "GraphLearn-for-PyTorch's partition folder (META, node_pb, edge_pb, "
+        "part<i>/graph, node_feat, edge_feat) written by graphlearn_torch's partitioners; "
+        "import only; needs torch",
+        "its folder (the one holding META)", None, import_glt),
 }
+
+
+def format_names(kind: str) -> list[str]:
+    """The formats ``graphshard export --to`` (``kind="export"``) or ``import --from``
+    (``kind="import"``) takes, sorted."""
+    return sorted(n for n, f in PARTITION_FORMATS.items()
+                  if kind == "import" or f.export is not None)
 
 
 def format_help(kind: str) -> str:
@@ -62,9 +76,13 @@ def format_help(kind: str) -> str:
     ``import --from`` (what each takes).
 
     Example:
-        >>> format_help("import")
-        'dgl: its <graph_name>.json. pyg: its folder (the one holding META.json).'
+        >>> for line in format_help("import").split(". "):
+        ...     print(line)
+        dgl: its <graph_name>.json
+        pyg: its folder (the one holding META.json)
+        glt: its folder (the one holding META).
     """
     return " ".join(f"{f.name}: {f.summary if kind == 'export' else f.import_source}."
-                    for f in PARTITION_FORMATS.values())
+                    for f in PARTITION_FORMATS.values()
+                    if kind == "import" or f.export is not None)
 
