@@ -258,3 +258,25 @@ def test_link_config_edge_types_are_checked_before_training(tmp_path, body, fiel
     with pytest.raises(gs.ConfigError, match=match) as err:
         validate_config(cfg)
     assert err.value.field == field
+
+
+def test_preset_sets_the_papers_values_under_the_configs_own(tmp_path):
+    """``preset: shchur`` brings Shchur et al.'s settings (64 hidden units, normalisation,
+    patience 30, ...); a key the config gives wins (epochs: 2)."""
+    from graphshard.train import preset
+
+    cfg = tmp_path / "sage.yaml"
+    cfg.write_text("task: sage\ngenerate: sbm:nodes=120,edges=600,blocks=2,features=4\n"
+                   "fanouts: [3]\npreset: shchur\nepochs: 2\n")
+    res = train_from_config(cfg)
+    assert len(res.losses) == 2 and res.model.normalize
+    two = train_from_config(cfg, overrides={"fanouts": [3, 3]})
+    assert two.model.self_lins[0].out_features == preset("shchur", "sage")["hidden"] == 64
+    cfg.write_text("task: sage\ngenerate: sbm:nodes=120,edges=600\npreset: shcur\n")
+    with pytest.raises(gs.ConfigError, match=r"preset must be one of \['shchur'\], got "
+                                             r"'shcur'") as err:
+        validate_config(cfg)
+    assert err.value.field == "preset"
+    with pytest.raises(gs.ValidationError, match="has settings for \\['sage'\\], not for "
+                                                 "task 'hetero'"):
+        preset("shchur", "hetero")

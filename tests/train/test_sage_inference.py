@@ -25,9 +25,9 @@ def _blocks_reference(model, g, ids, num_layers):
         return model(sb.blocks, torch.from_numpy(x)).numpy()
 
 
-def _model(in_dim, hidden, out_dim, layers):
+def _model(in_dim, hidden, out_dim, layers, normalize=False):
     torch.manual_seed(0)
-    return sage_class(torch)(in_dim, hidden, out_dim, layers, 0.5)
+    return sage_class(torch)(in_dim, hidden, out_dim, layers, 0.5, normalize)
 
 
 def test_mean_adjacency_rows_average_in_neighbours():
@@ -40,9 +40,10 @@ def test_mean_adjacency_rows_average_in_neighbours():
     np.testing.assert_allclose(a, expected, rtol=1e-6)
 
 
-@pytest.mark.parametrize("hidden", [16, 4])  # 8 features: aggregate first, or project first
-def test_layerwise_equals_forward_on_full_blocks(sbm_graph, hidden):
-    model = _model(8, hidden, 3, 3)
+@pytest.mark.parametrize(("hidden", "normalize"), [(16, False), (4, False), (16, True)])
+def test_layerwise_equals_forward_on_full_blocks(sbm_graph, hidden, normalize):
+    """(8 features: aggregate first with 16 hidden units, project first with 4.)"""
+    model = _model(8, hidden, 3, 3, normalize)
     logits = inference(torch, model, as_store(sbm_graph), "_N", "feat")
     assert logits.shape == (600, 3) and logits.dtype == np.float32
     assert model.training  # inference leaves the model in training mode
@@ -64,3 +65,17 @@ def test_cora_sparse_features_give_the_dense_result(cora):
     sparse_logits = inference(torch, model, as_store(g), "_N", "feat")
     np.testing.assert_allclose(sparse_logits, dense_logits, rtol=1e-4, atol=1e-5)
     assert (dense_logits.argmax(1) == sparse_logits.argmax(1)).mean() > 0.999
+
+
+def test_normalize_shrinks_rows_longer_than_one_before_the_activation():
+    """Shchur et al.'s GraphSAGE normalisation: a row is divided by its L2 norm where that
+    exceeds 1 (a shorter row is kept), then ReLU; the last layer is normalised too."""
+    model = _model(3, 4, 2, 2, normalize=True).eval()
+    out = torch.tensor([[3.0, -4.0, 0.0, 0.0], [0.3, -0.4, 0.0, 0.0]])
+    np.testing.assert_allclose(model.finish(0, out).numpy(),
+                               [[0.6, 0.0, 0.0, 0.0], [0.3, 0.0, 0.0, 0.0]], rtol=1e-6)
+    np.testing.assert_allclose(model.finish(1, torch.tensor([[6.0, 8.0]])).numpy(),
+                               [[0.6, 0.8]], rtol=1e-6)
+    plain = _model(3, 4, 2, 2).eval()
+    np.testing.assert_allclose(plain.finish(1, torch.tensor([[6.0, 8.0]])).numpy(),
+                               [[6.0, 8.0]])

@@ -49,6 +49,8 @@ _LAZY = {
     "HeteroResult": ".hetero",
     "train_hetero": ".hetero",
     "HeteroTrainer": ".hetero_trainer",
+    "PRESETS": ".presets",
+    "preset": ".presets",
     "F1Scores": ".metrics",
     "f1_scores": ".metrics",
 }

@@ -28,11 +28,15 @@ def sage_class(torch: Any) -> type:
     module: Any = nn.Module  # torch is imported lazily: the base class is known at run time
 
     class SAGE(module):
-        """GraphSAGE with the mean aggregator: ``W_self h_v + W_neigh mean(h_u, u -> v)``."""
+        """GraphSAGE with the mean aggregator: ``W_self h_v + W_neigh mean(h_u, u -> v)``;
+        with ``normalize`` each layer's output row is divided by its L2 norm where that
+        exceeds 1, before the activation (GraphSAGE's normalisation as Shchur et al.'s
+        gnn-benchmark applies it, on every layer)."""
 
         def __init__(self, in_dim: int, hidden: int, out_dim: int, num_layers: int,
-                     dropout: float) -> None:
+                     dropout: float, normalize: bool = False) -> None:
             super().__init__()
+            self.normalize = bool(normalize)
             dims = [in_dim] + [hidden] * (num_layers - 1) + [out_dim]
             self.self_lins = nn.ModuleList(nn.Linear(a, b) for a, b in itertools.pairwise(dims))
             self.neigh_lins = nn.ModuleList(nn.Linear(a, b, bias=False)
@@ -51,7 +55,10 @@ def sage_class(torch: Any) -> type:
                                                                        else lin(agg)))
 
         def finish(self, i: int, out: Any) -> Any:
-            """Layer ``i``'s activation: ReLU and dropout after every layer but the last."""
+            """Layer ``i``'s activation: ReLU and dropout after every layer but the last
+            (after the normalisation, with ``normalize``)."""
+            if self.normalize:
+                out = out / out.norm(dim=1, keepdim=True).clamp(min=1.0)
             if i < len(self.self_lins) - 1:
                 out = self.dropout(torch.relu(out))
             return out

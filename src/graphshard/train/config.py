@@ -20,7 +20,9 @@ default (DeepWalk's setting since issue 27, not Graph4Rec's example values: with
 ``docs/graph4rec.md``).
 A GraphSAGE config (``task: sage``) reads ``fanouts``, ``hidden_size`` (or ``hidden``),
 ``epochs``, ``batch_size``, ``lr``, ``weight_decay``, ``feat``, ``label``, ``train_mask``,
-``val_mask``, ``test_mask``, ``dropout``, ``seed``, ``eval_every`` (evaluate every this
+``val_mask``, ``test_mask``, ``dropout``, ``normalize``, ``seed``, ``preset`` (a paper's
+settings under the config's own keys: :mod:`~graphshard.train.presets`), ``eval_every``
+(evaluate every this
 many epochs), ``patience`` (stop once validation accuracy has not improved for this many
 epochs; unset: never) and ``min_delta`` (the improvement that counts), ``num_trainers``
 (trainer processes, DDP; needs ``graph:``), ``trainer_cpus``, ``checkpoint_dir`` (a
@@ -106,6 +108,7 @@ from .graph4rec import (
     read_config_graph,
     unknown_key_error,
 )
+from .presets import preset
 from .routine import ROUTINE_KEYS, RoutinePlan, routine_plan, train_routine
 
 __all__ = ["CONFIG_KEYS", "TASKS", "read_config", "train_from_config", "validate_config"]
@@ -140,7 +143,8 @@ _SAGE = {"fanouts": "fanouts", "hidden_size": "hidden", "hidden": "hidden", "fea
          "test_mask": "test_mask", "dropout": "dropout", "weight_decay": "weight_decay",
          "num_trainers": "num_trainers", "trainer_cpus": "trainer_cpus",
          "checkpoint_dir": "checkpoint_dir", "resume": "resume", "eval_every": "eval_every",
-         "patience": "patience", "min_delta": "min_delta", "warmup": "warmup"}
+         "patience": "patience", "min_delta": "min_delta", "warmup": "warmup",
+         "normalize": "normalize"}
 
 _LINK = {"fanouts": "fanouts", "hidden_size": "hidden", "hidden": "hidden", "feat": "feat",
          "dropout": "dropout", "weight_decay": "weight_decay", "num_negatives": "num_negatives",
@@ -168,7 +172,7 @@ _SHCHUR = {"shchur", "shchur_split_seed"}
 #: except, in a walk config, Graph4Rec's keys that graphshard ignores or refuses with a
 #: reason (:data:`~graphshard.train.graph4rec.G4R_KEYS`).
 CONFIG_KEYS = {"walk": tuple(sorted(_COMMON | set(_WALK) | _WALK_FLOW)),
-               "sage": tuple(sorted(_COMMON | set(_SAGE) | _SHCHUR)),
+               "sage": tuple(sorted(_COMMON | set(_SAGE) | _SHCHUR | {"preset"})),
                "link": tuple(sorted(_COMMON | set(_LINK) | _LINK_SPLIT | _HGB)),
                "hetero": tuple(sorted(_COMMON | set(_HETERO) | _HGB))}
 _TABLES = {"walk": _WALK, "sage": _SAGE, "link": _LINK, "hetero": _HETERO}
@@ -288,6 +292,8 @@ def _prepare(path: Any, overrides: dict[str, Any] | None) -> _Prepared:
     table = _TABLES[task]
     kwargs = {table[k]: v for k, v in cfg.items() if k in table}
     kwargs.update({k: cfg[k] for k in ("seed", "epochs", "batch_size", "lr") if k in cfg})
+    if "preset" in cfg:  # the paper's settings, under the config's own keys
+        kwargs = {**preset(cfg["preset"], task), **kwargs}
     if isinstance(kwargs.get("exclude_pairs"), str):
         kwargs["exclude_pairs"] = [p for p in kwargs["exclude_pairs"].split(";") if p]
     if "optimizer" in kwargs:

@@ -24,6 +24,7 @@ from typing import Any
 
 from ..errors import ConfigError, GraphshardError
 from ..storage.files import check_regular_file
+from .presets import PRESETS
 
 __all__ = ["PartitionSchema", "as_etype", "check_graph", "check_values", "raise_problems"]
 
@@ -134,7 +135,8 @@ _COMMON: dict[str, Check] = {
     "weight_decay": _num(0.0, 1.0), "hidden_size": _int(1, _WIDTH), "hidden": _int(1, _WIDTH),
     "eval_every": _int(1, _EPOCHS), "patience": _opt(_int(1, _EPOCHS)), "min_delta": _num(0.0),
     "warmup": _int(0, _EPOCHS)}
-_SAGE = {**_COMMON, "fanouts": _ints(1), "shchur": _str, "shchur_split_seed": _SEED}
+_SAGE = {**_COMMON, "fanouts": _ints(1), "shchur": _str, "shchur_split_seed": _SEED,
+         "normalize": _bool, "preset": _choice(*PRESETS)}
 _LINK = {**_COMMON, "fanouts": _ints(1), "num_negatives": _int(1, 10**4),
          "neg_num": _int(1, 10**4), "decoder": _choice("dot", "mlp"),
          "exclude": _choice("auto", "self", "reverse", "none"), "hits": _ints(1),

@@ -130,8 +130,9 @@ class TrainResult:
 def _params(kw: dict[str, Any], num_trainers: int) -> dict[str, Any]:
     """JSON-able run parameters stored in a checkpoint and compared on resume."""
     keep = ("feat", "label", "fanouts", "hidden", "batch_size", "lr", "dropout",
-            "weight_decay", "seed")
-    out = {k: (list(kw[k]) if k == "fanouts" else kw[k]) for k in keep}
+            "weight_decay", "seed", "normalize")
+    # only the keys this run has: a run without normalize keeps its old parameters
+    out = {k: (list(kw[k]) if k == "fanouts" else kw[k]) for k in keep if k in kw}
     out["num_trainers"] = int(num_trainers)
     return out
 
@@ -140,9 +141,10 @@ def train_sage(store_or_config: Any, *, feat: str = "feat", label: str = "label"
                train_mask: Any = "train_mask", val_mask: Any = "val_mask",
                test_mask: Any = "test_mask", fanouts: Sequence[int] = (10, 25),
                hidden: int = 128, epochs: int = 10, batch_size: int = 512, lr: float = 3e-3,
-               dropout: float = 0.5, weight_decay: float = 0.0, eval_every: int = 1,
-               patience: int | None = None, min_delta: float = 0.0, warmup: int = 0,
-               seed: int = 0, num_trainers: int = 1, trainer_cpus: float = 1.0,
+               dropout: float = 0.5, weight_decay: float = 0.0, normalize: bool = False,
+               eval_every: int = 1, patience: int | None = None, min_delta: float = 0.0,
+               warmup: int = 0, seed: int = 0, num_trainers: int = 1,
+               trainer_cpus: float = 1.0,
                checkpoint_dir: str | os.PathLike[str] | None = None, resume: bool = True,
                on_epoch: Callable[[int, dict[str, float]], None] | None = None
                ) -> TrainResult:
@@ -166,6 +168,9 @@ def train_sage(store_or_config: Any, *, feat: str = "feat", label: str = "label"
         lr: Adam learning rate.
         dropout: Dropout between layers.
         weight_decay: Adam weight decay.
+        normalize: Divide each layer's output row by its L2 norm where that exceeds 1
+            (before the activation), as Shchur et al.'s GraphSAGE does
+            (``graphshard.train.preset("shchur", "sage")`` sets it).
         eval_every: Evaluate every this many epochs (and after the last); other epochs
             record NaN accuracies.
         patience: Stop early once an evaluation finds this many epochs since the best
@@ -209,6 +214,8 @@ def train_sage(store_or_config: Any, *, feat: str = "feat", label: str = "label"
               test_mask=test_mask, fanouts=fanouts, hidden=int(hidden),
               batch_size=int(batch_size), lr=float(lr), dropout=float(dropout),
               weight_decay=float(weight_decay), seed=int(seed))
+    if normalize:
+        kw["normalize"] = True
     params = _params(kw, int(num_trainers))
     ck = resume_checkpoint(checkpoint_dir, params) if checkpoint_dir and resume else None
     run: dict[str, Any] = dict(epochs=int(epochs), eval_every=int(eval_every),

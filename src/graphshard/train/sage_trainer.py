@@ -82,7 +82,7 @@ class SageTrainer(TrainerBase):
     def __init__(self, store: Any, *, feat: str, label: str, train_mask: Any,
                  val_mask: Any, test_mask: Any, fanouts: Sequence[int], hidden: int,
                  batch_size: int, lr: float, dropout: float, weight_decay: float, seed: int,
-                 rank: int = 0, world: int = 1) -> None:
+                 normalize: bool = False, rank: int = 0, world: int = 1) -> None:
         torch = import_optional("torch", "training")
         store = as_store(store)
         self.torch, self.store, self.feat = torch, store, feat
@@ -104,16 +104,20 @@ class SageTrainer(TrainerBase):
         book = store.get_partition_book() if hasattr(store, "get_partition_book") else None
         self.train = trainer_share(book, train, self.rank, int(world))
         in_dim = dense(read_rows(store, nt, feat, all_ids[:1])).shape[1]
-        self.init_model({"in_dim": int(in_dim), "hidden": int(hidden),
-                         "out_dim": int(self.labels.max()) + 1, "num_layers": len(self.fanouts),
-                         "dropout": float(dropout)}, seed=seed, lr=lr, weight_decay=weight_decay)
+        spec = {"in_dim": int(in_dim), "hidden": int(hidden),
+                "out_dim": int(self.labels.max()) + 1, "num_layers": len(self.fanouts),
+                "dropout": float(dropout)}
+        if normalize:  # a spec without it is the model every earlier checkpoint holds
+            spec["normalize"] = True
+        self.init_model(spec, seed=seed, lr=lr, weight_decay=weight_decay)
 
     @staticmethod
     def build_model(spec: dict[str, Any]) -> Any:
         """A new model of ``spec`` (:meth:`model_spec`)."""
         torch = import_optional("torch", "training")
         return sage_class(torch)(spec["in_dim"], spec["hidden"], spec["out_dim"],
-                                 spec["num_layers"], spec["dropout"])
+                                 spec["num_layers"], spec["dropout"],
+                                 bool(spec.get("normalize", False)))
 
     def train_epoch(self, epoch: int, steps: int | None = None) -> tuple[float, int]:
         """One pass over this trainer's nodes: (sum of loss x batch size, nodes seen)."""
