@@ -154,3 +154,25 @@ def test_fuzz_shchur(tmp_path):
         return folder / name
 
     run_fuzz("shchur", case, load_shchur_npz, tmp_path, check=_graph_problem, seed=7)
+
+
+def test_undirected_adds_each_reverse_once_and_drops_self_loops(tmp_path, shared_file):
+    """A directed 3-cycle with a self-loop and a repeated edge becomes the 6 directed edges of
+    the undirected triangle; the real Amazon Photo file (not symmetric as stored) becomes
+    symmetric, with its 238,162 directed edges (PyG's count), and keeps every node."""
+    arrays = _arrays(3)
+    arrays.update(adj_data=np.ones(5, np.float32), adj_indptr=np.array([0, 3, 4, 5]),
+                  adj_indices=np.array([0, 1, 1, 2, 0]))
+    path = tmp_path / "g.npz"
+    path.write_bytes(_npz(arrays))
+    assert load_shchur_npz(path).num_edges() == 5
+    g = load_shchur_npz(path, undirected=True)
+    assert sorted(zip(*(a.tolist() for a in g.edges()), strict=True)) == [
+        (0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1)]
+    photo = load_shchur_npz(shared_file("gnn-benchmark-shchur", "amazon-photo.zip"),
+                            undirected=True, split_seed=0)
+    src, dst = (np.asarray(a) for a in photo.edges())
+    n = photo.num_nodes()
+    assert n == 7650 and len(src) == 238162
+    assert np.array_equal(np.sort(src * n + dst), np.sort(dst * n + src))
+    assert int(np.asarray(photo.ndata["train_mask"]).sum()) == 8 * 20

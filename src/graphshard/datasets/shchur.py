@@ -36,14 +36,15 @@ _DAMAGE = (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error, Overfl
 
 
 def load_shchur_npz(path: str | os.PathLike[str], *, sparse_features: bool = True,
-                    split_seed: int | None = None) -> Graph:
+                    split_seed: int | None = None, undirected: bool = False) -> Graph:
     """A gnn-benchmark ``.npz`` (Shchur et al. 2018) as a homogeneous Graph.
 
     The file holds a CSR adjacency (``adj_*``: entry ``[u, v]`` is the edge u -> v; its
     values are not kept), CSR bag-of-words features (``attr_*``) and ``labels``; other
     arrays (names, which may need pickle) are not read.  ``path`` is the ``.npz`` or a
     ``.zip`` holding exactly one ``.npz`` (as the tf_geometric mirror ships them).  Edges
-    are as stored: the Amazon graphs are not symmetric.  The files carry no split;
+    are as stored (the Amazon graphs are not symmetric) unless ``undirected``.  The files
+    carry no split;
     ``split_seed`` adds Shchur et al.'s (:func:`~graphshard.datasets.shchur_split`: 20
     training and 30 validation nodes per class, the rest test) as node masks.
 
@@ -53,6 +54,9 @@ def load_shchur_npz(path: str | os.PathLike[str], *, sparse_features: bool = Tru
             (float32 values, int32 columns as stored); False: a dense float32 array.
         split_seed: Seed of Shchur et al.'s split, added as ``train_mask``, ``val_mask``
             and ``test_mask``; None (default): no masks.
+        undirected: Every edge in both directions, once, without self-loops: Shchur et
+            al.'s standardisation of the graph (they also keep only the largest connected
+            component; here every node stays, so the split covers the same nodes).
 
     Returns:
         A Graph with node data ``feat`` and ``label`` (int64), and the masks with
@@ -77,7 +81,7 @@ def load_shchur_npz(path: str | os.PathLike[str], *, sparse_features: bool = Tru
         ([1, 0], SparseRows(rows=2, num_cols=5, nnz=1, dtype=float32), [0, 1])
     """
     if split_seed is not None:
-        g = load_shchur_npz(path, sparse_features=sparse_features)
+        g = load_shchur_npz(path, sparse_features=sparse_features, undirected=undirected)
         try:
             split = shchur_split(np.asarray(g.ndata["label"]), seed=split_seed)
         except ValidationError as exc:
@@ -96,16 +100,18 @@ def load_shchur_npz(path: str | os.PathLike[str], *, sparse_features: bool = Tru
                     raise FormatError(f"{path}: expected one .npz in the zip, found {names}",
                                       path=str(path))
                 with zf.open(names[0]) as handle:
-                    return _shchur_graph(f"{path}:{names[0]}", handle, sparse_features)
+                    return _shchur_graph(f"{path}:{names[0]}", handle, sparse_features,
+                                         undirected)
         with open(path, "rb") as handle:
-            return _shchur_graph(str(path), handle, sparse_features)
+            return _shchur_graph(str(path), handle, sparse_features, undirected)
     except (OSError, zipfile.BadZipFile, EOFError, zlib.error) as exc:
         if isinstance(exc, FileNotFoundError):
             raise
         raise FormatError(f"{path}: cannot read ({exc})", path=str(path)) from exc
 
 
-def _shchur_graph(where: str, handle: IO[bytes], sparse_features: bool) -> Graph:
+def _shchur_graph(where: str, handle: IO[bytes], sparse_features: bool,
+                  undirected: bool) -> Graph:
     head = handle.read(6)
     if head == b"\x93NUMPY":
         raise FormatError(f"{where}: not an .npz file (one array)", path=where)
@@ -127,7 +133,13 @@ def _shchur_graph(where: str, handle: IO[bytes], sparse_features: bool) -> Graph
         if labels.shape != (n,) or labels.dtype.kind not in "iu":
             raise ValidationError(f"labels must be {n} integers, got dtype {labels.dtype} "
                                   f"shape {labels.shape}", field="labels")
-        g = graph((adj.row_ids(), adj.indices.astype(np.int64)), num_nodes=n)
+        src, dst = adj.row_ids(), adj.indices.astype(np.int64)
+        if undirected:  # both directions, each pair once, no self-loops (vectorised)
+            keep = src != dst
+            keys = np.unique(np.concatenate([src[keep] * n + dst[keep],
+                                             dst[keep] * n + src[keep]]))
+            src, dst = keys // n, keys % n
+        g = graph((src, dst), num_nodes=n)
         g.ndata["feat"] = feat if sparse_features else feat.to_dense(np.float32)
         g.ndata["label"] = labels.astype(np.int64)
     except ValidationError as exc:

@@ -227,7 +227,9 @@ READERS: dict[str, Format] = {f.name: f for f in [
                                "format needs false)",
             "split_seed": "add Shchur et al.'s split as train/val/test masks (20 training "
                           "and 30 validation nodes per class, the rest test), drawn with "
-                          "this seed (default: no masks)"},
+                          "this seed (default: no masks)",
+            "undirected": "every edge in both directions, once, no self-loops (bool, "
+                          "default false: edges as stored)"},
            sniff=_is_shchur),
     Format("hgb", "HGB node-classification folder or .zip (info.dat, node.dat, link.dat, "
            "label.dat*): typed nodes, features, labels, split", _dataset("load_hgb", "hgb"),

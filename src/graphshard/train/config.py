@@ -29,7 +29,8 @@ epochs; unset: never) and ``min_delta`` (the improvement that counts), ``num_tra
 checkpoint after every epoch; a stopped run started again resumes from it) and ``resume``,
 and may name its graph with ``shchur:`` (a gnn-benchmark ``.npz`` or ``.zip``, read by
 :func:`~graphshard.datasets.load_shchur_npz` with Shchur et al.'s split drawn with
-``shchur_split_seed``, default 0: 20 training and 30 validation nodes per class).
+``shchur_split_seed``, default 0: 20 training and 30 validation nodes per class; with
+``shchur_undirected: true`` every edge in both directions, as their standardisation).
 A link-prediction config (``task: link``, :func:`~graphshard.train.link.train_link`)
 reads ``fanouts``, ``hidden_size`` (or ``hidden``), ``epochs``, ``batch_size``, ``lr``,
 ``weight_decay``, ``feat``, ``dropout``, ``seed``, ``num_negatives`` (or PGL's ``neg_num``:
@@ -166,7 +167,7 @@ _HETERO = {"target": "target", "model": "model", "fanouts": "fanouts",
            "warmup": "warmup", "eval_every": "eval_every", "eval_batch_size": "eval_batch_size",
            "num_trainers": "num_trainers", "trainer_cpus": "trainer_cpus"}
 _HGB = {"hgb", "hgb_test_file", "hgb_val_ratio"}
-_SHCHUR = {"shchur", "shchur_split_seed"}
+_SHCHUR = {"shchur", "shchur_split_seed", "shchur_undirected"}
 
 #: The keys each task reads.  Any other key is a ConfigError naming the closest known key,
 #: except, in a walk config, Graph4Rec's keys that graphshard ignores or refuses with a
