@@ -40,8 +40,12 @@ def test_serve_in_one_process_connect_from_another(cora, tmp_path):
     gs.partition_graph(cora, "cora", 2, tmp_path, part_method="random")
     cfg = str(tmp_path / "cora.json")
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    # as in a terminal, Ctrl-C raises KeyboardInterrupt in serve: a run started in the
+    # background (nohup, `&`, some CI runners) ignores SIGINT, and a child inherits that, so
+    # serve then slept out its whole --for 300 (the suite's 300 s stall)
     server = subprocess.Popen(
-        [sys.executable, "-c", "import sys; from graphshard.cli import main; "
+        [sys.executable, "-c", "import signal, sys; signal.signal(signal.SIGINT, "
+         "signal.default_int_handler); from graphshard.cli import main; "
          "sys.exit(main(sys.argv[1:]))", "serve", cfg, "--for", "300"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
