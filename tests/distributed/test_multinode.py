@@ -45,7 +45,7 @@ def nodes():
                     "(run this module alone or first)")
     from ray.cluster_utils import Cluster
 
-    from graphshard.runtime.ray import _local_node_address, _use_local_token, init_ray
+    from graphshard.runtime.ray import _local_node_address, _startup_env, _use_local_token, init_ray
 
     # a private Ray temp folder: Ray writes the cluster's address there, where another
     # process of this machine starting a Ray of its own would otherwise find and join it
@@ -58,7 +58,8 @@ def nodes():
     _use_local_token()
     cluster = None
     try:
-        with _local_node_address():  # every node listens on 127.0.0.1 only
+        # every node listens on 127.0.0.1 only, with the deadlines and priority init_ray gives
+        with _local_node_address(), _startup_env():
             cluster = Cluster(initialize_head=True, head_node_args={
                 "num_cpus": 1, "node_ip_address": LOOPBACK, "include_dashboard": False})
             workers = [cluster.add_node(num_cpus=1, node_ip_address=LOOPBACK,

@@ -176,3 +176,27 @@ def _alive(proc) -> bool:
         return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
     except psutil.Error:
         return False
+
+
+def test_workers_of_a_local_ray_run_at_the_drivers_priority(ray_cluster):
+    """Ray runs its workers at nice 15 by default; on a machine at load 10-20 a graph server
+    or trainer then got ~1% of a core and compiled its kernels for hours."""
+    import os
+
+    ray = ray_cluster
+
+    @ray.remote(num_cpus=0)
+    class Probe:
+        def niceness(self) -> int:
+            return os.nice(0)
+
+    @ray.remote(num_cpus=0)
+    def niceness() -> int:
+        return os.nice(0)
+
+    probe = Probe.remote()
+    try:
+        assert ray.get(probe.niceness.remote()) == os.nice(0)
+        assert ray.get(niceness.remote()) == os.nice(0)
+    finally:
+        ray.kill(probe)

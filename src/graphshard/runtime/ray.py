@@ -7,12 +7,13 @@ workers, agents) listen on 127.0.0.1, so nothing of it is reachable from the net
 started with its defaults listens on every interface instead.  With an address, Ray's own
 rules apply: see the README's "Network" paragraph for what a cluster exposes.
 
-A local Ray is started with start-up limits sized for a busy machine (:data:`STARTUP_ENV`:
-Ray's own defaults give its raylet 30 s and its agents 30 s, which a machine at load 20-40
-outlasts), each only where the environment does not set it already; the processes of a
-failed start are stopped (a child subreaper while Ray starts keeps the orphans of a crashed
-raylet in this process's tree) and it is tried once more.  A Ray that started is watched by
-a small process (:mod:`graphshard.runtime._reaper`) that stops what is left of it (Ray's agents
+A local Ray is started with start-up limits sized for a busy machine (:data:`STARTUP_ENV`: Ray's
+own defaults give its raylet 30 s and its agents 30 s, which a machine at load 20-40 outlasts)
+and its workers at the driver's priority (Ray's default runs them at nice 15, where a busy
+machine starves them), each only where the environment does not set it already; the processes of
+a failed start are stopped (a child subreaper while Ray starts keeps the orphans of a crashed
+raylet in this process's tree) and it is tried once more. A Ray that started is watched by a
+small process (:mod:`graphshard.runtime._reaper`) that stops what is left of it (Ray's agents
 outlive a driver killed with ``kill -9``) once this process is gone.
 
 Example:
@@ -58,6 +59,9 @@ STARTUP_ENV = {
     "RAY_gcs_server_request_timeout_seconds": "120",
     # a process that cannot reach the GCS for this long exits [60 s]
     "RAY_gcs_rpc_server_reconnect_timeout_s": "120",
+    # workers (graph servers, trainers, partitioning shards) run at the driver's priority
+    # [15: below every other process, so on a busy machine they got ~1% of a core each]
+    "RAY_worker_niceness": "0",
 }
 
 
