@@ -280,3 +280,30 @@ def test_preset_sets_the_papers_values_under_the_configs_own(tmp_path):
     with pytest.raises(gs.ValidationError, match="has settings for \\['sage'\\], not for "
                                                  "task 'hetero'"):
         preset("shchur", "hetero")
+
+
+def test_hgb_preset_sets_the_settings_of_the_configs_model(tmp_path, shared_file):
+    """``preset: hgb`` in a hetero config brings HGB's settings for the config's own model
+    (HGT: 8 heads, 64 hidden; R-GCN: 16 hidden); the config's keys win; a sage config cannot
+    name it and a hetero config cannot name ``shchur``."""
+    pytest.importorskip("torch_geometric", reason="needs torch_geometric")
+    from graphshard.train import preset
+    from graphshard.train.config import _prepare
+
+    base = f"task: hetero\nhgb: {shared_file('hgb', 'ACM.zip')}\n"
+    cfg = tmp_path / "h.yaml"
+    cfg.write_text(base + "model: hgt\npreset: hgb\nepochs: 2\n")
+    kw = _prepare(cfg, None).kwargs
+    keys = ("heads", "hidden", "lr", "dropout", "weight_decay", "warmup", "patience")
+    assert {k: kw[k] for k in keys} == {k: preset("hgb", "hgt")[k] for k in keys}
+    assert kw["epochs"] == 2 and kw["model"] == "hgt" and kw["heads"] == 8
+    cfg.write_text(base + "preset: hgb\nhidden: 8\n")
+    kw = _prepare(cfg, None).kwargs
+    assert kw["hidden"] == 8 and kw["lr"] == preset("hgb", "rgcn")["lr"] == 0.01
+    assert kw["model"] == "rgcn" and kw["dropout"] == 0.0
+    cfg.write_text(base + "preset: shchur\n")
+    with pytest.raises(gs.ConfigError, match=r"preset must be one of \['hgb'\], got 'shchur'"):
+        validate_config(cfg)
+    cfg.write_text("task: sage\ngenerate: sbm:nodes=60,edges=300\npreset: hgb\n")
+    with pytest.raises(gs.ConfigError, match=r"preset must be one of \['shchur'\], got 'hgb'"):
+        validate_config(cfg)

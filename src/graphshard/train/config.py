@@ -50,8 +50,9 @@ A heterogeneous node-classification config (``task: hetero``,
 ``hgt``), ``fanouts`` (DGL order, input layer first), ``eval_fanouts``, ``num_layers``,
 ``hidden_size`` (or ``hidden``), ``heads``, ``feat``, ``label``, ``train_mask``,
 ``val_mask``, ``test_mask``, ``dropout``, ``weight_decay``, ``multilabel``, ``monitor``
-(``macro_f1`` / ``micro_f1``), ``patience``, ``eval_every``, ``eval_batch_size``,
-``num_trainers``, ``trainer_cpus``, and may name its graph with ``hgb:`` (an HGB
+(``macro_f1`` / ``micro_f1``), ``patience``, ``warmup``, ``eval_every``,
+``eval_batch_size``, ``num_trainers``, ``trainer_cpus``, ``preset`` (``hgb``: HGB's settings
+for the config's ``model``), and may name its graph with ``hgb:`` (an HGB
 dataset's .zip or folder; ``hgb_test_file``, ``hgb_val_ratio`` pass to
 :func:`~graphshard.datasets.load_hgb`; ``target`` defaults to the labelled type); it has
 no checkpoints yet.
@@ -175,7 +176,7 @@ _SHCHUR = {"shchur", "shchur_split_seed", "shchur_undirected"}
 CONFIG_KEYS = {"walk": tuple(sorted(_COMMON | set(_WALK) | _WALK_FLOW)),
                "sage": tuple(sorted(_COMMON | set(_SAGE) | _SHCHUR | {"preset"})),
                "link": tuple(sorted(_COMMON | set(_LINK) | _LINK_SPLIT | _HGB)),
-               "hetero": tuple(sorted(_COMMON | set(_HETERO) | _HGB))}
+               "hetero": tuple(sorted(_COMMON | set(_HETERO) | _HGB | {"preset"}))}
 _TABLES = {"walk": _WALK, "sage": _SAGE, "link": _LINK, "hetero": _HETERO}
 
 
@@ -294,7 +295,8 @@ def _prepare(path: Any, overrides: dict[str, Any] | None) -> _Prepared:
     kwargs = {table[k]: v for k, v in cfg.items() if k in table}
     kwargs.update({k: cfg[k] for k in ("seed", "epochs", "batch_size", "lr") if k in cfg})
     if "preset" in cfg:  # the paper's settings, under the config's own keys
-        kwargs = {**preset(cfg["preset"], task), **kwargs}
+        kwargs = {**preset(cfg["preset"], str(cfg.get("model", "rgcn")) if task == "hetero"
+                           else task), **kwargs}
     if isinstance(kwargs.get("exclude_pairs"), str):
         kwargs["exclude_pairs"] = [p for p in kwargs["exclude_pairs"].split(";") if p]
     if "optimizer" in kwargs:

@@ -137,7 +137,7 @@ _COMMON: dict[str, Check] = {
     "warmup": _int(0, _EPOCHS)}
 _SAGE = {**_COMMON, "fanouts": _ints(1), "shchur": _str, "shchur_split_seed": _SEED,
          "shchur_undirected": _bool,
-         "normalize": _bool, "preset": _choice(*PRESETS)}
+         "normalize": _bool, "preset": _choice(*(n for n in PRESETS if "sage" in PRESETS[n]))}
 _LINK = {**_COMMON, "fanouts": _ints(1), "num_negatives": _int(1, 10**4),
          "neg_num": _int(1, 10**4), "decoder": _choice("dot", "mlp"),
          "exclude": _choice("auto", "self", "reverse", "none"), "hits": _ints(1),
@@ -154,7 +154,8 @@ _HETERO = {**_COMMON, "target": _str, "model": _choice("rgcn", "hgt"),
            "num_layers": _opt(_int(1, 64)), "heads": _int(1, 1024),
            "multilabel": _opt(_bool), "monitor": _choice("macro_f1", "micro_f1"),
            "eval_batch_size": _int(1, _BATCH), "hgb": _str, "hgb_test_file": _str,
-           "hgb_val_ratio": _num(0.0, 1.0, lo_open=True, hi_open=True)}
+           "hgb_val_ratio": _num(0.0, 1.0, lo_open=True, hi_open=True),
+           "preset": _choice(*(n for n in PRESETS if {"rgcn", "hgt"} <= set(PRESETS[n])))}
 _WALK = {k: _COMMON[k] for k in ("graph", "generate", "seed", "epochs", "batch_size",
                                  "checkpoint_dir", "resume", "hidden_size")}
 _WALK.update({

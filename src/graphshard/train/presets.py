@@ -15,13 +15,26 @@ unchanged: a preset is asked for by name, and any argument given beside it wins.
   validation loss for up to 100,000 epochs of full-batch training; here an epoch is one
   sampled step over the few training nodes.
 
-In a YAML config, ``preset: shchur`` sets the same values under the config's own keys.
+- ``hgb`` (``rgcn``, ``hgt``: :func:`~graphshard.train.hetero.train_hetero`'s models): the
+  Heterogeneous Graph Benchmark's baselines (Lv et al., *Are we really making much progress?*,
+  KDD 2021; THUDM/HGB).  R-GCN as its ``NC/RGCN/entity_classify.py`` runs it: Adam at lr 0.01,
+  16 hidden units, no dropout, no weight decay.  HGT as its
+  ``NC/benchmark/methods/HGT/train_hgt.py`` does: 64 hidden units, 8 heads, dropout 0.5,
+  weight decay 1e-4 at a peak lr of 1e-3 (theirs is AdamW on a one-cycle schedule; here Adam
+  at that lr).  Both stop after 30 epochs without a better validation score, at most 300, and
+  never before epoch 10 (``warmup``: an early epoch that happens to score well cannot end a
+  run that has not learned yet).
+
+In a YAML config, ``preset: shchur`` (``task: sage``) or ``preset: hgb`` (``task: hetero``,
+the settings of its ``model``) sets the same values under the config's own keys.
 
 Example:
     >>> preset("shchur", "sage")["normalize"]
     True
     >>> preset("shchur", "sage", lr=0.003)["lr"]
     0.003
+    >>> preset("hgb", "hgt")["heads"], preset("hgb", "rgcn")["hidden"]
+    (8, 16)
 """
 
 from __future__ import annotations
@@ -32,16 +45,24 @@ from ..errors import ValidationError
 
 __all__ = ["PRESETS", "preset"]
 
-#: ``{name: {task: keyword arguments of that task's trainer}}``.
+#: ``{name: {task: keyword arguments of that task's trainer}}``; a task is a trainer
+#: (``sage``) or a model of :func:`~graphshard.train.hetero.train_hetero` (``rgcn``, ``hgt``).
 PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     "shchur": {"sage": {"hidden": 64, "lr": 0.01, "weight_decay": 5e-4, "dropout": 0.5,
                         "normalize": True, "epochs": 200, "patience": 30}},
+    "hgb": {
+        "rgcn": {"model": "rgcn", "hidden": 16, "lr": 0.01, "dropout": 0.0,
+                 "weight_decay": 0.0, "epochs": 300, "patience": 30, "warmup": 10},
+        "hgt": {"model": "hgt", "hidden": 64, "heads": 8, "lr": 1e-3, "dropout": 0.5,
+                "weight_decay": 1e-4, "epochs": 300, "patience": 30, "warmup": 10},
+    },
 }
 
 
 def preset(name: str, task: str, **overrides: Any) -> dict[str, Any]:
     """The keyword arguments of preset ``name`` for ``task`` (``"sage"``: :func:`train_sage
-    <graphshard.train.sage.train_sage>`), with ``overrides`` on top.
+    <graphshard.train.sage.train_sage>`; ``"rgcn"``, ``"hgt"``: :func:`train_hetero
+    <graphshard.train.hetero.train_hetero>` with that model), with ``overrides`` on top.
 
     Raises:
         ValidationError: an unknown preset, or one without settings for ``task``.
