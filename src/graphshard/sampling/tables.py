@@ -43,9 +43,8 @@ def weight_table(store: LocalAdjacency, etype: EdgeType, edge_dir: str, name: st
 
     def build() -> tuple[np.ndarray, IdArray]:
         csr = store.adjacency(etype, edge_dir)
-        w = store.edge_weights(etype, edge_dir, name)
-        scratch = np.empty(len(w), dtype=np.int64)
-        rec = np.empty((len(w), 2), dtype=np.int64)
-        return get_backend("cpu").row_alias(csr.indptr, csr.indices, w, scratch, rec)
+        w = store.edge_weights(etype, name)  # edge-ID order: the kernel reads w[eids[p]]
+        rec = np.empty((len(csr.eids), 2), dtype=np.int64)
+        return get_backend("cpu").row_alias(csr.indptr, csr.indices, w, csr.eids, rec)
 
     return store.cached(("weight-table", etype, edge_dir, name), build)

@@ -264,7 +264,7 @@ def _walk_stepwise(store: GraphStore, bk: Any, path: list[EdgeType], first: IdAr
         table = (np.zeros((0, 2), np.int64), np.zeros(0, np.int64))
         if prob is not None:
             w = check_weights(store.edge_features(et, prob, sub.eids), sub.eids, et, prob)
-            table = bk.row_alias(sub.indptr, sub.indices, w, np.empty(len(w), dtype=np.int64),
+            table = bk.row_alias(sub.indptr, sub.indices, w, np.empty(0, dtype=np.int64),
                                   np.empty((len(w), 2), dtype=np.int64))
         col = np.empty(len(out), dtype=np.int64)
         bk.walk_step(sub.indptr, sub.indices, *table, prob is not None, rows, keys,

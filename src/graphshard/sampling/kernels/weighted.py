@@ -17,7 +17,7 @@ of one row kind (cheaper than rows of mixed kinds in seed order: benchmarks/TUNI
 Example:
     >>> import numpy as np
     >>> indptr = np.array([0, 3]); nb = np.array([5, 6, 7]); w = np.array([1.0, 0.0, 3.0])
-    >>> rec, nnz = row_alias(indptr, nb, w, np.empty(3, np.int64), np.empty((3, 2), np.int64))
+    >>> rec, nnz = row_alias(indptr, nb, w, np.empty(0, np.int64), np.empty((3, 2), np.int64))
     >>> nnz.tolist(), weighted_counts(indptr, nnz, np.array([0]), 5, False).tolist()
     ([2], [2])
 """
