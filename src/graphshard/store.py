@@ -218,7 +218,8 @@ class CSRStore(TypedGraph):
         indptr = np.zeros(len(rows) + 1, dtype=np.int64)
         np.cumsum(lengths, out=indptr[1:])
         pos = np.repeat(starts - indptr[:-1], lengths) + np.arange(indptr[-1], dtype=np.int64)
-        return CSR(indptr, csr.indices[pos], csr.eids[pos])
+        return CSR(indptr, csr.indices[pos].astype(np.int64, copy=False),
+                   csr.eids[pos].astype(np.int64, copy=False))
 
     def degrees(self, ids: Any, etype: EdgeTypeLike, *, edge_dir: str = "in") -> IdArray:
         """In- (or out-) degrees of ``ids`` for one edge type (int64, new array)."""
@@ -299,7 +300,7 @@ def edge_weights(frame: Mapping[str, Any], etype: EdgeType, name: str) -> np.nda
     return check_weights(col, ids, etype, name)
 
 
-def check_weights(w: Any, eids: IdArray, etype: EdgeType, name: str) -> np.ndarray:
+def check_weights(w: Any, eids: np.ndarray, etype: EdgeType, name: str) -> np.ndarray:
     """``w`` (one weight per edge of ``eids``) as contiguous float64, or a ValidationError
     naming the first edge whose weight is negative or not finite."""
     w = np.asarray(w)
