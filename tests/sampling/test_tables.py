@@ -65,9 +65,9 @@ def test_alias_records_from_the_column_equal_those_from_csr_order(edge_dir):
     g = _graph()
     csr = g.in_csr() if edge_dir == "in" else g.out_csr()
     w = g.edata["w"]
-    by_id = row_alias(csr.indptr, csr.indices, w, csr.eids, np.empty((600, 2), np.int64))
-    in_order = row_alias(csr.indptr, csr.indices, w[csr.eids].astype(np.float64),
-                         np.empty(0, np.int64), np.empty((600, 2), np.int64))
+    by_id = row_alias(csr.indptr, w, csr.eids, np.empty(600, np.int64))
+    in_order = row_alias(csr.indptr, w[csr.eids].astype(np.float64),
+                         np.empty(0, np.int64), np.empty(600, np.int64))
     assert all(np.array_equal(a, b) for a, b in zip(by_id, in_order, strict=True))
     assert np.array_equal(row_inv_weights(csr.indptr, by_id[0]),
                           row_inv_weights(csr.indptr, in_order[0]))

@@ -1,4 +1,4 @@
-"""Per-row alias tables (Walker/Vose) for weighted sampling: one 16-byte record per edge.
+"""Per-row alias tables (Walker/Vose) for weighted sampling: one 8-byte record per edge.
 
 :func:`row_alias` builds them, :func:`alias_draw` draws from them (with replacement, as
 random walks do), :func:`row_inv_weights` turns them back into ``1 / w`` per edge for the
@@ -7,7 +7,7 @@ exponential keys of sampling without replacement (:mod:`.weighted`).
 Example:
     >>> import numpy as np
     >>> indptr = np.array([0, 3]); nb = np.array([5, 6, 7]); w = np.array([1.0, 0.0, 3.0])
-    >>> rec, nnz = row_alias(indptr, nb, w, np.empty(0, np.int64), np.empty((3, 2), np.int64))
+    >>> rec, nnz = row_alias(indptr, w, np.empty(0, np.int64), np.empty(3, np.int64))
     >>> nnz.tolist(), np.round(1 / row_inv_weights(indptr, rec), 3).tolist()  # sum: 3
     ([2], [0.75, 0.0, 2.25])
 """
@@ -46,7 +46,7 @@ def _longest(indptr, lo, hi):
 
 
 @kernel
-def _row_alias(s0, d, indices, weights, eids, gather, prob, lst, rec):
+def _row_alias(s0, d, weights, eids, gather, prob, lst, rec):
     """The alias records of one row (positions ``s0 .. s0 + d``) into ``rec``, with ``prob``
     and ``lst`` as scratch of at least ``d`` entries; returns the row's positive weights."""
     total = 0.0
@@ -55,8 +55,7 @@ def _row_alias(s0, d, indices, weights, eids, gather, prob, lst, rec):
     for j in range(d):
         w = _weight(weights, eids, gather, s0 + j)
         total += w
-        rec[s0 + j, 0] = j << 33
-        rec[s0 + j, 1] = indices[s0 + j]
+        rec[s0 + j] = j << 33
         if w > 0:
             c += 1
             big = j
@@ -79,7 +78,7 @@ def _row_alias(s0, d, indices, weights, eids, gather, prob, lst, rec):
         ns -= 1
         sj = lst[ns]
         lj = lst[d - nl]
-        rec[s0 + sj, 0] = lj << 33
+        rec[s0 + sj] = lj << 33
         prob[lj] -= 1.0 - prob[sj]
         if prob[lj] < 1.0:
             nl -= 1
@@ -93,30 +92,31 @@ def _row_alias(s0, d, indices, weights, eids, gather, prob, lst, rec):
             prob[j] = 1.0
         else:  # a zero weight must stay unreachable
             prob[j] = 0.0
-            rec[s0 + j, 0] = big << 33
+            rec[s0 + j] = big << 33
     for j in range(d):
         thr = min(np.int64(prob[j] * _ONE), _ONE)
-        rec[s0 + j, 0] = rec[s0 + j, 0] | thr
+        rec[s0 + j] = rec[s0 + j] | thr
     return c
 
 
 @kernel(parallel=True)
-def row_alias(indptr, indices, weights, eids, rec):
-    """Per-row alias tables (Walker/Vose) of the edge weights as one record per edge, so a
-    weighted draw reads one record and nothing else.
+def row_alias(indptr, weights, eids, rec):
+    """Per-row alias tables (Walker/Vose) of the edge weights as one record per edge: a
+    weighted draw reads one record, then the neighbour and edge ID of the position drawn.
 
     The weight of CSR position ``p`` is ``weights[eids[p]]`` (``weights`` in edge-ID order,
     any float dtype, >= 0: a graph's own column, not gathered into a copy) or, with an
     empty ``eids``, ``weights[p]`` (CSR order).
 
-    Returns ``(rec, nnz)``: ``rec`` is ``(E, 2)`` int64 with ``rec[p, 0] = alias << 33 |
+    Returns ``(rec, nnz)``: ``rec`` is ``(E,)`` int64 with ``rec[p] = alias << 33 |
     threshold`` (row position j is kept when 32 random bits are below ``threshold``, a
-    fraction of 2**32, else replaced by row position ``alias``) and ``rec[p, 1]`` the
-    neighbour (16 bytes per edge); ``nnz`` counts positive weights per row, and is empty
-    when every weight is positive (then the kernels take the degree and skip a lookup).
-    ``rec`` is the ``(E, 2)`` int64 output, allocated by the caller (NumPy gives big arrays
-    huge pages, which the random reads of sampling need: benchmarks/TUNING.md); the work
-    lists are per task of ``_CHUNK`` rows, as long as its longest row.
+    fraction of 2**32, else replaced by row position ``alias``): 8 bytes per edge (the
+    neighbour is not copied in: it was 8 more, benchmarks/TUNING.md); ``nnz`` counts
+    positive weights per row, and is empty when every weight is positive (then the kernels
+    take the degree and skip a lookup).  ``rec`` is the ``(E,)`` int64 output, allocated
+    by the caller (NumPy gives big arrays huge pages, which the random reads of sampling
+    need: benchmarks/TUNING.md); the work lists are per task of ``_CHUNK`` rows, as long
+    as its longest row.
     """
     nrows = indptr.shape[0] - 1
     nnz = np.zeros(nrows, dtype=np.int64)
@@ -128,8 +128,8 @@ def row_alias(indptr, indices, weights, eids, rec):
         prob = np.empty(d, dtype=np.float64)
         lst = np.empty(d, dtype=np.int64)
         for r in range(lo, hi):
-            nnz[r] = _row_alias(indptr[r], indptr[r + 1] - indptr[r], indices, weights, eids,
-                                gather, prob, lst, rec)
+            nnz[r] = _row_alias(indptr[r], indptr[r + 1] - indptr[r], weights, eids, gather,
+                                prob, lst, rec)
     for r in range(nrows):
         if nnz[r] != indptr[r + 1] - indptr[r]:
             return rec, nnz
@@ -140,7 +140,7 @@ def row_alias(indptr, indices, weights, eids, rec):
 def alias_draw(rec, s0, d, st, step):
     """Row position drawn from the alias records of the row starting at ``s0`` (2 draws)."""
     j = randint(st, 2 * step, d)
-    v = rec[s0 + j, 0]
+    v = rec[s0 + j]
     if np.int64(draw(st, 2 * step + 1) >> np.uint64(32)) < (v & _TMASK):
         return j
     return v >> 33
@@ -153,7 +153,7 @@ def _row_weights(rec, s0, d, w):
     for j in range(d):
         w[j] = 0.0
     for j in range(d):
-        v = rec[s0 + j, 0]
+        v = rec[s0 + j]
         p = (v & _TMASK) / _ONE
         w[j] += p
         w[v >> 33] += 1.0 - p
