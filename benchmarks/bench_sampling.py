@@ -10,6 +10,12 @@ are total output over total wall seconds; the ratio column is the median of the
 per-repetition ratios (each pair timed back to back), which is the figure to quote on a
 shared machine.  The one-thread walk is also given per CPU-second (process time), the
 per-core figure that load from other processes does not dilute.
+Memory: each worker reports its resident set (``VmRSS``) and peak (``VmHWM``, from
+``/proc/self/status``: per process image, so the driver's memory at fork does not count, as
+it can in ``ru_maxrss``) once its graphs are loaded with every format built, and after the
+metrics both sides run (alias tables and other structures built on first use included;
+ours-only metrics with big outputs, ``OURS_ONLY``, run after that and get a row of their
+own); the table prints them side by side with ours/DGL.
 Output sizes are compared before a ratio is quoted (uniform one-hop sampling without
 replacement and walks on nodes with out-edges have exact sizes).
 
@@ -242,6 +248,17 @@ def metrics_dgl(graph: Path, seeds: Path, dblp: Path, args: argparse.Namespace) 
     return info, m
 
 
+def _memory() -> dict[str, float]:
+    """This process's resident set now and its peak, MB (``/proc/self/status``)."""
+    out = {}
+    with open("/proc/self/status") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                out[key] = int(value.split()[0]) / 1024
+    return {"rss": out["VmRSS"], "peak": out["VmHWM"]}
+
+
 def serve(side: str, paths: list[Path], args: argparse.Namespace) -> None:
     """Worker loop: ``warm NAME`` runs set 0 untimed (then times it once more to pick how
     many calls a repetition makes: enough for ``--min-time`` seconds, as one short call is
@@ -249,12 +266,17 @@ def serve(side: str, paths: list[Path], args: argparse.Namespace) -> None:
     size of one call with its mean wall and CPU seconds."""
     build = metrics_ours if side == "ours" else metrics_dgl
     info, m = build(*paths, args)
+    info["loaded"] = _memory()
     calls: dict[str, int] = {}
     print(MARK + json.dumps(info), flush=True)
     for line in sys.stdin:
-        cmd, name, *rest = line.split()
-        if cmd == "quit":
+        words = line.split()
+        if words == ["quit"]:
             return
+        if words == ["memory"]:
+            print(MARK + json.dumps(_memory()), flush=True)
+            continue
+        cmd, name, *rest = words
         fn, sets = m.get(name, (None, None))
         if fn is None:
             print(MARK + json.dumps(None), flush=True)
@@ -292,6 +314,9 @@ ROWS = [
     ("skip-gram pairs/s (win 5)", "pairs"),
 ]
 EXACT = ["f10_edges", "f25_edges", "rw_steps"]
+#: metrics DGL has no counterpart for whose outputs are big (skip-gram pairs of 100k walks:
+#: ~300 MB): run last, after the memory of both sides is taken
+OURS_ONLY = ["pairs"]
 
 
 class Worker:
@@ -369,6 +394,7 @@ def _report(name: str, workers: dict[str, Worker], results: dict, args) -> None:
         a, b = results.get(key, {}).get("ours"), results.get(key, {}).get("dgl")
         if a and b and [x[0] for x in a] != [x[0] for x in b]:
             print(f"!! output sizes differ for {key}: ours {a} vs DGL {b}")
+    _report_memory(workers, results)
     blk = results.get("block_edges", {})
     if blk:
         print("block edges per batch: " + ", ".join(
@@ -414,6 +440,28 @@ def _report(name: str, workers: dict[str, Worker], results: dict, args) -> None:
     if blk:
         print("2-hop blocks/s (batch 1024): " + ", ".join(
             f"{s} {len(r) / sum(x[1] for x in r):.1f}" for s, r in blk.items()))
+
+
+def _report_memory(workers: dict[str, Worker], results: dict) -> None:
+    """Worker memory, MB: after loading (graphs and formats built) and at the end."""
+    sides = list(workers)
+    both, end = results.get("_memory", {}), results.get("_memory_end", {})
+    print("| worker memory, MB | " + " | ".join(sides) + " | ours/DGL |"
+          + (" ours/before |" if "before" in sides else ""))
+    print("|---|" + "---:|" * (len(sides) + 1 + ("before" in sides)))
+    rows = [("RSS after load", {s: w.info["loaded"]["rss"] for s, w in workers.items()})]
+    if both:
+        rows += [("RSS after the metrics both run", {s: m["rss"] for s, m in both.items()}),
+                 ("peak RSS (VmHWM) after them", {s: m["peak"] for s, m in both.items()})]
+    if end and end != both:
+        rows.append((f"peak RSS at end ({', '.join(OURS_ONLY)}: ours only)",
+                     {s: m["peak"] for s, m in end.items()}))
+    for label, mb in rows:
+        row = f"| {label} | " + " | ".join(f"{mb[s]:,.0f}" for s in sides)
+        row += f" | {mb['ours'] / mb['dgl']:.2f}x |"
+        if "before" in sides:
+            row += f" {mb['ours'] / mb['before']:.2f}x |"
+        print(row)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -462,8 +510,12 @@ def main(argv: list[str] | None = None) -> None:
             for key in keys:
                 if key in results:
                     continue
+                if key in OURS_ONLY and "_memory" not in results:
+                    results["_memory"] = {s: w.ask("memory") for s, w in workers.items()}
                 group = next((g for g in TOGETHER if key in g), (key,))
                 results.update(_measure(workers, [k for k in group if k in keys], args.reps))
+            results.setdefault("_memory", {s: w.ask("memory") for s, w in workers.items()})
+            results["_memory_end"] = {s: w.ask("memory") for s, w in workers.items()}
         finally:
             for w in workers.values():
                 w.close()

@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 
 import graphshard as gs
 from graphshard.errors import ValidationError
+from graphshard.graph import build_csr
+from graphshard.store import as_store
 
 
 def test_heterograph_basics():
@@ -114,3 +116,21 @@ def test_sparse_feature_schema_is_its_dense_row_shape():
     g = gs.graph(([0, 1], [1, 2]))
     g.ndata["bow"] = sp.eye(3, 7, format="csr", dtype=np.float32)
     assert as_store(g).feature_schema("node") == {"_N/bow": ((7,), "float32")}
+
+
+def test_graph_csrs_are_compact_where_ids_fit():
+    rng = np.random.default_rng(1)
+    src, dst = rng.integers(0, 40, 300), rng.integers(0, 30, 300)
+    g = gs.heterograph({("a", "r", "b"): (src, dst)}, {"a": 40, "b": 30})
+    wide = build_csr(dst, src, 30)
+    csr = g.in_csr()
+    assert (csr.indptr.dtype, csr.indices.dtype, csr.eids.dtype) == (np.int64, np.int32, np.int32)
+    assert wide.indices.dtype == wide.eids.dtype == np.int64
+    for a, b in ((csr.indptr, wide.indptr), (csr.indices, wide.indices), (csr.eids, wide.eids)):
+        assert np.array_equal(a, b)
+    # a column type with 2**31 + 1 nodes keeps int64 indices (eids stay int32)
+    big = build_csr(dst, src, 30, compact=True, num_cols=2**31 + 1)
+    assert big.indices.dtype == np.int64 and big.eids.dtype == np.int32
+    assert build_csr(dst, src, 30, compact=True, num_cols=2**31).indices.dtype == np.int32
+    nb = as_store(g).neighbors([3, 5], "r")
+    assert nb.indices.dtype == nb.eids.dtype == np.int64  # a store's answers stay int64

@@ -32,12 +32,16 @@ class CSR:
 
     For ``Graph.in_csr`` row ``v`` lists the in-edges of destination ``v``: their sources are
     ``indices[indptr[v]:indptr[v+1]]`` and their per-type edge IDs ``eids[...]``, in edge-ID
-    order.  ``Graph.out_csr`` is the same with sources as rows.  All arrays are int64.
+    order.  ``Graph.out_csr`` is the same with sources as rows.  ``indptr`` is int64;
+    ``indices`` and ``eids`` are int64, or int32 in a graph's own CSRs where the node count
+    of the column type (for ``indices``) or the edge count (for ``eids``) is below 2**31
+    (half the memory: :func:`build_csr` with ``compact=True``).  Convert with
+    ``astype(np.int64)`` where int64 is needed.
     """
 
     indptr: IdArray
-    indices: IdArray
-    eids: IdArray
+    indices: npt.NDArray[np.integer]
+    eids: npt.NDArray[np.integer]
 
     @property
     def num_rows(self) -> int:
@@ -170,11 +174,13 @@ class Graph(TypedGraph):
         return self.out_csr(etype).degrees()
 
     def in_csr(self, etype: EdgeTypeLike | None = None) -> CSR:
-        """In-edges of ``etype`` grouped by destination (built once, then cached)."""
+        """In-edges of ``etype`` grouped by destination (built once, then cached; compact
+        dtypes, see :class:`CSR`)."""
         return self._csr(self.to_canonical_etype(etype), "in")
 
     def out_csr(self, etype: EdgeTypeLike | None = None) -> CSR:
-        """Out-edges of ``etype`` grouped by source (built once, then cached)."""
+        """Out-edges of ``etype`` grouped by source (built once, then cached; compact
+        dtypes, see :class:`CSR`)."""
         return self._csr(self.to_canonical_etype(etype), "out")
 
     def _csr(self, et: EdgeType, direction: str) -> CSR:
@@ -183,7 +189,9 @@ class Graph(TypedGraph):
             src, dst = self._edges[et]
             rows, cols = (dst, src) if direction == "in" else (src, dst)
             num_rows = self._num_nodes[et[2] if direction == "in" else et[0]]
-            self._csr_cache[key] = build_csr(rows, cols, num_rows)
+            num_cols = self._num_nodes[et[0] if direction == "in" else et[2]]
+            self._csr_cache[key] = build_csr(rows, cols, num_rows, compact=True,
+                                             num_cols=num_cols)
         return self._csr_cache[key]
 
     # ----- conversion ---------------------------------------------------------------------
@@ -282,18 +290,44 @@ class _TypeData:
     data: FeatureDict
 
 
-def build_csr(rows: IdArray, cols: IdArray, num_rows: int) -> CSR:
+def build_csr(rows: IdArray, cols: IdArray, num_rows: int, *, compact: bool = False,
+              num_cols: int | None = None) -> CSR:
     """Group edge positions by ``rows`` (stable, so edge-ID order within a row).
+
+    Args:
+        rows: Row of every edge (int64, each in ``[0, num_rows)``).
+        cols: Column of every edge.
+        num_rows: Number of rows.
+        compact: int32 ``indices`` when every column is below 2**31 (``num_cols``, or the
+            largest column + 1, at most 2**31) and int32 ``eids`` when there are fewer than
+            2**31 edges; otherwise, and without ``compact``, int64.  One counting-sort pass,
+            with no int64 order array beside the result.
+        num_cols: Bound of ``cols`` for ``compact`` (default: computed from ``cols``).
 
     Example:
         >>> c = build_csr(np.array([1, 0, 1]), np.array([5, 6, 7]), 2)
         >>> c.indptr.tolist(), c.indices.tolist(), c.eids.tolist()
         ([0, 1, 3], [6, 5, 7], [1, 0, 2])
+        >>> build_csr(np.array([1, 0, 1]), np.array([5, 6, 7]), 2, compact=True).eids.dtype
+        dtype('int32')
     """
-    order = np.argsort(rows, kind="stable").astype(np.int64, copy=False)
     indptr = np.zeros(num_rows + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows, minlength=num_rows), out=indptr[1:])
-    return CSR(indptr, np.ascontiguousarray(cols[order]), order)
+    if not compact:
+        order = np.argsort(rows, kind="stable").astype(np.int64, copy=False)
+        return CSR(indptr, np.ascontiguousarray(cols[order]), order)
+    from ._util.grouping import group_by_row
+
+    small = np.iinfo(np.int32).max
+    if num_cols is None:
+        num_cols = int(cols.max()) + 1 if len(cols) else 0
+    indices: npt.NDArray[np.integer] = np.empty(
+        len(cols), dtype=np.int32 if num_cols <= small + 1 else np.int64)
+    eids: npt.NDArray[np.integer] = np.empty(
+        len(rows), dtype=np.int32 if len(rows) <= small else np.int64)
+    group_by_row(np.ascontiguousarray(rows), np.ascontiguousarray(cols), indptr, indices,
+                 eids)
+    return CSR(indptr, indices, eids)
 
 
 def graph(data: tuple[Any, Any], *, num_nodes: int | None = None) -> Graph:

@@ -100,6 +100,31 @@ def _sampling(work: Path) -> None:
     skip_gram_pairs(walks, 2, random_window=True, seed=0)
     negative_sample(g, 64, seed=0)
     negative_sample(g, 64, distribution="degree", seed=0)
+    # a store without the local fast path, as graph servers and DistGraph clients sample:
+    # the kernels then run on int64 sub-CSRs (a Graph's own CSRs are int32 where IDs fit)
+    remote = _NotLocal(g)
+    for kw in ({}, {"prob": "weight"}, {"replace": True}, {"prob": "weight", "replace": True}):
+        sample_neighbors(remote, seeds, 5, seed=0, **kw)
+    sample_blocks(remote, seeds, [5, 5], seed=0)
+    random_walk(remote, seeds, 5, prob="weight", seed=0)
+    random_walk(remote, seeds, 5, seed=0)
+    node2vec_walk(remote, seeds, 5, p=0.5, q=2.0, seed=0)
+
+
+class _NotLocal:
+    """A Graph's store without ``LocalAdjacency``'s methods (the samplers' fast path)."""
+
+    _HIDDEN = frozenset({"adjacency", "edge_weights", "cached"})
+
+    def __init__(self, g: Graph) -> None:
+        from .store import as_store
+
+        self._store = as_store(g)
+
+    def __getattr__(self, name: str) -> object:
+        if name in self._HIDDEN:
+            raise AttributeError(name)
+        return getattr(self._store, name)
 
 
 def _training(work: Path) -> None:

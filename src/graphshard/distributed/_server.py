@@ -112,8 +112,8 @@ class GraphServer:
     def neighbors(self, ids: IdArray, et: EdgeType, edge_dir: str
                   ) -> tuple[IdArray, IdArray, IdArray]:
         """``(indptr, indices, eids)`` of ``ids`` (see :meth:`PartIndex.neighbors`)."""
-        csr = self.index.neighbors(ids, et, edge_dir)
-        return csr.indptr, csr.indices, csr.eids
+        csr = self.index.neighbors(ids, et, edge_dir)  # int64 (no copy): PartIndex CSRs
+        return csr.indptr, np.asarray(csr.indices, np.int64), np.asarray(csr.eids, np.int64)
 
     def degrees(self, ids: IdArray, et: EdgeType, edge_dir: str) -> IdArray:
         """In-degrees of owned nodes, or this part's share of out-degrees."""

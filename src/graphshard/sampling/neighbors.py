@@ -105,8 +105,8 @@ def sample_etype(store: GraphStore, et: EdgeType, edge_dir: str, keys: IdArray, 
                  check_weights(store.edge_features(et, prob, csr.eids), csr.eids, et, prob))
             if exclude is not None and len(exclude):
                 w[np.isin(csr.eids, exclude)] = 0.0
-            rec, nnz = bk.row_alias(csr.indptr, csr.indices, w, np.empty(len(w), dtype=np.int64),
-                                    np.empty((len(w), 2), dtype=np.int64))
+            rec, nnz = bk.row_alias(csr.indptr, w, np.empty(0, dtype=np.int64),
+                                    np.empty(len(w), dtype=np.int64))
             table = (rec, nnz, bk.row_inv_weights(csr.indptr, rec))
     if table is None:
         counts = bk.sample_counts(csr.indptr, rows, k, replace)

@@ -12,7 +12,7 @@ Example:
     >>> store = as_store(g)
     >>> rec, nnz = weight_table(store, ("_N", "_E", "_N"), "in", "w")
     >>> rec.shape, weight_table(store, ("_N", "_E", "_N"), "in", "w")[0] is rec
-    ((3, 2), True)
+    ((3,), True)
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def weight_table(store: LocalAdjacency, etype: EdgeType, edge_dir: str, name: st
     """Per-row alias records of edge feature ``name`` in CSR order, ``(rec, nnz)``, built on
     first use and kept in ``store.cached(("weight-table", etype, edge_dir, name), ...)``.
 
-    ``rec`` holds 16 bytes per edge (int64, shape ``(num_edges, 2)``); ``nnz`` is empty when
+    ``rec`` holds 8 bytes per edge (int64, shape ``(num_edges,)``); ``nnz`` is empty when
     every weight is positive.  Built by the CPU kernel ``row_alias``
     (:mod:`~graphshard.sampling.kernels.alias`) whatever the sampling backend, as host
     arrays shared by every backend.
@@ -43,9 +43,8 @@ def weight_table(store: LocalAdjacency, etype: EdgeType, edge_dir: str, name: st
 
     def build() -> tuple[np.ndarray, IdArray]:
         csr = store.adjacency(etype, edge_dir)
-        w = store.edge_weights(etype, edge_dir, name)
-        scratch = np.empty(len(w), dtype=np.int64)
-        rec = np.empty((len(w), 2), dtype=np.int64)
-        return get_backend("cpu").row_alias(csr.indptr, csr.indices, w, scratch, rec)
+        w = store.edge_weights(etype, name)  # edge-ID order: the kernel reads w[eids[p]]
+        rec = np.empty(len(csr.eids), dtype=np.int64)
+        return get_backend("cpu").row_alias(csr.indptr, w, csr.eids, rec)
 
     return store.cached(("weight-table", etype, edge_dir, name), build)

@@ -175,7 +175,7 @@ def _joined_csr(store: LocalAdjacency, path: list[EdgeType], prob: str | None) -
     of every step: ``(indptr, indices, rec, nnz, row_base)``."""
     uniq = list(dict.fromkeys(path))
     csrs = [store.adjacency(et, "out") for et in uniq]
-    empty = (np.zeros((0, 2), np.int64), np.zeros(0, np.int64))
+    empty = (np.zeros(0, np.int64), np.zeros(0, np.int64))
     tables = [weight_table(store, et, "out", prob) for et in uniq] if prob else []
     if len(uniq) == 1:
         return (csrs[0].indptr, csrs[0].indices, *(tables[0] if tables else empty),
@@ -261,11 +261,11 @@ def _walk_stepwise(store: GraphStore, bk: Any, path: list[EdgeType], first: IdAr
                           f"neighbors of {et}")
         rows = np.full(len(out), -1, dtype=np.int64)
         rows[alive] = np.arange(len(alive))
-        table = (np.zeros((0, 2), np.int64), np.zeros(0, np.int64))
+        table = (np.zeros(0, np.int64), np.zeros(0, np.int64))
         if prob is not None:
             w = check_weights(store.edge_features(et, prob, sub.eids), sub.eids, et, prob)
-            table = bk.row_alias(sub.indptr, sub.indices, w, np.empty(len(w), dtype=np.int64),
-                                  np.empty((len(w), 2), dtype=np.int64))
+            table = bk.row_alias(sub.indptr, w, np.empty(0, dtype=np.int64),
+                                  np.empty(len(w), dtype=np.int64))
         col = np.empty(len(out), dtype=np.int64)
         bk.walk_step(sub.indptr, sub.indices, *table, prob is not None, rows, keys,
                      restart_prob, t, s, _SALT_WALK, col)

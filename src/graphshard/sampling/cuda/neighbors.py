@@ -144,7 +144,7 @@ def _fill_weighted(indptr, indices, eids, rec, nnz, invw, rows, keys, offsets, k
         st = np.uint64(item_state(seed, salt, keys[i]))
         for a in range(c):  # alias_draw's two draws, 2a and 2a + 1
             j = randint(st, 2 * a, d)
-            v = rec[start + j, 0]
+            v = rec[start + j]
             keep = np.int64(draw(st, 2 * a + 1) >> _S32) < (v & _TMASK)
             out_eid[o + a] = j if keep else v >> 33
     elif k >= 0 and c < (d if nnz.shape[0] == 0 else nnz[r]):

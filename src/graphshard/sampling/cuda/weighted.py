@@ -256,7 +256,7 @@ def _keys_select(invw, start, d, pos, o, t, c, st, step0):
 def _alias_pick(rec, s0, d, h):
     """``weighted._alias_pick``: row position of one alias draw from 64 random bits."""
     j = np.int64(((h >> _S32) * np.uint64(d)) >> _S32)
-    v = rec[s0 + j, 0]
+    v = rec[s0 + j]
     return j if np.int64(h & _LO32) < (v & _TMASK) else v >> 33
 
 

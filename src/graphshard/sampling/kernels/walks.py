@@ -11,7 +11,7 @@ Dead ends and stopped walks are padded with -1.
 Example:
     >>> import numpy as np
     >>> indptr = np.array([0, 1, 2]); nb = np.array([1, 0]); out = np.empty((1, 4), np.int64)
-    >>> rec = np.zeros((0, 2), np.int64); nnz = np.zeros(0, np.int64)
+    >>> rec = np.zeros(0, np.int64); nnz = np.zeros(0, np.int64)
     >>> walk(indptr, nb, rec, nnz, False, np.array([0]), np.array([0]), np.array([0]), 0.0,
     ...      4, 0, 0, out)
     >>> out.tolist()
@@ -45,7 +45,7 @@ def _next(indptr, indices, rec, nnz, weighted, r, st, t):
         return indices[s0 + randint(st, 2 * t, d)]
     if nnz.shape[0] > 0 and nnz[r] == 0:
         return -1
-    return rec[s0 + alias_draw(rec, s0, d, st, t), 1]
+    return indices[s0 + alias_draw(rec, s0, d, st, t)]
 
 
 @kernel(parallel=True)
@@ -57,11 +57,12 @@ def walk(indptr, indices, rec, nnz, weighted, row_base, starts, keys, restart_pr
     first reads every walk's row bounds, draws its row position and prefetches that
     neighbour; the second reads the neighbours and prefetches their next row bounds.  So
     each cache miss has a whole pass over the chunk to arrive, and many are in flight at
-    once.  The draws are those of :func:`_next` (and :func:`walk_step`).
+    once.  A weighted step takes one pass more: the drawn position's alias record decides
+    the position, whose neighbour is then prefetched.  The draws are those of
+    :func:`_next` (and :func:`walk_step`).
     """
     n = starts.shape[0]
     m = row_base.shape[0]
-    flat = rec.reshape(-1)
     has_nnz = weighted and nnz.shape[0] > 0
     nchunks = (n + _CHUNK - 1) // _CHUNK
     for c in prange(nchunks):
@@ -96,19 +97,22 @@ def walk(indptr, indices, rec, nnz, weighted, row_base, starts, keys, restart_pr
                         elif not has_nnz or nnz[r] > 0:
                             p = s0 + randint(st, 2 * t, d)
                             rowstart[i] = s0
-                            prefetch(flat, 2 * p)
+                            prefetch(rec, p)
                 pos[i] = p
+            if weighted:  # pass 1b: the alias record -> the position, its neighbour prefetched
+                for i in range(size):
+                    p = pos[i]
+                    if p >= 0:
+                        a = rec[p]
+                        if np.int64(draw(states[i], 2 * t + 1) >> np.uint64(32)) >= (a & _TMASK):
+                            p = rowstart[i] + (a >> 33)
+                            pos[i] = p
+                        prefetch(indices, p)
             for i in range(size):  # pass 2: the neighbour, prefetch its next row bounds
                 p = pos[i]
                 v = -1
                 if p >= 0:
-                    if not weighted:
-                        v = indices[p]
-                    else:
-                        a = rec[p, 0]
-                        if np.int64(draw(states[i], 2 * t + 1) >> np.uint64(32)) >= (a & _TMASK):
-                            p = rowstart[i] + (a >> 33)
-                        v = rec[p, 1]
+                    v = indices[p]
                     prefetch(indptr, nbase + v)
                     if has_nnz:
                         prefetch(nnz, nbase + v)

@@ -17,7 +17,7 @@ of one row kind (cheaper than rows of mixed kinds in seed order: benchmarks/TUNI
 Example:
     >>> import numpy as np
     >>> indptr = np.array([0, 3]); nb = np.array([5, 6, 7]); w = np.array([1.0, 0.0, 3.0])
-    >>> rec, nnz = row_alias(indptr, nb, w, np.empty(3, np.int64), np.empty((3, 2), np.int64))
+    >>> rec, nnz = row_alias(indptr, w, np.empty(0, np.int64), np.empty(3, np.int64))
     >>> nnz.tolist(), weighted_counts(indptr, nnz, np.array([0]), 5, False).tolist()
     ([2], [2])
 """
@@ -63,7 +63,7 @@ def weighted_counts(indptr, nnz, rows, k, replace):
 @kernel(inline=True)
 def _alias_resolve(rec, s0, j, st, step):
     """Second half of :func:`alias_draw`: keep row position ``j`` or take its alias."""
-    v = rec[s0 + j, 0]
+    v = rec[s0 + j]
     keep = np.int64(draw(st, 2 * step + 1) >> np.uint64(32)) < (v & _TMASK)
     return j if keep else v >> 33
 
@@ -81,7 +81,7 @@ def _alias_pick(rec, s0, d, h):
     the record (:func:`_hi_index`), the low half is the coin against its threshold (one
     hash a draw, where :func:`alias_draw` takes two: benchmarks/TUNING.md)."""
     j = _hi_index(h, d)
-    v = rec[s0 + j, 0]
+    v = rec[s0 + j]
     keep = np.int64(h & _LO32) < (v & _TMASK)
     return j if keep else v >> 33
 
@@ -99,7 +99,6 @@ def _with_replacement(indptr, indices, eids, rec, invw, rows, keys, offsets, lo,
     """Positions of a chunk's rows with replacement (the draws of :func:`alias_draw`):
     the first draws into ``out_src`` with their records' lines prefetched, then the
     alias choices into ``out_eid`` as ``-p - 1`` (see :func:`_gather`)."""
-    flat = rec.reshape(-1)
     for i in range(lo, hi):
         o = offsets[i]
         c = offsets[i + 1] - o
@@ -111,7 +110,7 @@ def _with_replacement(indptr, indices, eids, rec, invw, rows, keys, offsets, lo,
         for a in range(c):
             j = randint(st, 2 * a, d)
             out_src[o + a] = j
-            prefetch(flat, 2 * (start + j))
+            prefetch(rec, start + j)
             prefetch(eids, start + j)  # the edge ID, unless the draw takes the alias
     for i in range(lo, hi):
         o = offsets[i]
@@ -127,7 +126,7 @@ def _with_replacement(indptr, indices, eids, rec, invw, rows, keys, offsets, lo,
         for j in range(c):
             x = start + _alias_resolve(rec, start, out_src[o + j], st, j)
             out_eid[o + j] = -x - 1
-            prefetch(flat, 2 * x)  # in cache unless the draw took the alias
+            prefetch(indices, x)  # the neighbour and edge ID of the position drawn
             prefetch(eids, x)
 
 
@@ -161,7 +160,7 @@ def _classify(indptr, indices, eids, nnz, rows, offsets, lo, hi, k, lists, out_e
 
 
 @kernel
-def _first_draws(indptr, invw, rows, keys, offsets, lists, seed, salt, flat, eids, cand):
+def _first_draws(indptr, invw, rows, keys, offsets, lists, seed, salt, rec, eids, cand):
     """Pass 1 without replacement: the first ``c`` alias draws' 64 bits of each rejecting
     row (into ``cand``, see :func:`_alias_pick`) with their records prefetched (not their
     edge IDs, which :func:`_reject_repeats` prefetches once it knows the position:
@@ -176,7 +175,7 @@ def _first_draws(indptr, invw, rows, keys, offsets, lists, seed, salt, flat, eid
             h = draw(st, a)
             cand[o + a] = np.int64(h)
             j = _hi_index(h, d)
-            prefetch(flat, 2 * (start + j))  # not the edge ID: the draw may take the alias
+            prefetch(rec, start + j)  # not the edge ID: the draw may take the alias
     for q in range(lists[_CNT + _KEYS]):
         i = lists[_KEYS * _ROWS + q]
         for j in range(indptr[rows[i]], indptr[rows[i] + 1], 16):  # 16 float32 a line
@@ -202,7 +201,7 @@ def _whole(indices, eids, invw, start, d, o, c, out_eid):
 
 
 @kernel(inline=True)
-def _reject_repeats(rec, flat, eids, start, d, o, c, st, cand, pos):
+def _reject_repeats(rec, indices, eids, start, d, o, c, st, cand, pos):
     """Alias draws without replacement by rejecting repeats (the bits of draw ``a < c`` are
     ``cand[o + a]``, later ones are drawn here: :func:`_alias_pick`) into ``pos[o:o+c]`` as
     ``-p - 1`` for CSR position ``p`` (see :func:`_gather`); returns how many of the ``c``
@@ -230,7 +229,7 @@ def _reject_repeats(rec, flat, eids, start, d, o, c, st, cand, pos):
         mask |= bit
         pos[o + t] = e
         t += new
-        prefetch(flat, 2 * (start + x))  # in cache unless the draw took the alias
+        prefetch(indices, start + x)  # the neighbour and edge ID of the position drawn
         prefetch(eids, start + x)
     return t
 
@@ -246,16 +245,13 @@ def _from_indices(pos, o, c, start, indices, eids):
 
 @kernel
 def _gather(indices, eids, rec, lo, hi, out_src, out_eid):
-    """``out_eid[lo:hi]`` holds CSR positions ``p`` (neighbour in ``indices``) or ``-p - 1``
-    (neighbour in the alias record, whose line the draw brought in): replace them by edge
-    IDs, neighbours to ``out_src``."""
+    """``out_eid[lo:hi]`` holds CSR positions ``p`` or ``-p - 1`` (an alias draw's, whose
+    lines the draw prefetched): replace them by edge IDs, neighbours to ``out_src``."""
     for j in range(lo, hi):
         p = out_eid[j]
-        if p >= 0:
-            out_src[j] = indices[p]
-        else:
+        if p < 0:
             p = -p - 1
-            out_src[j] = rec[p, 1]
+        out_src[j] = indices[p]
         out_eid[j] = eids[p]
 
 
@@ -276,7 +272,6 @@ def fill_weighted(indptr, indices, eids, rec, nnz, invw, rows, keys, offsets, k,
     call per row is slow on such rows (benchmarks/TUNING.md).
     """
     n = rows.shape[0]
-    flat = rec.reshape(-1)
     keyv0 = np.empty(0, dtype=np.float64)
     for ch in prange((n + _ROWS - 1) // _ROWS):
         lo = ch * _ROWS
@@ -291,7 +286,7 @@ def fill_weighted(indptr, indices, eids, rec, nnz, invw, rows, keys, offsets, k,
         keyv = keyv0
         lists = np.empty(_LIST, dtype=np.int64)
         _classify(indptr, indices, eids, nnz, rows, offsets, lo, hi, k, lists, out_eid)
-        _first_draws(indptr, invw, rows, keys, offsets, lists, seed, salt, flat, eids, out_src)
+        _first_draws(indptr, invw, rows, keys, offsets, lists, seed, salt, rec, eids, out_src)
         for q in range(lists[_CNT + _WHOLE]):  # rows taken whole that have zero weights
             i = lists[_WHOLE * _ROWS + q]
             start = indptr[rows[i]]
@@ -320,7 +315,7 @@ def fill_weighted(indptr, indices, eids, rec, nnz, invw, rows, keys, offsets, k,
             o = offsets[i]
             c = offsets[i + 1] - o
             st = item_state(seed, salt, keys[i])
-            t = _reject_repeats(rec, flat, eids, start, d, o, c, st, out_src, out_eid)
+            t = _reject_repeats(rec, indices, eids, start, d, o, c, st, out_src, out_eid)
             if t == c:
                 continue
             for j in range(o, o + t):  # back to row positions for the keys
