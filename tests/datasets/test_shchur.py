@@ -176,3 +176,29 @@ def test_undirected_adds_each_reverse_once_and_drops_self_loops(tmp_path, shared
     assert n == 7650 and len(src) == 238162
     assert np.array_equal(np.sort(src * n + dst), np.sort(dst * n + src))
     assert int(np.asarray(photo.ndata["train_mask"]).sum()) == 8 * 20
+
+
+def test_largest_component_keeps_one_connected_component_with_its_rows(tmp_path, shared_file):
+    """Two components (0-1-2 and 3-4): the larger stays, renumbered in file order, with its
+    feature rows and labels; real Cora keeps the 2,485 nodes Shchur et al. report, all
+    connected, and the split is drawn on them."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    arrays = _arrays(5)
+    arrays.update(adj_data=np.ones(3, np.float32), adj_indptr=np.array([0, 1, 2, 2, 3, 3]),
+                  adj_indices=np.array([1, 2, 4]))
+    path = tmp_path / "g.npz"
+    path.write_bytes(_npz(arrays))
+    whole = load_shchur_npz(path, sparse_features=False)
+    g = load_shchur_npz(path, sparse_features=False, largest_component=True)
+    assert g.num_nodes() == 3 and [a.tolist() for a in g.edges()] == [[0, 1], [1, 2]]
+    np.testing.assert_array_equal(g.ndata["feat"], whole.ndata["feat"][:3])
+    assert g.ndata["label"].tolist() == whole.ndata["label"][:3].tolist()
+    cora = load_shchur_npz(shared_file("planetoid", "npz_shchur", "cora.npz"), undirected=True,
+                           largest_component=True, split_seed=1)
+    n = cora.num_nodes()
+    src, dst = (np.asarray(a) for a in cora.edges())
+    count, _ = connected_components(coo_matrix((np.ones(len(src)), (src, dst)), shape=(n, n)))
+    assert n == 2485 and count == 1 and cora.ndata["feat"].shape == (2485, 1433)
+    assert int(np.asarray(cora.ndata["train_mask"]).sum()) == 7 * 20

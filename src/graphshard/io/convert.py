@@ -229,7 +229,9 @@ READERS: dict[str, Format] = {f.name: f for f in [
                           "and 30 validation nodes per class, the rest test), drawn with "
                           "this seed (default: no masks)",
             "undirected": "every edge in both directions, once, no self-loops (bool, "
-                          "default false: edges as stored)"},
+                          "default false: edges as stored)",
+            "largest_component": "keep only the largest connected component, renumbered "
+                                 "(bool, default false: every node)"},
            sniff=_is_shchur),
     Format("hgb", "HGB node-classification folder or .zip (info.dat, node.dat, link.dat, "
            "label.dat*): typed nodes, features, labels, split", _dataset("load_hgb", "hgb"),

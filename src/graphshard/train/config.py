@@ -30,7 +30,9 @@ checkpoint after every epoch; a stopped run started again resumes from it) and `
 and may name its graph with ``shchur:`` (a gnn-benchmark ``.npz`` or ``.zip``, read by
 :func:`~graphshard.datasets.load_shchur_npz` with Shchur et al.'s split drawn with
 ``shchur_split_seed``, default 0: 20 training and 30 validation nodes per class; with
-``shchur_undirected: true`` every edge in both directions, as their standardisation).
+``shchur_undirected: true`` every edge in both directions and with
+``shchur_largest_component: true`` only the largest connected component, as their
+standardisation).
 A link-prediction config (``task: link``, :func:`~graphshard.train.link.train_link`)
 reads ``fanouts``, ``hidden_size`` (or ``hidden``), ``epochs``, ``batch_size``, ``lr``,
 ``weight_decay``, ``feat``, ``dropout``, ``seed``, ``num_negatives`` (or PGL's ``neg_num``:
@@ -168,7 +170,7 @@ _HETERO = {"target": "target", "model": "model", "fanouts": "fanouts",
            "warmup": "warmup", "eval_every": "eval_every", "eval_batch_size": "eval_batch_size",
            "num_trainers": "num_trainers", "trainer_cpus": "trainer_cpus"}
 _HGB = {"hgb", "hgb_test_file", "hgb_val_ratio"}
-_SHCHUR = {"shchur", "shchur_split_seed", "shchur_undirected"}
+_SHCHUR = {"shchur", "shchur_split_seed", "shchur_undirected", "shchur_largest_component"}
 
 #: The keys each task reads.  Any other key is a ConfigError naming the closest known key,
 #: except, in a walk config, Graph4Rec's keys that graphshard ignores or refuses with a

@@ -136,7 +136,7 @@ _COMMON: dict[str, Check] = {
     "eval_every": _int(1, _EPOCHS), "patience": _opt(_int(1, _EPOCHS)), "min_delta": _num(0.0),
     "warmup": _int(0, _EPOCHS)}
 _SAGE = {**_COMMON, "fanouts": _ints(1), "shchur": _str, "shchur_split_seed": _SEED,
-         "shchur_undirected": _bool,
+         "shchur_undirected": _bool, "shchur_largest_component": _bool,
          "normalize": _bool, "preset": _choice(*(n for n in PRESETS if "sage" in PRESETS[n]))}
 _LINK = {**_COMMON, "fanouts": _ints(1), "num_negatives": _int(1, 10**4),
          "neg_num": _int(1, 10**4), "decoder": _choice("dot", "mlp"),

@@ -77,7 +77,7 @@ def _trainers_error(cfg: dict[str, Any], path: Any, task: str, source: str,
         data = _where(cfg, source, base)
         opts = "".join(f" -O {k.partition('_')[2]}={cfg[k]}" for k in
                        ("hgb_test_file", "hgb_val_ratio", "shchur_split_seed",
-                        "shchur_undirected") if k in cfg)
+                        "shchur_undirected", "shchur_largest_component") if k in cfg)
         if source == "shchur" and "shchur_split_seed" not in cfg:
             opts = " -O split_seed=0"
         command = f"graphshard partition {data}{opts}"
@@ -112,7 +112,9 @@ def dataset_graph(cfg: dict[str, Any], base: Path, kwargs: dict[str, Any]) -> An
 
         return load_shchur_npz(_where(cfg, "shchur", base),
                                split_seed=int(cfg.get("shchur_split_seed", 0)),
-                               undirected=bool(cfg.get("shchur_undirected", False)))
+                               undirected=bool(cfg.get("shchur_undirected", False)),
+                               largest_component=bool(cfg.get("shchur_largest_component",
+                                                              False)))
     from ..datasets import load_hgb
 
     opts = {k[4:]: cfg[k] for k in ("hgb_test_file", "hgb_val_ratio") if k in cfg}
