@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["DATA", "GEN_GRAPH", "shared_file"]
+__all__ = ["DATA", "GEN_GRAPH", "memory_mb", "shared_file"]
 
 _SHARED = Path(__file__).resolve().parents[2] / "shared"
 #: the real graphs: ``$GRAPHSHARD_SHARED_DATA`` or ``../shared/data``
@@ -34,3 +34,16 @@ def shared_file(*parts: str) -> Path:
         raise SystemExit(f"{path}: shared data file not found (the real graphs are read "
                          f"from $GRAPHSHARD_SHARED_DATA, else {_SHARED / 'data'})")
     return path
+
+
+def memory_mb() -> dict[str, float]:
+    """This process's resident set now (``rss``) and its peak (``peak``), MB, from
+    ``/proc/self/status`` (VmRSS, VmHWM: per address space, so unlike ``ru_maxrss`` the peak
+    does not carry a forking parent's over ``exec``)."""
+    out = {}
+    with open("/proc/self/status") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                out[key] = int(value.split()[0]) / 1024
+    return {"rss": out["VmRSS"], "peak": out["VmHWM"]}

@@ -25,17 +25,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from _shared import memory_mb
+
 MARK = "@@CLIENT@@"
 
-
-def _memory() -> dict[str, float]:
-    out = {}
-    with open("/proc/self/status") as f:
-        for line in f:
-            key, _, value = line.partition(":")
-            if key in ("VmRSS", "VmHWM"):
-                out[key] = int(value.split()[0]) / 1024
-    return {"rss": out["VmRSS"], "peak": out["VmHWM"]}
 
 
 def client(args: argparse.Namespace) -> None:
@@ -46,22 +39,22 @@ def client(args: argparse.Namespace) -> None:
     import graphshard as gs
     from graphshard.runtime.ray import init_ray
 
-    phases = {"start": _memory()}
+    phases = {"start": memory_mb()}
     init_ray(ray, include_dashboard=False, log_to_driver=False)
-    phases["ray started"] = _memory()
+    phases["ray started"] = memory_mb()
     dg = gs.distributed.DistGraph(args.cfg, colocate=[0], timeout=300.0)
-    phases["DistGraph (part 0 in-process)"] = _memory()
+    phases["DistGraph (part 0 in-process)"] = memory_mb()
     rng = np.random.default_rng(1)
     batches = [rng.choice(dg.num_nodes(), args.batch_size, replace=False)
                for _ in range(args.batches)]
     for _ in gs.distributed.BlockLoader(dg, batches, [25, 10], features="feat",
                                         prefetch=args.prefetch, seed=0):
         pass
-    phases[f"BlockLoader, {args.batches} batches"] = _memory()
+    phases[f"BlockLoader, {args.batches} batches"] = memory_mb()
     for i, b in enumerate(batches):
         blocks = gs.sampling.sample_blocks(dg, b, [25, 10], seed=i)
         dg.ndata["feat"][blocks.input_nodes["_N"]]
-    phases["sample_blocks + feature fetch"] = _memory()
+    phases["sample_blocks + feature fetch"] = memory_mb()
     pids = [int(i["pid"]) for i in ray.get([a.info.remote() for a in dg.router.actors])]
     servers = {p: psutil.Process(pid).memory_info().rss / 2**20
                for p, pid in enumerate(pids) if p not in dg.router.local}

@@ -46,7 +46,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _shared import GEN_GRAPH, shared_file
+from _shared import GEN_GRAPH, memory_mb, shared_file
 
 MARK = "@@RESULT@@"
 METAPATH = ["author2paper", "paper2venue", "venue2paper", "paper2author"]
@@ -248,16 +248,6 @@ def metrics_dgl(graph: Path, seeds: Path, dblp: Path, args: argparse.Namespace) 
     return info, m
 
 
-def _memory() -> dict[str, float]:
-    """This process's resident set now and its peak, MB (``/proc/self/status``)."""
-    out = {}
-    with open("/proc/self/status") as f:
-        for line in f:
-            key, _, value = line.partition(":")
-            if key in ("VmRSS", "VmHWM"):
-                out[key] = int(value.split()[0]) / 1024
-    return {"rss": out["VmRSS"], "peak": out["VmHWM"]}
-
 
 def serve(side: str, paths: list[Path], args: argparse.Namespace) -> None:
     """Worker loop: ``warm NAME`` runs set 0 untimed (then times it once more to pick how
@@ -266,7 +256,7 @@ def serve(side: str, paths: list[Path], args: argparse.Namespace) -> None:
     size of one call with its mean wall and CPU seconds."""
     build = metrics_ours if side == "ours" else metrics_dgl
     info, m = build(*paths, args)
-    info["loaded"] = _memory()
+    info["loaded"] = memory_mb()
     calls: dict[str, int] = {}
     print(MARK + json.dumps(info), flush=True)
     for line in sys.stdin:
@@ -274,7 +264,7 @@ def serve(side: str, paths: list[Path], args: argparse.Namespace) -> None:
         if words == ["quit"]:
             return
         if words == ["memory"]:
-            print(MARK + json.dumps(_memory()), flush=True)
+            print(MARK + json.dumps(memory_mb()), flush=True)
             continue
         cmd, name, *rest = words
         fn, sets = m.get(name, (None, None))
