@@ -24,6 +24,7 @@ __all__ = [
     "ServerError",
     "ServerTimeoutError",
     "ValidationError",
+    "check_bool",
     "check_choice",
 ]
 
@@ -75,6 +76,28 @@ def check_choice(value: Any, choices: Any, field: str, *, where: str = "") -> No
         shown = sorted(choices) if isinstance(choices, (set, frozenset)) else list(choices)
         raise ValidationError(f"{where + ': ' if where else ''}{field} must be one of {shown}, "
                               f"got {value!r}", field=field, value=value)
+
+
+def check_bool(value: Any, field: str, *, where: str = "") -> bool:
+    """``value`` as a bool (Python or NumPy, or the integers 0 and 1); else
+    :class:`ValidationError` naming ``field`` (a string such as ``"false"`` or ``"maybe"`` is
+    refused, not taken by its truth).
+
+    Example:
+        >>> check_bool(1, "undirected")
+        True
+        >>> check_bool("maybe", "undirected", where="g.npz")
+        Traceback (most recent call last):
+        ...
+        graphshard.errors.ValidationError: g.npz: undirected must be true or false, got 'maybe'
+    """
+    import numpy as np
+
+    if isinstance(value, (bool, np.bool_)) or (
+            isinstance(value, (int, np.integer)) and int(value) in (0, 1)):
+        return bool(value)
+    raise ValidationError(f"{where + ': ' if where else ''}{field} must be true or false, got "
+                          f"{value!r}", field=field, value=value)
 
 
 class ConfigError(GraphshardError, ValueError):

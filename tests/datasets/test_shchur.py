@@ -16,7 +16,7 @@ import pytest
 
 from fuzzing import INTERESTING, call_releasing_fifos, dataset_graph_problem, mutate_bytes, run_fuzz
 from graphshard.datasets import load_shchur_npz
-from graphshard.errors import FormatError
+from graphshard.errors import FormatError, ValidationError
 
 
 def _arrays(n: int = 3) -> dict[str, np.ndarray]:
@@ -202,3 +202,28 @@ def test_largest_component_keeps_one_connected_component_with_its_rows(tmp_path,
     count, _ = connected_components(coo_matrix((np.ones(len(src)), (src, dst)), shape=(n, n)))
     assert n == 2485 and count == 1 and cora.ndata["feat"].shape == (2485, 1433)
     assert int(np.asarray(cora.ndata["train_mask"]).sum()) == 7 * 20
+
+
+@pytest.mark.parametrize("flag", ["undirected", "largest_component", "sparse_features"])
+def test_a_flag_that_is_not_a_bool_is_refused_naming_it(tmp_path, flag):
+    """``-O largest_component=maybe`` reaches the loader as the string 'maybe', which is
+    truthy: it was taken as true.  It is refused, naming the file and the option."""
+    path = tmp_path / "g.npz"
+    path.write_bytes(_npz(_arrays(3)))
+    with pytest.raises(ValidationError, match=rf"g\.npz: {flag} must be true or false, got "
+                                              r"'maybe'") as err:
+        load_shchur_npz(path, **{flag: "maybe"})
+    assert err.value.field == flag
+
+
+def test_cli_refuses_a_non_bool_reader_flag_and_writes_nothing(tmp_path, capsys):
+    from graphshard.cli.root import main
+
+    path = tmp_path / "g.npz"
+    path.write_bytes(_npz(_arrays(6)))
+    out = tmp_path / "parts"
+    code = main(["partition", str(path), "-O", "largest_component=maybe", "--parts", "2",
+                 "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code != 0 and f"error: {path}: largest_component must be true or false" in err
+    assert not out.exists()

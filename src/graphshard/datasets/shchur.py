@@ -19,7 +19,7 @@ from typing import IO
 
 import numpy as np
 
-from ..errors import FormatError, ValidationError
+from ..errors import FormatError, ValidationError, check_bool
 from ..graph import Graph, graph
 from ..sparse import SparseRows
 from ..storage.files import check_regular_file
@@ -83,6 +83,9 @@ def load_shchur_npz(path: str | os.PathLike[str], *, sparse_features: bool = Tru
         >>> g.edges()[1].tolist(), g.ndata["feat"], g.ndata["label"].tolist()
         ([1, 0], SparseRows(rows=2, num_cols=5, nnz=1, dtype=float32), [0, 1])
     """
+    for flag, value in (("sparse_features", sparse_features), ("undirected", undirected),
+                        ("largest_component", largest_component)):
+        check_bool(value, flag, where=str(path))
     if split_seed is not None:
         g = load_shchur_npz(path, sparse_features=sparse_features, undirected=undirected,
                             largest_component=largest_component)

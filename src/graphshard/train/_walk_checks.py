@@ -22,8 +22,7 @@ import math
 import numbers
 from typing import Any
 
-import numpy as np
-
+from .. import errors
 from ..errors import ValidationError
 
 #: ``{field: (lowest, highest)}`` of the integer options.
@@ -86,10 +85,8 @@ def check_float(name: str, v: Any, text: str, ok: Any) -> float:
 
 def check_bool(name: str, v: Any) -> bool:
     """``v`` as a bool (Python or NumPy, or the integers 0 and 1); ValidationError naming
-    ``name`` otherwise (``"false"`` is not true)."""
-    if not (isinstance(v, (bool, np.bool_)) or (is_int(v) and int(v) in (0, 1))):
-        raise _bad(name, "true or false", v)
-    return bool(v)
+    ``name`` otherwise (``"false"`` is not true): :func:`graphshard.errors.check_bool`."""
+    return errors.check_bool(v, name, where="train_walk_embedding")
 
 
 def check_hops(name: str, v: Any) -> tuple[int, ...]:
