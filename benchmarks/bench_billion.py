@@ -38,6 +38,7 @@ import contextlib
 import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -49,6 +50,26 @@ import numpy as np
 import psutil
 
 GS = [sys.executable, "-m", "graphshard.cli"]
+
+
+class Rows(list):
+    """The table's rows, each printed (and saved to ``figures.json``) as soon as it is
+    measured, so a run stopped half-way keeps what it had."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = path
+
+    def append(self, row: tuple[str, str, str]) -> None:
+        super().append(row)
+        print(f"[{time.strftime('%H:%M:%S')}] {row[0]}: {row[1]}  [goal: {row[2]}]",
+              file=sys.stderr, flush=True)
+        self.path.write_text(json.dumps(list(self), indent=1))
+
+    def __iadd__(self, more):  # type: ignore[override]
+        for row in more:
+            self.append(row)
+        return self
 
 
 class Watch:
@@ -126,14 +147,16 @@ def digests(folder: Path) -> dict[str, str]:
     for f in sorted(folder.rglob("*")):
         if not f.is_file():
             continue
-        data = f.read_bytes()
         if f.suffix == ".json" and f.parent == folder:
-            config = json.loads(data)
+            config = json.loads(f.read_bytes())
             ours = config.get("graphshard", {})
             ours.get("report", {}).pop("seconds", None)
             ours.get("params", {}).pop("assignment", None)
-            data = json.dumps(config, sort_keys=True).encode()
-        out[str(f.relative_to(folder))] = hashlib.sha256(data).hexdigest()
+            digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode())
+        else:
+            with f.open("rb") as handle:  # parts of GiBs: streamed
+                digest = hashlib.file_digest(handle, "sha256")
+        out[str(f.relative_to(folder))] = digest.hexdigest()
     return out
 
 
@@ -213,13 +236,17 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--kill-test", action="store_true")
     ap.add_argument("--batches", type=int, default=200)
     ap.add_argument("--reference-scale", type=int, default=19)
+    ap.add_argument("--progress", action="store_true",
+                    help="let each command draw its progress bars (on stderr)")
     args = ap.parse_args(argv)
     work = args.work.absolute()
     (work / "tmp").mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "TMPDIR": str(work / "tmp"), "GRAPHSHARD_NO_PROGRESS": "1"}
+    env = {**os.environ, "TMPDIR": str(work / "tmp")}
+    if not args.progress:
+        env["GRAPHSHARD_NO_PROGRESS"] = "1"
     edges = 16 << args.scale
     chunks = args.chunks or max(8, edges // (8 << 20))
-    rows: list[tuple[str, str, str]] = []
+    rows = Rows(work / "figures.json")
 
     chunked, gen = generate(work, args.scale, chunks, env)
     if gen is not None:
@@ -252,22 +279,6 @@ def main(argv: list[str] | None = None) -> None:
                  f"{report['node_balance']:.3f}, edge {report['edge_balance']:.3f}",
                  "<= 0.97x random at <= 1.05"))
 
-    if args.kill_test:
-        again = work / "parts_killed"
-        k = Watch(pipeline_cmd(chunked, again, args), env)
-        proc = k.start()
-        while proc.poll() is None and not any(again.glob("part*/graph.safetensors")):
-            time.sleep(0.5)
-        kill_tree(proc.pid)
-        k.finish(check=False)
-        r = Watch(pipeline_cmd(chunked, again, args), env).run()
-        a, b = digests(out), digests(again)
-        same = a == b
-        differ = sorted(n for n in set(a) | set(b) if a.get(n) != b.get(n))
-        rows.append(("kill -9 during dispatch, rerun",
-                     f"{'byte-identical' if same else 'DIFFERENT: ' + ', '.join(differ[:5])};"
-                     f" rerun {r.seconds:.0f} s vs {w.seconds:.0f} s", "identical, reused"))
-
     big = sample(Path(report["config"]), args.batches, [25, 10])
     rows.append(("server start (all parts), RSS per server",
                  f"{big['start_s']:.1f} s; largest {big['rss_max'] / 2**20:.0f} MiB vs its "
@@ -282,6 +293,26 @@ def main(argv: list[str] | None = None) -> None:
         line += (f" vs {ref['batches_per_s']:.2f} at scale {args.reference_scale} = "
                  f"{big['batches_per_s'] / ref['batches_per_s']:.2f}x")
     rows.append(("sampling ([25, 10], 1024, features)", line, ">= 0.5x at 10M edges"))
+    if args.kill_test:
+        again = work / "parts_killed"
+        first = digests(out)
+        if shutil.disk_usage(work).free < 1.2 * w.peak_disk:  # not room for two outputs
+            print(f"removing {out} (hashed) to make room for the rerun", file=sys.stderr)
+            shutil.rmtree(out)
+        k = Watch(pipeline_cmd(chunked, again, args), env)
+        proc = k.start()
+        while proc.poll() is None and not any(again.glob("part*/graph.safetensors")):
+            time.sleep(0.5)
+        kill_tree(proc.pid)
+        k.finish(check=False)
+        r = Watch(pipeline_cmd(chunked, again, args), env).run()
+        a, b = first, digests(again)
+        same = a == b
+        differ = sorted(n for n in set(a) | set(b) if a.get(n) != b.get(n))
+        rows.append(("kill -9 during dispatch, rerun",
+                     f"{'byte-identical' if same else 'DIFFERENT: ' + ', '.join(differ[:5])};"
+                     f" killed after {k.seconds:.0f} s, rerun {r.seconds:.0f} s vs "
+                     f"{w.seconds:.0f} s", "identical, reused"))
 
     print(f"\nR-MAT scale {args.scale}: {1 << args.scale:,} nodes, {edges:,} edges, "
           f"{args.parts} parts, {chunks} chunks, engine {args.engine}, "

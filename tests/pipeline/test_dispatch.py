@@ -92,10 +92,16 @@ def test_resume_after_crash_and_corruption(cora, tmp_path, monkeypatch):
     work = tmp_path / "out" / ".graphshard-work"
     piece = next((work / "edges").glob("*.safetensors"))
     piece.write_bytes(piece.read_bytes()[:-3] + b"xyz")  # corrupt one finished piece
+    # what a SIGKILL leaves: an atomic write's temp file, which no cleanup code removed
+    stale = tmp_path / "out" / "part1" / ".node_feats.safetensors.k3_Xab9z.tmp"
+    stale.parent.mkdir(exist_ok=True)
+    stale.write_bytes(b"half a file")
     monkeypatch.setattr(dispatch_module, "build_part", real)
     res = dispatch(tmp_path / "chunked", tmp_path / "assign", tmp_path / "out", graph_name="c")
     ref = build_partitions(cora, "c", 2, tmp_path / "ref", assignment=parts)
     assert_same_output(ref.config_path, res.config_path)
+    assert not stale.exists(), "a rerun leaves nothing of the killed run behind"
+    assert sorted(p.name for p in (tmp_path / "out").rglob(".*")) == []
 
 
 def test_bad_assignment_and_budget(cora, tmp_path):

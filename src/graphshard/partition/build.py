@@ -340,9 +340,11 @@ def remove_previous_configs(out_dir: Path, graph_name: str | None = None) -> Non
     The marker ``.graphshard-incomplete`` lets a rerun after a crash write into the folder
     again; :func:`write_config` callers remove it once the new config is in place.  Each
     config removed is logged: a warning when it held another graph than ``graph_name``
-    (or ``graph_name`` is not given), INFO for an earlier run of the same graph.
+    (or ``graph_name`` is not given), INFO for an earlier run of the same graph.  Temp
+    files a killed run left (outside the work folder ``.graphshard-work``) go too.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
+    _files.remove_stale_temps(out_dir, skip=(".graphshard-work",))
     (out_dir / INCOMPLETE_MARKER).touch()
     for old in _previous_configs(out_dir):
         name, parts = _config_summary(old)

@@ -9,6 +9,7 @@ import json
 import logging
 import math
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -23,7 +24,7 @@ from .scratch import REUSE_MIN_BYTES, claim_scratch
 __all__ = ["INCOMPLETE_MARKER", "atomic_path", "atomic_write", "check_out_dir",
            "check_path_name", "check_regular_file", "claim_out_dir", "file_sha256",
            "json_object_with", "load_npy", "mark_complete", "path_inside", "regular_file_stat",
-           "warn_if_short_of_space", "write_json_atomic"]
+           "remove_stale_temps", "warn_if_short_of_space", "write_json_atomic"]
 
 _log = logging.getLogger(__name__)
 
@@ -315,6 +316,41 @@ def atomic_path(path: str | os.PathLike[str], *, durable: bool = True,
             # a failed write (disk full) names no file: name the one being written
             raise type(exc)(exc.errno, exc.strerror, str(path)) from exc
         raise
+
+
+#: A temp file of :func:`atomic_path`: ``.<name>.<8 characters of mkstemp>.tmp``.
+_ATOMIC_TEMP = re.compile(r"\..+\.[A-Za-z0-9_]{8}\.tmp")
+
+
+def remove_stale_temps(folder: str | os.PathLike[str], *, skip: tuple[str, ...] = ()
+                       ) -> int:
+    """Delete the temp files :func:`atomic_path` left under ``folder`` when a writer was
+    killed (SIGKILL skips its cleanup); return how many.
+
+    For a writer that owns ``folder`` (checked by :func:`check_out_dir`) and calls it
+    before writing, so a rerun after a crash leaves nothing of the crash behind.  Only
+    names of :func:`atomic_path`'s pattern go; sub-folders named in ``skip`` are left alone.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> d = pathlib.Path(tempfile.mkdtemp())
+        >>> (d / "part0").mkdir()
+        >>> _ = (d / "part0" / ".x.bin.Ab_3xY9z.tmp").write_bytes(b"half")  # a killed writer's
+        >>> _ = (d / "part0" / "keep.tmp").write_bytes(b"")
+        >>> remove_stale_temps(d), sorted(p.name for p in (d / "part0").iterdir())
+        (1, ['keep.tmp'])
+    """
+    removed = 0
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if d not in skip]
+        for name in files:
+            if _ATOMIC_TEMP.fullmatch(name):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(os.path.join(root, name))
+                    removed += 1
+    if removed:
+        _log.info("%s: removed %d temp file(s) of an interrupted run", folder, removed)
+    return removed
 
 
 def warn_if_short_of_space(folder: str | os.PathLike[str], need: int, what: str,
