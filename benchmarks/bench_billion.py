@@ -45,6 +45,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import psutil
@@ -79,6 +80,7 @@ class Watch:
                  exclude: Path | None = None) -> None:
         self.cmd, self.env, self.disk_root, self.exclude = cmd, env, disk_root, exclude
         self.peak_one = self.peak_sum = self.peak_disk = 0
+        self.peak_who = ""  # the process at peak_one: its Ray task or command line
         self.seconds = 0.0
         self.stdout = ""
 
@@ -110,7 +112,9 @@ class Watch:
                 for p in [root, *root.children(recursive=True)]:
                     with contextlib.suppress(psutil.Error):
                         rss.append(p.memory_info().rss)
-                self.peak_one = max(self.peak_one, max(rss, default=0))
+                        if rss[-1] > self.peak_one:
+                            self.peak_one = rss[-1]
+                            self.peak_who = " ".join(p.cmdline())[:80]
                 self.peak_sum = max(self.peak_sum, sum(rss))
             self.peak_disk = max(self.peak_disk, self._disk())
             self.stop.wait(0.5)
@@ -225,6 +229,26 @@ def sample(config: Path, batches: int, fanouts: list[int]) -> dict[str, float]:
             "part_bytes_max": max(part_bytes), "batches_per_s": per_s}
 
 
+def pipeline_rows(rows: Rows, w: Watch, report: dict, edges: int, input_bytes: int,
+                  need: Any, chunked: Path, args: argparse.Namespace) -> None:
+    """The pipeline's rows: speed, memory, disk beside the estimate, cut beside random."""
+    rows += [
+        ("end-to-end edges/s (generation apart)",
+         f"{edges / w.seconds / 1e6:.2f}M ({w.seconds:.0f} s)", ">= 1M edges/s"),
+        ("largest process RSS", f"{w.peak_one / 2**30:.2f} GiB ({w.peak_who})", "<= 2 GiB"),
+        ("all processes together", f"{w.peak_sum / 2**30:.2f} GiB", "<= 12 GiB"),
+        ("disk peak beyond the input",
+         f"{w.peak_disk / 2**30:.1f} GiB = {w.peak_disk / edges:.0f} B/edge (input "
+         f"{input_bytes / edges:.0f} B/edge); estimate {need.total / edges:.0f} B/edge "
+         f"({need.total / max(w.peak_disk, 1):.2f}x)", "estimate within 20%")]
+    rnd = random_cut(chunked, args.parts)
+    rows.append(("cut vs random, balance",
+                 f"{report['cut_ratio']:.3f} vs {rnd['cut_ratio']:.3f} = "
+                 f"{report['cut_ratio'] / rnd['cut_ratio']:.2f}x; node "
+                 f"{report['node_balance']:.3f}, edge {report['edge_balance']:.3f}",
+                 "<= 0.97x random at <= 1.05"))
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scale", type=int, default=26)
@@ -236,6 +260,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--kill-test", action="store_true")
     ap.add_argument("--batches", type=int, default=200)
     ap.add_argument("--reference-scale", type=int, default=19)
+    ap.add_argument("--reuse", action="store_true",
+                    help="keep an earlier run's partitions: measure serving, sampling and the "
+                    "kill test only")
     ap.add_argument("--progress", action="store_true",
                     help="let each command draw its progress bars (on stderr)")
     args = ap.parse_args(argv)
@@ -259,25 +286,18 @@ def main(argv: list[str] | None = None) -> None:
 
     need = estimate_disk(load_chunked_meta(chunked), "lp")
     out = work / "parts"
-    if (out / "rmat.json").exists():
-        raise SystemExit(f"{out} holds an earlier run's output: remove it to measure again")
-    w = Watch(pipeline_cmd(chunked, out, args), env, work, exclude=chunked).run()
-    report = json.loads(w.stdout)
-    rows += [
-        ("end-to-end edges/s (generation apart)",
-         f"{edges / w.seconds / 1e6:.2f}M ({w.seconds:.0f} s)", ">= 1M edges/s"),
-        ("largest process RSS", f"{w.peak_one / 2**30:.2f} GiB", "<= 2 GiB"),
-        ("all processes together", f"{w.peak_sum / 2**30:.2f} GiB", "<= 12 GiB"),
-        ("disk peak beyond the input",
-         f"{w.peak_disk / 2**30:.1f} GiB = {w.peak_disk / edges:.0f} B/edge (input "
-         f"{input_bytes / edges:.0f} B/edge); estimate {need.total / edges:.0f} B/edge "
-         f"({need.total / max(w.peak_disk, 1):.2f}x)", "estimate within 20%")]
-    rnd = random_cut(chunked, args.parts)
-    rows.append(("cut vs random, balance",
-                 f"{report['cut_ratio']:.3f} vs {rnd['cut_ratio']:.3f} = "
-                 f"{report['cut_ratio'] / rnd['cut_ratio']:.2f}x; node "
-                 f"{report['node_balance']:.3f}, edge {report['edge_balance']:.3f}",
-                 "<= 0.97x random at <= 1.05"))
+    if (out / "rmat.json").exists() and not args.reuse:
+        raise SystemExit(f"{out} holds an earlier run's output: remove it to measure again "
+                         "(or --reuse it to measure the serving rows only)")
+    if args.reuse and (out / "rmat.json").exists():
+        print(f"reusing {out}: the pipeline rows are in the earlier run's figures.json",
+              file=sys.stderr)
+        report = {"config": str(out / "rmat.json")}
+        w = None
+    else:
+        w = Watch(pipeline_cmd(chunked, out, args), env, work, exclude=chunked).run()
+        report = json.loads(w.stdout)
+        pipeline_rows(rows, w, report, edges, input_bytes, need, chunked, args)
 
     big = sample(Path(report["config"]), args.batches, [25, 10])
     rows.append(("server start (all parts), RSS per server",
@@ -296,7 +316,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.kill_test:
         again = work / "parts_killed"
         first = digests(out)
-        if shutil.disk_usage(work).free < 1.2 * w.peak_disk:  # not room for two outputs
+        second = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
+        if shutil.disk_usage(work).free < 1.5 * second:  # not room for two outputs
             print(f"removing {out} (hashed) to make room for the rerun", file=sys.stderr)
             shutil.rmtree(out)
         k = Watch(pipeline_cmd(chunked, again, args), env)
@@ -311,8 +332,8 @@ def main(argv: list[str] | None = None) -> None:
         differ = sorted(n for n in set(a) | set(b) if a.get(n) != b.get(n))
         rows.append(("kill -9 during dispatch, rerun",
                      f"{'byte-identical' if same else 'DIFFERENT: ' + ', '.join(differ[:5])};"
-                     f" killed after {k.seconds:.0f} s, rerun {r.seconds:.0f} s vs "
-                     f"{w.seconds:.0f} s", "identical, reused"))
+                     f" killed after {k.seconds:.0f} s, rerun {r.seconds:.0f} s"
+                     + (f" vs {w.seconds:.0f} s" if w else ""), "identical, reused"))
 
     print(f"\nR-MAT scale {args.scale}: {1 << args.scale:,} nodes, {edges:,} edges, "
           f"{args.parts} parts, {chunks} chunks, engine {args.engine}, "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -10,7 +12,8 @@ from graphshard.distributed._index import PartIndex
 from graphshard.distributed._rpc import group_by_owner, merge_calls, split_results
 from graphshard.distributed._server import GraphServer
 from graphshard.distributed._tensors import TensorShard
-from graphshard.errors import ValidationError
+from graphshard.errors import FormatError, ValidationError
+from graphshard.storage.tensorfile import load_tensors, save_tensors
 from graphshard.store import as_store
 
 
@@ -154,3 +157,44 @@ def test_import_dist_does_not_import_ray():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"
+
+
+def _rss_file_kib() -> int:
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("RssFile:"))
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc/self/status")
+def test_a_part_index_keeps_few_pages_of_its_memory_mapped_part(tmp_path):
+    """The load checks and the index build read every page of the part once; the index
+    gives them back, so a server's resident set is not its whole part (issue 42)."""
+    rng = np.random.default_rng(0)
+    g = gs.graph((rng.integers(0, 200_000, 3_000_000), rng.integers(0, 200_000, 3_000_000)),
+                 num_nodes=200_000)
+    gs.partition_graph(g, "big", 2, tmp_path, part_method="random")
+    part_bytes = (tmp_path / "part0" / "graph.safetensors").stat().st_size
+    before = _rss_file_kib()
+    part = gs.partition.load_partition_data(tmp_path / "big.json", 0)
+    index = PartIndex(part)
+    held = (_rss_file_kib() - before) * 1024
+    assert part_bytes > 40 << 20
+    assert held < part_bytes // 4, (held, part_bytes)
+    owned = index.owned_nodes("_N")[:100]  # still answers, from pages read back on demand
+    orig = np.asarray(part.graph.ndata["orig_id"][:100])  # inner nodes first, in ID order
+    in_degree = np.bincount(np.asarray(g.edges()[1]), minlength=g.num_nodes())
+    np.testing.assert_array_equal(index.degrees(owned, ("_N", "_E", "_N")), in_degree[orig])
+
+
+def test_an_inner_edge_ending_outside_its_part_is_a_format_error(tmp_path):
+    g = gs.graph(([0, 1, 2, 3, 4, 5], [1, 2, 3, 4, 5, 0]))
+    gs.partition_graph(g, "ring", 2, tmp_path, part_method="random")
+    path = tmp_path / "part0" / "graph.safetensors"
+    tensors, meta = load_tensors(path, mmap=False)
+    inner_nodes = int(tensors["node/inner_node"].sum())
+    assert len(tensors["node/_ID"]) > inner_nodes, "the part needs a halo node"
+    tensors["dst"][0] = len(tensors["node/_ID"]) - 1  # a halo node: not owned here
+    save_tensors(path, tensors, meta)
+    part = gs.partition.load_partition_data(tmp_path / "ring.json", 0, verify=False)
+    with pytest.raises(FormatError, match=r"inner edge 0 of .* ends at local node \d+, not an "
+                                          r"owned '_N' node"):
+        PartIndex(part)

@@ -27,11 +27,12 @@ from typing import Any
 import numpy as np
 
 from .._util.arrays import as_ids
-from ..errors import ValidationError
-from ..graph import CSR, build_csr
+from ..errors import FormatError, ValidationError
+from ..graph import CSR
 from ..partition.files import Partition
 from ..ragged import Ragged
 from ..sparse import SparseRows
+from ..storage.tensorfile import release_pages
 from ..store import Rows, check_edge_dir
 from ..typing import EdgeType, IdArray
 
@@ -120,12 +121,14 @@ class PartIndex:
         self.canonical_etypes = list(part.canonical_etypes)
         self.node_feats = part.node_feats
         self.edge_feats = part.edge_feats
-        g = part.graph
+        g = self._graph = part.graph
         ndata, edata = g.ndata, g.edata
-        src, dst = g.edges()
-        self._local_dst = dst
+        self.release_pages()  # what the load checks read: the build reads the edges again
+        # the part's local arrays stay memory-mapped; what is built here is kept small (a
+        # per-type in-CSR per edge type, 16 bytes an edge) and built without sort scratch
+        self._local_src, self._local_dst = g.edges()
         inner = np.asarray(edata["inner_edge"], dtype=bool)
-        self.num_inner_edges = int(inner.sum())
+        self.num_inner_edges = int(np.count_nonzero(inner))
         # global per-type ID of every local node
         _, self._node_pt = self.book.map_to_per_ntype(np.asarray(ndata["_ID"]))
         etype_of = np.asarray(edata["_TYPE"])
@@ -136,21 +139,56 @@ class PartIndex:
             lo, n = _range(self.book.partid2nids(self.part_id, t))
             self._node_lo[t], self._node_n[t] = lo, n
         self._edge_lo: dict[EdgeType, int] = {}
-        self._esel: dict[EdgeType, IdArray] = {}
-        self._src_pt: dict[EdgeType, IdArray] = {}
+        self._esel: dict[EdgeType, IdArray | slice] = {}
         self._in: dict[EdgeType, CSR] = {}
         self._out: dict[EdgeType, tuple[IdArray, CSR]] = {}
         for k, et in enumerate(self.canonical_etypes):
-            sel = np.flatnonzero(inner & (etype_of == k))
+            sel = _inner_of_type(inner, etype_of, k, len(self.canonical_etypes))
             lo, n = _range(self.book.partid2eids(self.part_id, et))
-            _, e_pt = self.book.map_to_per_etype(eid[sel]) if len(sel) else (None, sel)
-            order = np.argsort(e_pt, kind="stable")  # already sorted: inner edges in ID order
-            sel = sel[order]
-            self._esel[et], self._edge_lo[et] = sel, lo
-            self._src_pt[et] = self._node_pt[src[sel]]
-            rows = self._node_pt[dst[sel]] - self._node_lo[et[2]]
-            csr = build_csr(rows, self._src_pt[et], self._node_n[et[2]])
-            self._in[et] = CSR(csr.indptr, csr.indices, csr.eids + lo)
+            self._esel[et], self._edge_lo[et] = _in_id_order(sel, eid, self.book), lo
+            self._in[et] = self._in_csr(et, lo)
+        self.release_pages()
+
+    def release_pages(self) -> None:
+        """Give back the pages of the part's memory maps that this process holds: the load
+        checks and the index build read all of them once, queries touch few (so a server's
+        resident set is what it uses, not its whole part: issue 42)."""
+        maps = [*self._graph.edges(), *self._graph.ndata.values(), *self._graph.edata.values()]
+        release_pages([*maps, *self.node_feats.values(), *self.edge_feats.values()])
+
+    def _in_csr(self, et: EdgeType, lo: int) -> CSR:
+        """In-edges of ``et``'s owned destinations grouped by row (a counting sort straight
+        from the part's local IDs), their source per-type IDs and per-type edge IDs (``lo``
+        + position in edge-ID order).
+
+        Raises:
+            FormatError: an inner edge's destination is not an owned node of ``et[2]``.
+        """
+        from .._util.grouping import count_mapped_rows
+
+        sel = self._esel[et]
+        dst, src = self._local_dst[sel], self._local_src[sel]  # slices: views of the maps
+        row_of_local = self._node_pt - self._node_lo[et[2]]  # owned: 0 .. n - 1
+        indptr = np.zeros(self._node_n[et[2]] + 1, dtype=np.int64)
+        bad = count_mapped_rows(dst, row_of_local, indptr[1:])
+        if bad >= 0:
+            raise FormatError(f"partition {self.part_id}: inner edge {bad} of {et} ends at "
+                              f"local node {dst[bad]}, not an owned {et[2]!r} node",
+                              field="dst")
+        np.cumsum(indptr, out=indptr)
+        return _grouped(dst, src, row_of_local, self._node_pt, indptr, lo)
+
+    def num_owned_edges(self, et: EdgeType) -> int:
+        """Number of inner edges of ``et`` (per-type IDs ``lo .. lo + n``)."""
+        sel = self._esel[et]
+        return len(sel) if isinstance(sel, np.ndarray) else int(sel.stop - sel.start)
+
+    def _src_of(self, et: EdgeType, rows: IdArray) -> IdArray:
+        """Source per-type IDs of owned edges at positions ``rows`` (in edge-ID order)."""
+        return self._node_pt[self._local_src[_at(self._esel[et], rows)]]
+
+    def _dst_of(self, et: EdgeType, rows: IdArray) -> IdArray:
+        return self._node_pt[self._local_dst[_at(self._esel[et], rows)]]
 
     # ----- helpers --------------------------------------------------------------------------
     def owned_nodes(self, ntype: str) -> IdArray:
@@ -171,7 +209,7 @@ class PartIndex:
     def _owned_edges(self, eids: Any, et: EdgeType) -> IdArray:
         ids = as_ids(eids, "eids")
         rows = ids - self._edge_lo[et]
-        bad = np.flatnonzero((rows < 0) | (rows >= len(self._esel[et])))
+        bad = np.flatnonzero((rows < 0) | (rows >= self.num_owned_edges(et)))
         if bad.size:
             raise ValidationError(f"partition {self.part_id}: edge {ids[bad[0]]} of {et} at "
                                   f"position {bad[0]} is not owned here", field="eids")
@@ -180,11 +218,19 @@ class PartIndex:
     def out_csr(self, et: EdgeType) -> tuple[IdArray, CSR]:
         """``(row keys, CSR)``: inner edges of ``et`` grouped by source per-type ID; row
         ``i`` holds the out-edges of node ``keys[i]`` (sorted keys), in edge-ID order."""
-        if et not in self._out:
-            keys, inv = np.unique(self._src_pt[et], return_inverse=True)
-            dst_pt = self._node_pt[self._local_dst[self._esel[et]]]
-            csr = build_csr(inv.astype(np.int64), dst_pt, len(keys))
-            self._out[et] = (keys, CSR(csr.indptr, csr.indices, csr.eids + self._edge_lo[et]))
+        if et not in self._out:  # built on the first out-edge question: a counting sort
+            sel = self._esel[et]
+            src, dst = self._local_src[sel], self._local_dst[sel]
+            counts = np.bincount(src, minlength=len(self._node_pt))
+            present = np.flatnonzero(counts)  # local sources, then sorted by per-type ID
+            present = present[np.argsort(self._node_pt[present], kind="stable")]
+            row_of_local = np.full(len(self._node_pt), -1, dtype=np.int64)
+            row_of_local[present] = np.arange(len(present))
+            indptr = np.zeros(len(present) + 1, dtype=np.int64)
+            np.cumsum(counts[present], out=indptr[1:])
+            keys = self._node_pt[present]
+            self._out[et] = (keys, _grouped(src, dst, row_of_local, self._node_pt, indptr,
+                                            self._edge_lo[et]))
         return self._out[et]
 
     def in_csr(self, et: EdgeType) -> CSR:
@@ -247,7 +293,7 @@ class PartIndex:
     def find_edges(self, eids: Any, et: EdgeType) -> tuple[IdArray, IdArray]:
         """Endpoints (per-type IDs) of owned edges."""
         rows = self._owned_edges(eids, et)
-        return self._src_pt[et][rows], self._node_pt[self._local_dst[self._esel[et][rows]]]
+        return self._src_of(et, rows), self._dst_of(et, rows)
 
     def schema(self) -> dict[str, Any]:
         """Feature names with their ``(row shape, dtype, layout)`` (a :data:`LAYOUTS` name),
@@ -281,6 +327,53 @@ def _take(col: Any, rows: IdArray) -> Rows:
     if isinstance(col, (Ragged, SparseRows)):
         return col.take(rows)
     return np.take(np.asarray(col), rows, axis=0)
+
+
+def _grouped(rows: np.ndarray, cols: np.ndarray, row_of_local: IdArray, col_of_local: IdArray,
+             indptr: IdArray, lo: int) -> CSR:
+    """The CSR of edges ``rows -> cols`` (local IDs) in rows ``row_of_local[rows]`` with
+    columns ``col_of_local[cols]`` and edge IDs ``lo`` + position (a counting sort with no
+    edge-sized scratch; the rows were counted into ``indptr``)."""
+    from .._util.grouping import group_by_mapped_row
+
+    indices, eids = np.empty(len(rows), np.int64), np.empty(len(rows), np.int64)
+    group_by_mapped_row(rows, cols, row_of_local, col_of_local, indptr, indices, eids)
+    eids += lo
+    return CSR(indptr, indices, eids)
+
+
+def _inner_of_type(inner: np.ndarray, etype_of: np.ndarray, k: int, num_etypes: int
+                   ) -> IdArray | slice:
+    """Local positions of the inner edges of type ``k``: a slice when they are one block
+    (a part's inner edges come first; with one edge type, all of them), else an array."""
+    n = len(inner)
+    first = int(np.argmin(inner)) if n and not inner.all() else n  # inner edges: a prefix?
+    if not inner[first:].any():
+        if num_etypes == 1:
+            return slice(0, first)
+        types = etype_of[:first]
+        at = np.flatnonzero(types == k)
+        if not len(at) or at[-1] - at[0] + 1 == len(at):
+            lo = int(at[0]) if len(at) else 0
+            return slice(lo, lo + len(at))
+        return at
+    return np.flatnonzero(inner & (etype_of == k))
+
+
+def _in_id_order(sel: IdArray | slice, eid: np.ndarray, book: Any) -> IdArray | slice:
+    """``sel`` ordered by per-type edge ID (the inner edges are written in ID order, so this
+    is a check; a stable sort where they are not)."""
+    ids = eid[sel]
+    if len(ids) < 2 or bool(np.all(ids[1:] > ids[:-1])):
+        return sel
+    _, e_pt = book.map_to_per_etype(ids)
+    positions = np.arange(sel.start, sel.stop) if isinstance(sel, slice) else sel
+    return positions[np.argsort(e_pt, kind="stable")]
+
+
+def _at(sel: IdArray | slice, rows: IdArray) -> IdArray:
+    """Local edge positions of the owned edges at ``rows`` of ``sel``."""
+    return sel[rows] if isinstance(sel, np.ndarray) else rows + sel.start
 
 
 def _range(ids: IdArray) -> tuple[int, int]:

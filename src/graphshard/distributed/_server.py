@@ -91,7 +91,7 @@ class GraphServer:
     def warm(self) -> None:
         """Run the kernels this server serves once on one owned node of each edge type
         (uniform sampling with and without replacement, sampling by each numeric edge
-        feature, in- and out-neighbours, degrees), so that they are compiled, or loaded
+        feature, in-neighbours, in-degrees), so that they are compiled, or loaded
         from numba's on-disk cache, before the server reports ready: a first request then
         pays no compilation."""
         schema = self.index.schema()["edge"]
@@ -104,9 +104,10 @@ class GraphServer:
             for name in schema.get(":".join(et), {}):
                 with contextlib.suppress(ValidationError):  # not a usable probability
                     self._sample([(et, keys, 2, 0)], False, name, {}, 0, "cpu")
-            for edge_dir in ("in", "out"):
-                self.index.neighbors(keys, et, edge_dir)
-                self.index.degrees(keys, et, edge_dir)
+            # in-edges only: the out-edge index is built on the first out-edge question
+            # (the same compiled kernels), so a server that gets none never holds it
+            self.index.neighbors(keys, et, "in")
+            self.index.degrees(keys, et, "in")
 
     # ----- structure and features ---------------------------------------------------------
     def neighbors(self, ids: IdArray, et: EdgeType, edge_dir: str

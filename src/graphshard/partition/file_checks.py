@@ -81,37 +81,63 @@ def check_part_arrays(file: Path, tensors: dict[str, np.ndarray], book: RangePar
             if len(tensors[key]) != count:
                 raise fail(key, f"has {len(tensors[key])} entries for {count} {what}")
     for key in ("src", "dst"):
-        bad = np.flatnonzero((tensors[key] < 0) | (tensors[key] >= num_nodes))
-        if bad.size:
-            raise fail(key, f"[{bad[0]}] = {tensors[key][bad[0]]} is not a local node ID in "
+        bad = _first_outside(tensors[key], num_nodes)
+        if bad is not None:
+            raise fail(key, f"[{bad}] = {tensors[key][bad]} is not a local node ID in "
                        f"[0, {num_nodes})")
     for kind, per_type in (("node", book.map_to_per_ntype), ("edge", book.map_to_per_etype)):
         counts = [m[f"num_{kind}s"] for m in book.metadata()]  # no arrays of declared size
         total, first, owned = sum(counts), sum(counts[:part_id]), counts[part_id]
-        inner = tensors[f"{kind}/inner_{kind}"].astype(bool)
+        inner = tensors[f"{kind}/inner_{kind}"]
         ids = tensors[f"{kind}/_ID"]
-        if np.count_nonzero(inner) != owned or not inner[:owned].all():
+        marked = int(np.count_nonzero(inner))
+        if marked != owned or not np.all(inner[:owned]):
             raise fail(f"{kind}/inner_{kind}", f"must mark the first {owned} {kind}s "
-                       f"(the part's {kind}s in the partition book), got "
-                       f"{np.count_nonzero(inner)} marked")
-        if not np.array_equal(ids[:owned], np.arange(first, first + owned)):
-            raise fail(f"{kind}/_ID", f"of the inner {kind}s must be {first}, "
-                       f"{first + 1}, ... (the book's range of part {part_id})")
+                       f"(the part's {kind}s in the partition book), got {marked} marked")
+        for block in _blocks(owned):
+            if not np.array_equal(ids[block], np.arange(first + block.start, first + block.stop)):
+                raise fail(f"{kind}/_ID", f"of the inner {kind}s must be {first}, "
+                           f"{first + 1}, ... (the book's range of part {part_id})")
         for key in (f"{kind}/_ID", f"{kind}/orig_id"):
-            bad = np.flatnonzero((tensors[key] < 0) | (tensors[key] >= total))
-            if bad.size:
-                raise fail(key, f"[{bad[0]}] = {tensors[key][bad[0]]} is not an ID in "
-                           f"[0, {total})")
-        types = per_type(ids)[0] if total else np.zeros(0, np.int64)
-        bad = np.flatnonzero(tensors[f"{kind}/_TYPE"] != types)
+            bad = _first_outside(tensors[key], total)
+            if bad is not None:
+                raise fail(key, f"[{bad}] = {tensors[key][bad]} is not an ID in [0, {total})")
+        for block in _blocks(len(ids) if total else 0):
+            types = per_type(ids[block])[0]
+            wrong = np.flatnonzero(tensors[f"{kind}/_TYPE"][block] != types)
+            if wrong.size:
+                at = block.start + int(wrong[0])
+                raise fail(f"{kind}/_TYPE", f"[{at}] = {tensors[f'{kind}/_TYPE'][at]}, but "
+                           f"the partition book gives type {types[wrong[0]]}")
+    for block in _blocks(num_nodes):
+        owner = book.nid2partid(tensors["node/_ID"][block])
+        wrong = np.flatnonzero(tensors["node/part_id"][block] != owner)
+        if wrong.size:
+            at = block.start + int(wrong[0])
+            raise fail("node/part_id", f"[{at}] = {tensors['node/part_id'][at]}, but the "
+                       f"partition book gives part {owner[wrong[0]]}")
+
+
+#: Entries per block of the part checks: their scratch stays a few MiB whatever the part's
+#: size (a server checks its part while the other servers of the machine load theirs).
+CHECK_BLOCK = 1 << 20
+
+
+def _blocks(n: int) -> list[slice]:
+    return [slice(i, min(i + CHECK_BLOCK, n)) for i in range(0, n, CHECK_BLOCK)]
+
+
+def _first_outside(arr: np.ndarray, bound: int) -> int | None:
+    """Position of the first entry of ``arr`` outside ``[0, bound)``, or None (a min and a
+    max over the whole array, then one block search where they fail: no array-sized
+    scratch)."""
+    if not len(arr) or (int(arr.min()) >= 0 and int(arr.max()) < bound):
+        return None
+    for block in _blocks(len(arr)):
+        bad = np.flatnonzero((arr[block] < 0) | (arr[block] >= bound))
         if bad.size:
-            raise fail(f"{kind}/_TYPE", f"[{bad[0]}] = {tensors[f'{kind}/_TYPE'][bad[0]]}, but "
-                       f"the partition book gives type {types[bad[0]]}")
-    owner = book.nid2partid(tensors["node/_ID"]) if num_nodes else np.zeros(0, np.int64)
-    bad = np.flatnonzero(tensors["node/part_id"] != owner)
-    if bad.size:
-        raise fail("node/part_id", f"[{bad[0]}] = {tensors['node/part_id'][bad[0]]}, but the "
-                   f"partition book gives part {owner[bad[0]]}")
+            return block.start + int(bad[0])
+    return None
 
 
 def check_features(file: Path, feats: dict[str, Any], type_map: dict[str, list[list[int]]],

@@ -11,12 +11,15 @@ the ``safetensors`` package itself in the test suite.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
+import mmap
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import numpy as np
 
@@ -24,7 +27,7 @@ from ..errors import FormatError
 from .direct import DIRECT_MIN_BYTES, DirectWriter
 from .files import atomic_path, atomic_write
 
-__all__ = ["load_tensors", "save_tensors"]
+__all__ = ["load_tensors", "release_pages", "save_tensors"]
 
 _DTYPES = {
     "BOOL": np.bool_, "U8": np.uint8, "I8": np.int8, "U16": np.uint16, "I16": np.int16,
@@ -159,6 +162,39 @@ def _tensor(path: Path, name: str, info: object, whole: np.ndarray | None,
     if count == 0 or whole is None:
         return np.zeros(shape, dtype=dtype)
     return whole[start:end].view(dtype).reshape(shape)
+
+
+def release_pages(arrays: Iterable[Any]) -> int:
+    """Drop the pages of memory-mapped ``arrays`` (views of :func:`load_tensors`' maps) from
+    this process's resident set; return how many maps were released.
+
+    The data stay valid: a later read faults its pages back in from the page cache (which
+    keeps them while memory allows) or the file.  For a reader that checked whole arrays
+    once (a server's load checks) and then touches only the rows it is asked for, so its
+    RSS counts what it uses rather than the whole part.  Arrays that are not file maps
+    are left alone.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "t.safetensors"
+        >>> _ = save_tensors(p, {"a": np.arange(1 << 16)})
+        >>> t, _ = load_tensors(p)
+        >>> int(t["a"].sum()), release_pages(t.values()), int(t["a"][-1])
+        (2147450880, 1, 65535)
+    """
+    maps: dict[int, mmap.mmap] = {}
+    for arr in arrays:
+        base = arr
+        while base is not None and not isinstance(base, mmap.mmap):
+            base = getattr(base, "base", None)
+        if base is not None:
+            maps[id(base)] = base
+    if not hasattr(mmap, "MADV_DONTNEED"):
+        return 0
+    for m in maps.values():
+        with contextlib.suppress(OSError, ValueError):  # a closed map: nothing resident
+            m.madvise(mmap.MADV_DONTNEED)
+    return len(maps)
 
 
 def _is_int(x: object) -> bool:
