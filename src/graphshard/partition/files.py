@@ -66,14 +66,14 @@ def write_part(out_dir: Path, part_id: int, local: LocalGraph, *, node_part: np.
     """
     node_data = {
         "_ID": local.nodes,
-        "inner_node": np.arange(len(local.nodes)) < local.num_inner_nodes,
+        "inner_node": _prefix_mask(len(local.nodes), local.num_inner_nodes),
         "part_id": node_part,
         "orig_id": node_orig,
         "_TYPE": node_type,
     }
     edge_data = {
         "_ID": local.edges,
-        "inner_edge": np.arange(len(local.edges)) < local.num_inner_edges,
+        "inner_edge": _prefix_mask(len(local.edges), local.num_inner_edges),
         "orig_id": edge_orig,
         "_TYPE": edge_type,
     }
@@ -93,6 +93,13 @@ def write_part(out_dir: Path, part_id: int, local: LocalGraph, *, node_part: np.
     records = {path: {"bytes": (out_dir / path).stat().st_size, "sha256": digest}
                for path, digest in digests.items()}
     return rel, records
+
+
+def _prefix_mask(n: int, k: int) -> np.ndarray:
+    """A bool array of ``n`` whose first ``k`` entries are true (no int64 scratch)."""
+    mask = np.zeros(n, dtype=bool)
+    mask[:k] = True
+    return mask
 
 
 def write_local_graph(path: Path, src: np.ndarray, dst: np.ndarray,

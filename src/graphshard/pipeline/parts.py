@@ -15,6 +15,7 @@ from ..ragged import Ragged
 from ..storage import fsys
 from ..storage.files import load_npy
 from ..storage.pieces import finish_piece, finished_summary
+from ..storage.tensorfile import release_pages
 from ..typing import IdArray
 
 if TYPE_CHECKING:
@@ -164,10 +165,13 @@ def _build_part(plan: Plan, p: int, out: Path, node_ranges: np.ndarray,
         node_feats.update(_trainer_ids(plan, p, node_ranges, new2orig))
     orig_ids = (_orig_ids(plan, p, node_ranges, new2orig, orig, etypes) if save_orig_ids
                 else None)
+    node_orig = np.asarray(new2orig[local.nodes])
+    release_pages([new2orig])  # a gather over the whole map: its pages are not needed again
     rel, records = write_part(
         out, p, local, node_part=np.searchsorted(part_bounds[1:], local.nodes, side="right"),
-        node_orig=np.asarray(new2orig[local.nodes]), node_type=node_type.astype(np.int32),
-        edge_orig=edge_orig, edge_type=edge_type.astype(np.int32), node_feats=node_feats,
+        node_orig=node_orig, node_type=node_type.astype(np.int32, copy=False),
+        edge_orig=edge_orig, edge_type=edge_type.astype(np.int32, copy=False),
+        node_feats=node_feats,
         edge_feats=_features(plan, "edge", p), orig_ids=orig_ids)
     return {"rel": rel, "files": records, "halo": local.num_halo_nodes,
             "halo1": local.halo_per_hop[0] if local.halo_per_hop else 0, "cut": cut}
@@ -233,6 +237,7 @@ def _orig_ids(plan: Plan, p: int, node_ranges: np.ndarray, new2orig: np.ndarray,
         out[f"node/{ntype}"] = np.asarray(new2orig[lo:hi]) - offsets[t]
     eoffsets = np.concatenate([[0], np.cumsum([sum(r for _, r in c)
                                                for c in plan.edge_chunks])])
-    for e, etype in enumerate(plan.etypes):
-        out[f"edge/{etype}"] = edge_orig[edge_types == e] - eoffsets[e]
+    for e, etype in enumerate(plan.etypes):  # one edge type: the array itself, no copies
+        mine = edge_orig if len(plan.etypes) == 1 else edge_orig[edge_types == e]
+        out[f"edge/{etype}"] = mine - eoffsets[e] if eoffsets[e] else mine
     return out
