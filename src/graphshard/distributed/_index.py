@@ -121,36 +121,52 @@ class PartIndex:
         self.node_feats = part.node_feats
         self.edge_feats = part.edge_feats
         g = part.graph
-        ndata, edata = g.ndata, g.edata
         src, dst = g.edges()
-        self._local_dst = dst
-        inner = np.asarray(edata["inner_edge"], dtype=bool)
+        inner = np.asarray(g.edata["inner_edge"], dtype=bool)
         self.num_inner_edges = int(inner.sum())
+        # per-type node IDs are below the graph's node count: int32 where it fits
+        total = sum(m["num_nodes"] for m in self.book.metadata())
         # global per-type ID of every local node
-        _, self._node_pt = self.book.map_to_per_ntype(np.asarray(ndata["_ID"]))
-        etype_of = np.asarray(edata["_TYPE"])
-        eid = np.asarray(edata["_ID"])
+        node_pt = _narrow(self.book.map_to_per_ntype(np.asarray(g.ndata["_ID"]))[1], total)
+        etype_of = np.asarray(g.edata["_TYPE"])
+        eid = np.asarray(g.edata["_ID"])
         self._node_lo: dict[str, int] = {}
         self._node_n: dict[str, int] = {}
         for t in self.ntypes:
             lo, n = _range(self.book.partid2nids(self.part_id, t))
             self._node_lo[t], self._node_n[t] = lo, n
         self._edge_lo: dict[EdgeType, int] = {}
-        self._esel: dict[EdgeType, IdArray] = {}
+        self._edge_n: dict[EdgeType, int] = {}
         self._src_pt: dict[EdgeType, IdArray] = {}
+        self._dst_pt: dict[EdgeType, IdArray] = {}
         self._in: dict[EdgeType, CSR] = {}
         self._out: dict[EdgeType, tuple[IdArray, CSR]] = {}
         for k, et in enumerate(self.canonical_etypes):
-            sel = np.flatnonzero(inner & (etype_of == k))
-            lo, n = _range(self.book.partid2eids(self.part_id, et))
-            _, e_pt = self.book.map_to_per_etype(eid[sel]) if len(sel) else (None, sel)
-            order = np.argsort(e_pt, kind="stable")  # already sorted: inner edges in ID order
-            sel = sel[order]
-            self._esel[et], self._edge_lo[et] = sel, lo
-            self._src_pt[et] = self._node_pt[src[sel]]
-            rows = self._node_pt[dst[sel]] - self._node_lo[et[2]]
-            csr = build_csr(rows, self._src_pt[et], self._node_n[et[2]])
-            self._in[et] = CSR(csr.indptr, csr.indices, csr.eids + lo)
+            # the inner edges of et in edge-ID order (homogeneous order is per-type order
+            # within one part and type); a slice when they are one run, as with one type
+            take = _run_or_positions(inner & (etype_of == k))
+            ids = eid[take]
+            if len(ids) > 1 and (ids[1:] < ids[:-1]).any():
+                take = _positions(take, len(eid))[np.argsort(ids, kind="stable")]
+            del ids
+            self._edge_lo[et] = _range(self.book.partid2eids(self.part_id, et))[0]
+            self._src_pt[et] = node_pt[src[take]]
+            self._dst_pt[et] = node_pt[dst[take]]
+            self._edge_n[et] = len(self._src_pt[et])
+            del take
+            rows = self._dst_pt[et] - self._dst_pt[et].dtype.type(self._node_lo[et[2]])
+            csr = build_csr(rows, self._src_pt[et], self._node_n[et[2]], compact=True,
+                            num_cols=total)
+            del rows
+            eids, lo = csr.eids, self._edge_lo[et]
+            if len(eids) and lo + len(eids) > np.iinfo(eids.dtype).max:
+                eids = eids.astype(np.int64)
+            eids += lo
+            self._in[et] = CSR(csr.indptr, csr.indices, eids)
+        # nothing above keeps a view of the part's graph file: its memory-mapped pages,
+        # read once to build these arrays, leave this process with the mapping; the arrays
+        # built are int32 where the IDs fit and few temporaries are made (their freed heap
+        # stays in the process's RSS)
 
     # ----- helpers --------------------------------------------------------------------------
     def owned_nodes(self, ntype: str) -> IdArray:
@@ -171,7 +187,7 @@ class PartIndex:
     def _owned_edges(self, eids: Any, et: EdgeType) -> IdArray:
         ids = as_ids(eids, "eids")
         rows = ids - self._edge_lo[et]
-        bad = np.flatnonzero((rows < 0) | (rows >= len(self._esel[et])))
+        bad = np.flatnonzero((rows < 0) | (rows >= self._edge_n[et]))
         if bad.size:
             raise ValidationError(f"partition {self.part_id}: edge {ids[bad[0]]} of {et} at "
                                   f"position {bad[0]} is not owned here", field="eids")
@@ -182,8 +198,7 @@ class PartIndex:
         ``i`` holds the out-edges of node ``keys[i]`` (sorted keys), in edge-ID order."""
         if et not in self._out:
             keys, inv = np.unique(self._src_pt[et], return_inverse=True)
-            dst_pt = self._node_pt[self._local_dst[self._esel[et]]]
-            csr = build_csr(inv.astype(np.int64), dst_pt, len(keys))
+            csr = build_csr(inv.astype(np.int64), self._dst_pt[et], len(keys))
             self._out[et] = (keys, CSR(csr.indptr, csr.indices, csr.eids + self._edge_lo[et]))
         return self._out[et]
 
@@ -247,7 +262,8 @@ class PartIndex:
     def find_edges(self, eids: Any, et: EdgeType) -> tuple[IdArray, IdArray]:
         """Endpoints (per-type IDs) of owned edges."""
         rows = self._owned_edges(eids, et)
-        return self._src_pt[et][rows], self._node_pt[self._local_dst[self._esel[et][rows]]]
+        return (self._src_pt[et][rows].astype(np.int64),
+                self._dst_pt[et][rows].astype(np.int64))
 
     def schema(self) -> dict[str, Any]:
         """Feature names with their ``(row shape, dtype, layout)`` (a :data:`LAYOUTS` name),
@@ -281,6 +297,25 @@ def _take(col: Any, rows: IdArray) -> Rows:
     if isinstance(col, (Ragged, SparseRows)):
         return col.take(rows)
     return np.take(np.asarray(col), rows, axis=0)
+
+
+def _run_or_positions(mask: np.ndarray) -> IdArray | slice:
+    """The positions of ``mask``'s True entries: a slice when they are one run."""
+    count = int(np.count_nonzero(mask))
+    first = int(np.argmax(mask)) if count else 0
+    if mask[first:first + count].all():
+        return slice(first, first + count)
+    return np.flatnonzero(mask)
+
+
+def _positions(take: IdArray | slice, n: int) -> IdArray:
+    """``take`` as an array of positions (of an array of length ``n``)."""
+    return np.arange(n)[take] if isinstance(take, slice) else take
+
+
+def _narrow(ids: IdArray, bound: int) -> IdArray:
+    """``ids`` (all below ``bound``) as int32 when ``bound`` fits, else as they are."""
+    return ids.astype(np.int32) if bound <= np.iinfo(np.int32).max else ids
 
 
 def _range(ids: IdArray) -> tuple[int, int]:

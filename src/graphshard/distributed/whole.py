@@ -48,7 +48,7 @@ def assemble_graph(config: ConfigLike, *, features: bool = True, verify: bool = 
     first = parts[0]
     edges = {}
     for et in first.canonical_etypes:
-        ends = [ix.find_edges(np.arange(ix._edge_lo[et], ix._edge_lo[et] + len(ix._esel[et])),
+        ends = [ix.find_edges(np.arange(ix._edge_lo[et], ix._edge_lo[et] + ix._edge_n[et]),
                               et) for ix in parts]
         edges[et] = (np.concatenate([s for s, _ in ends]), np.concatenate([d for _, d in ends]))
     num_nodes = {t: sum(ix._node_n[t] for ix in parts) for t in first.ntypes}
