@@ -295,7 +295,7 @@ def build_csr(rows: IdArray, cols: IdArray, num_rows: int, *, compact: bool = Fa
     """Group edge positions by ``rows`` (stable, so edge-ID order within a row).
 
     Args:
-        rows: Row of every edge (int64, each in ``[0, num_rows)``).
+        rows: Row of every edge (int32 or int64, each in ``[0, num_rows)``).
         cols: Column of every edge.
         num_rows: Number of rows.
         compact: int32 ``indices`` when every column is below 2**31 (``num_cols``, or the

@@ -1,5 +1,7 @@
 """The processes of a DGL ``DistGraph`` run over a graphshard export, for
-``test_dgl_interop.py::test_dgl_dist_graph_machines`` (not a test module itself).
+``test_dgl_interop.py::test_dgl_dist_graph_machines`` (not a test module itself; the server
+role also serves ``benchmarks/bench_dist_client.py --dgl-python``, started by
+tests/dgl_machines.py for both).
 
 ``python dgl_dist_roles.py server IP_CONFIG PART_CONFIG SERVER_ID NUM_CLIENTS`` runs one
 DGL ``DistGraphServer`` (one per machine, i.e. per part) until its clients shut it down;

@@ -10,10 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
-import signal
-import socket
-import subprocess
 import sys
 from pathlib import Path
 
@@ -21,6 +17,7 @@ import numpy as np
 import pytest
 
 import graphshard as gs
+from dgl_machines import ROLES, own_shm_works, run_machines, write_ip_config
 from graphshard.partition import load_partition_data, read_config
 from graphshard.partition.dgl_io import export_dgl, import_dgl
 from graphshard.partition.dgl_layout import to_dgl_part
@@ -147,76 +144,17 @@ def test_dist_graph_loads_an_export(tmp_path, acm, monkeypatch):
         dgl.distributed.exit_client()
 
 
-#: A command prefix giving the command a /dev/shm of its own, i.e. a machine of its own as
-#: far as DGL can tell.  DGL's servers put each feature into POSIX shared memory named by
-#: the feature alone (``node~paper~feat-kvdata-``), with no part or machine in the name: two
-#: DGL servers of one graph on one host open the same segment, the later one truncates and
-#: overwrites the earlier one's rows, the client on machine 0 reads part 1's rows as its
-#: own, and a server whose segment shrank dies of SIGBUS on its next read while the client
-#: waits for its answer forever (the 2-server run that hung).
-_OWN_SHM = ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c",
-            'mount -t tmpfs tmpfs /dev/shm && exec "$0" "$@"']
-_ROLES = str(Path(__file__).with_name("dgl_dist_roles.py"))
-
-
-def _own_shm_works() -> bool:
-    try:
-        return subprocess.run([*_OWN_SHM, "true"], capture_output=True,
-                              timeout=30).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-
-
-def _free_ports(n: int) -> list[int]:
-    socks = [socket.socket() for _ in range(n)]
-    try:
-        for s in socks:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
-
-
 def _run_dgl_machines(tmp_path: Path, part_config: Path, num_parts: int, request: dict,
                       *, timeout: float = 300) -> dict[str, np.ndarray]:
-    """DGL's distributed stack on loopback: machine ``m`` (its own /dev/shm) runs the
+    """DGL's distributed stack on loopback (tests/dgl_machines.py): machine ``m`` runs the
     DistGraphServer of part ``m``; machine 0 also runs the one client, which answers
-    ``request``.  Every process group is killed at the end, whatever happened."""
-    ip_config = tmp_path / "ip_config.txt"
-    ip_config.write_text("".join(f"127.0.0.1 {p}\n" for p in _free_ports(num_parts)))
+    ``request``."""
+    ip_config = write_ip_config(tmp_path, num_parts)
     (tmp_path / "request.json").write_text(json.dumps(request))
     out = tmp_path / "answers.npz"
-    role = [sys.executable, _ROLES]
-    env = {**os.environ, "DGLBACKEND": "pytorch", "OMP_NUM_THREADS": "1"}
-    procs = []
-    try:
-        for m in range(num_parts):
-            server = [*role, "server", str(ip_config), str(part_config), str(m), "1"]
-            if m == 0:  # the client shares machine 0 (and its shared memory) with server 0
-                client = [*role, "client", str(ip_config), str(tmp_path / "request.json"),
-                          str(out)]
-                script = f"{shlex.join(server)} & exec {shlex.join(client)}"
-                cmd = [*_OWN_SHM[:-1], _OWN_SHM[-1].replace('exec "$0" "$@"', script)]
-            else:
-                cmd = [*_OWN_SHM, *server]
-            log = open(tmp_path / f"machine{m}.log", "wb")  # noqa: SIM115 (closed below)
-            procs.append((subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
-                                           env=env, start_new_session=True), log))
-        try:
-            rc = procs[0][0].wait(timeout=timeout)  # the client's shell: ends with the client
-            for p, _ in procs[1:]:
-                p.wait(timeout=60)  # servers exit when their only client does
-        except subprocess.TimeoutExpired:
-            rc = None
-    finally:
-        for p, log in procs:
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
-            log.close()
-    logs = {m: (tmp_path / f"machine{m}.log").read_text(errors="replace")[-3000:]
-            for m in range(num_parts)}
+    client = [sys.executable, ROLES, "client", str(ip_config), str(tmp_path / "request.json"),
+              str(out)]
+    rc, logs = run_machines(ip_config, part_config, client, timeout=timeout)
     assert rc == 0 and out.exists(), f"DGL run failed (client rc {rc}): {logs}"
     with np.load(out, allow_pickle=False) as z:
         return dict(z)
@@ -228,7 +166,7 @@ def test_dgl_dist_graph_machines(tmp_path, acm, num_parts):
     on a machine of its own), a DistGraph client reading features by original IDs (through
     our ID maps), degrees, edges, and sampling neighbours; every answer checked against
     the original graph."""
-    if not _own_shm_works():
+    if not own_shm_works():
         pytest.skip("needs `unshare --user --mount` to give each DGL server its own "
                     "/dev/shm (DGL's servers of one graph on one host share its segments)")
     orig_nids, orig_eids = gs.partition_graph(acm, "acm", num_parts, tmp_path / "ours",

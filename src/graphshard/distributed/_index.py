@@ -125,7 +125,8 @@ class PartIndex:
         ndata, edata = g.ndata, g.edata
         self.release_pages()  # what the load checks read: the build reads the edges again
         # the part's local arrays stay memory-mapped; what is built here is kept small (a
-        # per-type in-CSR per edge type, 16 bytes an edge) and built without sort scratch
+        # per-type in-CSR per edge type, 8 bytes an edge where IDs fit in int32) and built
+        # without sort scratch
         self._local_src, self._local_dst = g.edges()
         inner = np.asarray(edata["inner_edge"], dtype=bool)
         self.num_inner_edges = int(np.count_nonzero(inner))
@@ -135,6 +136,7 @@ class PartIndex:
         eid = np.asarray(edata["_ID"])
         self._node_lo: dict[str, int] = {}
         self._node_n: dict[str, int] = {}
+        self._num_nodes = sum(m["num_nodes"] for m in self.book.metadata())  # bounds the IDs
         for t in self.ntypes:
             lo, n = _range(self.book.partid2nids(self.part_id, t))
             self._node_lo[t], self._node_n[t] = lo, n
@@ -176,7 +178,7 @@ class PartIndex:
                               f"local node {dst[bad]}, not an owned {et[2]!r} node",
                               field="dst")
         np.cumsum(indptr, out=indptr)
-        return _grouped(dst, src, row_of_local, self._node_pt, indptr, lo)
+        return _grouped(dst, src, row_of_local, self._node_pt, indptr, lo, self._num_nodes)
 
     def num_owned_edges(self, et: EdgeType) -> int:
         """Number of inner edges of ``et`` (per-type IDs ``lo .. lo + n``)."""
@@ -230,7 +232,7 @@ class PartIndex:
             np.cumsum(counts[present], out=indptr[1:])
             keys = self._node_pt[present]
             self._out[et] = (keys, _grouped(src, dst, row_of_local, self._node_pt, indptr,
-                                            self._edge_lo[et]))
+                                            self._edge_lo[et], self._num_nodes))
         return self._out[et]
 
     def in_csr(self, et: EdgeType) -> CSR:
@@ -261,7 +263,8 @@ class PartIndex:
         else:
             csr, rows = self._out_rows(ids, et)
         sub, pos = gather_rows(csr.indptr, rows)
-        return CSR(sub, csr.indices[pos], csr.eids[pos])
+        return CSR(sub, csr.indices[pos].astype(np.int64, copy=False),
+                   csr.eids[pos].astype(np.int64, copy=False))
 
     def degrees(self, ids: Any, et: EdgeType, edge_dir: str = "in") -> IdArray:
         """In-degrees of owned nodes, or this part's share of out-degrees of any nodes."""
@@ -330,15 +333,19 @@ def _take(col: Any, rows: IdArray) -> Rows:
 
 
 def _grouped(rows: np.ndarray, cols: np.ndarray, row_of_local: IdArray, col_of_local: IdArray,
-             indptr: IdArray, lo: int) -> CSR:
+             indptr: IdArray, lo: int, num_cols: int) -> CSR:
     """The CSR of edges ``rows -> cols`` (local IDs) in rows ``row_of_local[rows]`` with
-    columns ``col_of_local[cols]`` and edge IDs ``lo`` + position (a counting sort with no
-    edge-sized scratch; the rows were counted into ``indptr``)."""
+    columns ``col_of_local[cols]`` (all below ``num_cols``) and edge IDs ``lo`` + position:
+    a counting sort with no edge-sized scratch (the rows were counted into ``indptr``),
+    into int32 ``indices`` and ``eids`` where their values fit (a cached index: the
+    answers are int64)."""
     from .._util.grouping import group_by_mapped_row
 
-    indices, eids = np.empty(len(rows), np.int64), np.empty(len(rows), np.int64)
+    small = np.iinfo(np.int32).max
+    indices = np.empty(len(rows), np.int32 if num_cols <= small + 1 else np.int64)
+    eids = np.empty(len(rows), np.int32 if lo + len(rows) <= small + 1 else np.int64)
     group_by_mapped_row(rows, cols, row_of_local, col_of_local, indptr, indices, eids)
-    eids += lo
+    eids += eids.dtype.type(lo)
     return CSR(indptr, indices, eids)
 
 

@@ -17,7 +17,11 @@ Tuning: a server's answer above Ray's ``max_direct_call_object_size`` (100 KiB b
 goes through the object store, which costs extra process hops per call; a trainer that starts
 Ray itself can raise it (``ray.init(_system_config={"max_direct_call_object_size": 32 << 20})``)
 so that sampled edges and feature rows come back in the reply.  ``benchmarks/bench_dist.py``
-does (``--inline-mb``).
+does (``--inline-mb``).  A local Ray that graphshard starts deletes freed objects every
+20 ms (:data:`graphshard.runtime.ray.STARTUP_ENV`); on a cluster started by ``ray start``,
+Ray's 1 s lets every trainer's RSS take up to a second's worth of replies in the object
+store's shared memory, unless ``RAY_free_objects_period_milliseconds=20`` is in the
+environment of ``ray start``.
 
 Example:
     >>> handle = serve("parts/shop.json")  # doctest: +SKIP

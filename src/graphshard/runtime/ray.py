@@ -8,9 +8,11 @@ started with its defaults listens on every interface instead.  With an address, 
 rules apply: see the README's "Network" paragraph for what a cluster exposes.
 
 A local Ray is started with start-up limits sized for a busy machine (:data:`STARTUP_ENV`: Ray's
-own defaults give its raylet 30 s and its agents 30 s, which a machine at load 20-40 outlasts)
-and its workers at the driver's priority (Ray's default runs them at nice 15, where a busy
-machine starves them), each only where the environment does not set it already; the processes of
+own defaults give its raylet 30 s and its agents 30 s, which a machine at load 20-40 outlasts),
+its workers at the driver's priority (Ray's default runs them at nice 15, where a busy
+machine starves them) and freed objects deleted from its object store within 20 ms, not 1 s
+(the fresh shared memory that replies take meanwhile stays in their readers' RSS), each
+only where the environment does not set it already; the processes of
 a failed start are stopped (a child subreaper while Ray starts keeps the orphans of a crashed
 raylet in this process's tree) and it is tried once more. A Ray that started is watched by a
 small process (:mod:`graphshard.runtime._reaper`) that stops what is left of it (Ray's agents
@@ -62,6 +64,10 @@ STARTUP_ENV = {
     # workers (graph servers, trainers, partitioning shards) run at the driver's priority
     # [15: below every other process, so on a busy machine they got ~1% of a core each]
     "RAY_worker_niceness": "0",
+    # the raylet deletes the objects that went out of scope this often [1000 ms]: until
+    # then new replies take fresh pages of the object store's shared memory, which stay in
+    # the RSS of every process that read them (a DistGraph client: benchmarks/TUNING.md)
+    "RAY_free_objects_period_milliseconds": "20",
 }
 
 
