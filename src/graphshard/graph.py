@@ -33,7 +33,8 @@ class CSR:
     For ``Graph.in_csr`` row ``v`` lists the in-edges of destination ``v``: their sources are
     ``indices[indptr[v]:indptr[v+1]]`` and their per-type edge IDs ``eids[...]``, in edge-ID
     order.  ``Graph.out_csr`` is the same with sources as rows.  ``indptr`` is int64;
-    ``indices`` and ``eids`` are int64, or int32 in a graph's own CSRs where the node count
+    ``indices`` and ``eids`` are int64, or int32 in a graph's own CSRs and in a graph
+    server's index (:class:`~graphshard.distributed._index.PartIndex`) where the node count
     of the column type (for ``indices``) or the edge count (for ``eids``) is below 2**31
     (half the memory: :func:`build_csr` with ``compact=True``).  Convert with
     ``astype(np.int64)`` where int64 is needed.

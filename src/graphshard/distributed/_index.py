@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from .._util.arrays import as_ids
 from ..errors import FormatError, ValidationError
@@ -342,10 +343,12 @@ def _grouped(rows: np.ndarray, cols: np.ndarray, row_of_local: IdArray, col_of_l
     from .._util.grouping import group_by_mapped_row
 
     small = np.iinfo(np.int32).max
-    indices = np.empty(len(rows), np.int32 if num_cols <= small + 1 else np.int64)
-    eids = np.empty(len(rows), np.int32 if lo + len(rows) <= small + 1 else np.int64)
+    indices: npt.NDArray[np.integer] = np.empty(
+        len(rows), np.int32 if num_cols <= small + 1 else np.int64)
+    eids: npt.NDArray[np.integer] = np.empty(
+        len(rows), np.int32 if lo + len(rows) <= small + 1 else np.int64)
     group_by_mapped_row(rows, cols, row_of_local, col_of_local, indptr, indices, eids)
-    eids += eids.dtype.type(lo)
+    np.add(eids, lo, out=eids, casting="unsafe")  # lo + position fits: checked above
     return CSR(indptr, indices, eids)
 
 
