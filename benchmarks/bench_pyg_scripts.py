@@ -21,9 +21,12 @@ examples/distributed/graphsage/node_classification.py recipe).  Seeds x scripts 
 interleaved; each cell shows mean ± sd over the seeds of the test accuracy and of the mean
 epoch time, and the epoch time over pyg's.  A seed's sampler and model seeds are the same on
 every input, so local and dist see the same batches (checked: equal losses); pyg differs
-only by the node numbering.  PyG's own sampler needs pyg-lib or torch-sparse: where neither
-is installed, pyg's loaders also run graphshard's sampler (over a Graph of PyG's edge_index),
-as the header says.  Before any timing, our Cora is checked equal to PyG's reader's.
+only by the node numbering.  PyG's own sampler needs pyg-lib or torch-sparse: where either
+is installed, pyg's loaders run PyG's own (torch.ops.pyg or torch.ops.torch_sparse, checked on
+one batch before the runs; torch-sparse needs torch-scatter and both build from source with
+``pip install --no-build-isolation``: benchmarks/TUNING.md); where neither is, they run
+graphshard's sampler (over a Graph of PyG's edge_index).  The header names the sampler the pyg
+rows used.  Before any timing, our Cora is checked equal to PyG's reader's.
 """
 
 from __future__ import annotations
@@ -95,6 +98,33 @@ def _graph_of(data: Any) -> Any:
     return g
 
 
+def _pyg_sampler(data: Any) -> tuple[bool, str]:
+    """Whether PyG's loaders can sample ``data`` themselves (pyg-lib or torch-sparse), and
+    the sampler's name for the header; checked on one batch of a NeighborLoader built without
+    a ``neighbor_sampler`` (PyG then builds its own)."""
+    import torch_geometric.typing as pyg_typing
+    from torch_geometric.loader import NeighborLoader
+    from torch_geometric.sampler import NeighborSampler as PygNeighborSampler
+
+    if pyg_typing.WITH_PYG_LIB:
+        import pyg_lib
+
+        name = f"PyG's own (pyg-lib {pyg_lib.__version__})"
+    elif pyg_typing.WITH_TORCH_SPARSE:
+        import torch_scatter
+        import torch_sparse
+
+        name = (f"PyG's own (torch-sparse {torch_sparse.__version__}, torch-scatter "
+                f"{torch_scatter.__version__}; pyg-lib absent)")
+    else:
+        return False, "graphshard's (pyg-lib and torch-sparse absent)"
+    loader = NeighborLoader(data, [2, 2], batch_size=4)
+    batch = next(iter(loader))
+    if type(loader.node_sampler) is not PygNeighborSampler or batch.batch_size != 4:
+        raise SystemExit(f"PyG's own NeighborLoader did not sample: {loader.node_sampler}")
+    return True, name
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=5)
@@ -110,7 +140,6 @@ def main() -> None:
     import ray
     import torch
     import torch_geometric
-    import torch_geometric.typing as pyg_typing
 
     import graphshard as gs
     import pyg_scripts as S
@@ -120,10 +149,11 @@ def main() -> None:
     from graphshard.runtime.ray import init_ray  # a local Ray on loopback only
 
     warnings.filterwarnings("ignore", category=UserWarning)  # pyg-lib absent; FX tracing
-    own_sampler = pyg_typing.WITH_PYG_LIB or pyg_typing.WITH_TORCH_SPARSE
     out = Path(args.out or tempfile.mkdtemp(prefix="bench_pyg_scripts_"))
     t0 = time.perf_counter()
     pyg_cora, cora = _cora(shared_file("planetoid", "ind.cora.graph").parent)
+    own_sampler, sampler_name = _pyg_sampler(pyg_cora)
+    print(f"pyg rows' sampler: {sampler_name}")
     graphs = {"cora": cora, "papers": _typed(cora)}
     if "acm" in scripts:
         graphs["acm"] = load_hgb(shared_file("hgb", "ACM.zip"), features=["paper"]).graph
@@ -192,8 +222,7 @@ def main() -> None:
           f"{torch_geometric.__version__}, ray {ray.__version__}, torch threads "
           f"{torch.get_num_threads()}, loadavg {tuple(round(x, 1) for x in os.getloadavg())}")
     print(f"{args.seeds} seeds interleaved in {time.perf_counter() - t1:.0f} s; epochs "
-          f"{epochs}; pyg's sampler: "
-          f"{'PyG own' if own_sampler else 'graphshard (pyg-lib and torch-sparse absent)'}")
+          f"{epochs}; pyg rows' sampler: {sampler_name}")
     print(f"{'script':7} {'input':6} {'test acc':>15} {'acc - pyg':>10} {'epoch s':>15} "
           f"{'time / pyg':>10}")
     for s in scripts:
