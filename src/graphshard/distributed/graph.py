@@ -49,7 +49,9 @@ class DistGraph(TypedGraph):
         address: Ray cluster to join; None uses the running Ray or starts a local one.
         colocate: Partitions read in-process from their files instead of through their
             server: ``"auto"`` (those whose server runs on this machine), a list of part
-            IDs, or ``()`` for none.
+            IDs, or ``()`` for none.  Each one read here gets its own index in this process,
+            beside its server's: with several servers on one machine, name the few this
+            trainer reads most (or ``()``) rather than ``"auto"``.
         timeout: Seconds a server may stay silent (no answer and no heartbeat) before a
             request to it, or the wait for it to be ready, fails naming it; a server that
             keeps answering its heartbeat is waited for however long its work takes (a
