@@ -112,7 +112,8 @@ class PartIndex:
     """Per-type CSR views and feature rows of one loaded partition (global per-type IDs).
 
     Args:
-        part: A partition from :func:`~graphshard.partition.load_partition_data`.
+        part: A partition from :func:`~graphshard.partition.load_partition_data`, whose
+            checks the index relies on (inner edges first, in consecutive edge IDs).
     """
 
     def __init__(self, part: Partition) -> None:
@@ -129,12 +130,12 @@ class PartIndex:
         # per-type in-CSR per edge type, 8 bytes an edge where IDs fit in int32) and built
         # without sort scratch
         self._local_src, self._local_dst = g.edges()
-        inner = np.asarray(edata["inner_edge"], dtype=bool)
-        self.num_inner_edges = int(np.count_nonzero(inner))
+        # the load checks (check_part_arrays) guarantee that the inner edges come first and
+        # that their IDs are consecutive: edge-ID order is file order, per type too
+        self.num_inner_edges = num_inner = int(np.count_nonzero(np.asarray(edata["inner_edge"])))
         # global per-type ID of every local node
         _, self._node_pt = self.book.map_to_per_ntype(np.asarray(ndata["_ID"]))
         etype_of = np.asarray(edata["_TYPE"])
-        eid = np.asarray(edata["_ID"])
         self._node_lo: dict[str, int] = {}
         self._node_n: dict[str, int] = {}
         self._num_nodes = sum(m["num_nodes"] for m in self.book.metadata())  # bounds the IDs
@@ -146,9 +147,8 @@ class PartIndex:
         self._in: dict[EdgeType, CSR] = {}
         self._out: dict[EdgeType, tuple[IdArray, CSR]] = {}
         for k, et in enumerate(self.canonical_etypes):
-            sel = _inner_of_type(inner, etype_of, k, len(self.canonical_etypes))
             lo, n = _range(self.book.partid2eids(self.part_id, et))
-            self._esel[et], self._edge_lo[et] = _in_id_order(sel, eid, self.book), lo
+            self._esel[et], self._edge_lo[et] = _inner_of_type(etype_of, k, num_inner), lo
             self._in[et] = self._in_csr(et, lo)
         self.release_pages()
 
@@ -352,33 +352,17 @@ def _grouped(rows: np.ndarray, cols: np.ndarray, row_of_local: IdArray, col_of_l
     return CSR(indptr, indices, eids)
 
 
-def _inner_of_type(inner: np.ndarray, etype_of: np.ndarray, k: int, num_etypes: int
-                   ) -> IdArray | slice:
-    """Local positions of the inner edges of type ``k``: a slice when they are one block
-    (a part's inner edges come first; with one edge type, all of them), else an array."""
-    n = len(inner)
-    first = int(np.argmin(inner)) if n and not inner.all() else n  # inner edges: a prefix?
-    if not inner[first:].any():
-        if num_etypes == 1:
-            return slice(0, first)
-        types = etype_of[:first]
-        at = np.flatnonzero(types == k)
-        if not len(at) or at[-1] - at[0] + 1 == len(at):
-            lo = int(at[0]) if len(at) else 0
-            return slice(lo, lo + len(at))
-        return at
-    return np.flatnonzero(inner & (etype_of == k))
-
-
-def _in_id_order(sel: IdArray | slice, eid: np.ndarray, book: Any) -> IdArray | slice:
-    """``sel`` ordered by per-type edge ID (the inner edges are written in ID order, so this
-    is a check; a stable sort where they are not)."""
-    ids = eid[sel]
-    if len(ids) < 2 or bool(np.all(ids[1:] > ids[:-1])):
-        return sel
-    _, e_pt = book.map_to_per_etype(ids)
-    positions = np.arange(sel.start, sel.stop) if isinstance(sel, slice) else sel
-    return positions[np.argsort(e_pt, kind="stable")]
+def _inner_of_type(etype_of: np.ndarray, k: int, num_inner: int) -> IdArray | slice:
+    """Local positions of the inner edges of type ``k`` (the first ``num_inner`` edges):
+    a slice when they are one block (always, with one edge type), else an array."""
+    types = etype_of[:num_inner]
+    if not num_inner or types.min() == types.max():  # one type among them: all or none
+        return slice(0, num_inner if num_inner and int(types[0]) == k else 0)
+    at = np.flatnonzero(types == k)
+    if not len(at) or at[-1] - at[0] + 1 == len(at):
+        lo = int(at[0]) if len(at) else 0
+        return slice(lo, lo + len(at))
+    return at
 
 
 def _at(sel: IdArray | slice, rows: IdArray) -> IdArray:
