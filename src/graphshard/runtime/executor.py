@@ -233,6 +233,12 @@ class InProcessExecutor(Executor):
 class RayTaskExecutor(Executor):
     """Runs each call as a Ray task, one CPU each, with a memory reservation per task.
 
+    The calls of a map are dealt over the cluster's CPUs node by node (call ``i`` to the
+    ``i``-th of :func:`cpu_slots`, as a soft node affinity that moves to another node
+    when its own cannot take it now): Ray's default scheduling keeps reusing the
+    driver's node while its workers free up, which on a cluster put every step's reads
+    and writes on one machine.
+
     Args:
         address: A Ray cluster to join (``"ray://head:10001"`` or ``"auto"``); None starts
             a local Ray for this run (listening on 127.0.0.1 only) and stops it at
@@ -258,10 +264,14 @@ class RayTaskExecutor(Executor):
         options: dict[str, Any] = {"num_cpus": 1, "max_retries": 2, "name": fn.__name__}
         if memory:
             options["memory"] = int(memory)
-        remote = self._remote.options(**options)
+        slots = cpu_slots(ray.nodes())
+        by_node = {node: self._remote.options(**options, scheduling_strategy=_affinity(node))
+                   for node in set(slots)}
         clock = time.perf_counter()
         kwargs = {k: ray.put(v) for k, v in (shared or {}).items()}
-        refs = [remote.remote(fn, *call, **kwargs) for call in calls]
+        refs = [by_node[slots[i % len(slots)]].remote(fn, *call, **kwargs)
+                if slots else self._remote.options(**options).remote(fn, *call, **kwargs)
+                for i, call in enumerate(calls)]
         pending = list(refs)
         with progress_bar(desc=desc, total=len(refs), unit="task") as bar:
             while pending:
@@ -289,6 +299,32 @@ class RayTaskExecutor(Executor):
         if self._started:
             self._ray.shutdown()
             self._started = False
+
+
+def cpu_slots(nodes: Sequence[dict[str, Any]]) -> list[str]:
+    """One entry per whole CPU of the alive nodes of ``nodes`` (``ray.nodes()``), their node
+    IDs interleaved: every node's first CPU, then every second CPU, ...
+
+    Example:
+        >>> cpu_slots([{"NodeID": "a", "Alive": True, "Resources": {"CPU": 2.0}},
+        ...            {"NodeID": "b", "Alive": True, "Resources": {"CPU": 1.0}},
+        ...            {"NodeID": "c", "Alive": False, "Resources": {"CPU": 4.0}},
+        ...            {"NodeID": "d", "Alive": True, "Resources": {}}])
+        ['a', 'b', 'a']
+    """
+    cpus = {n["NodeID"]: int(n.get("Resources", {}).get("CPU", 0)) for n in nodes
+            if n.get("Alive")}
+    order = sorted(cpus)
+    return [node for i in range(max(cpus.values(), default=0)) for node in order
+            if cpus[node] > i]
+
+
+def _affinity(node_id: str) -> Any:
+    """Run on ``node_id``, or on another node when that one cannot take the task now
+    (busy, full or gone) rather than wait for it."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    return NodeAffinitySchedulingStrategy(node_id, soft=True, _spill_on_unavailable=True)
 
 
 def _in_worker(fn: Callable[..., Any], *args: Any, **kwargs: Any
