@@ -73,6 +73,13 @@ def test_commit_moves_follows_its_rule(seed, cols, sorted_nodes, num_labels):
     ref_out, ref_w = _reference(labels, nodes, targets, gains, node_w, label_w, max_w)
     assert out.tolist() == ref_out.tolist()
     assert w.reshape(num_labels, -1).tolist() == ref_w.tolist()
+    # in place: the same result, in the arrays given (the lp driver's one copy of each)
+    given_labels, given_w = labels.copy(), label_w.copy()
+    out, w = commit_moves(given_labels, nodes, targets, gains, node_w, given_w, max_w,
+                          inplace=True)
+    assert out is given_labels and w is given_w
+    assert out.tolist() == ref_out.tolist()
+    assert w.reshape(num_labels, -1).tolist() == ref_w.tolist()
 
 
 def test_a_revert_that_overloads_its_source_is_followed_by_a_second_pass():

@@ -546,3 +546,40 @@ def test_lp_params_validate_and_take_options():
         LpParams.with_options(None, {"rounds": 1})
     with pytest.raises(ValidationError, match="params must be an LpParams, got dict"):
         LpParams.with_options({}, {})  # type: ignore[arg-type]
+
+
+@given(st.lists(st.integers(0, 50), max_size=300), st.integers(1, 120))
+@settings(max_examples=80, deadline=None)
+def test_shard_bounds_cut_where_the_entries_before_a_row_reach_the_next_budget(sizes, budget):
+    """The two-pass kernel against the rule written with prefix sums."""
+    sizes = np.array(sizes, dtype=np.int32)
+    got = lp_shards.shard_bounds(sizes, budget)
+    if len(sizes) == 0:
+        assert got.tolist() == [0, 0]
+        return
+    group = (np.cumsum(sizes, dtype=np.int64) - sizes) // budget
+    want = np.r_[0, np.flatnonzero(np.diff(group)) + 1, len(sizes)]
+    assert got.tolist() == want.tolist()
+
+
+def test_level0_per_node_arrays_are_born_int32(tmp_path):
+    """Degrees, node weights and the shard degrees of level 0 are int32 when they fit: no
+    int64 array a node (and no copy to compact it) in the driver."""
+    from pathlib import Path
+
+    from graphshard.partition.lp.levels import level0_degrees, level0_from_chunks
+    from graphshard.runtime.executor import InProcessExecutor
+
+    g = gs.datasets.rmat(2000, 20000, seed=3, num_features=0)
+    meta = _chunked(g, tmp_path, 3)
+    first = level0_degrees(meta)
+    assert first.degrees.dtype == first.in_degrees.dtype == np.int32
+    src, dst = (np.asarray(a) for a in g.edges())
+    np.testing.assert_array_equal(first.in_degrees, np.bincount(dst, minlength=2000))
+    loops = src == dst
+    np.testing.assert_array_equal(first.degrees, np.bincount(src[~loops], minlength=2000)
+                                  + np.bincount(dst[~loops], minlength=2000))
+    level = level0_from_chunks(meta, Path(tmp_path) / "l0", 5000, InProcessExecutor(1),
+                               edge_weighted=True, degrees=first)
+    assert level.node_weights.dtype == level.degrees.dtype == np.int32
+    np.testing.assert_array_equal(level.node_weights[:, 1], first.in_degrees)

@@ -117,7 +117,7 @@ def test_rounds_stop_when_every_proposed_move_is_reverted():
     labels = np.r_[np.zeros(5), np.ones(5)].astype(np.int32)
     label_w = weight_sums(labels, level.node_weights, 2)
     ex = _Proposals()
-    out, _, _ = lp_refine.label_rounds(level, ex, labels, label_w, np.array([5]), seed=0,
+    out, _, _ = lp_refine.label_rounds(level, ex, labels.copy(), label_w, np.array([5]), seed=0,
                                        step0=0, rounds=4, strict=True, min_moved=0.01)
     np.testing.assert_array_equal(out, labels)
     assert len(ex.maps) == 2  # one round of two sub-rounds, not four rounds

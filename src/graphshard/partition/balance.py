@@ -93,8 +93,8 @@ def group_prefix(groups: IdArray, weights: IdArray) -> IdArray:
 
 
 def commit_moves(labels: IdArray, nodes: IdArray, targets: IdArray, gains: IdArray,
-                 node_w: IdArray, label_w: IdArray, max_w: int | IdArray
-                 ) -> tuple[IdArray, IdArray]:
+                 node_w: IdArray, label_w: IdArray, max_w: int | IdArray, *,
+                 inplace: bool = False) -> tuple[IdArray, IdArray]:
     """Apply moves ``nodes -> targets``, reverting, per overloaded label, its lowest-gain
     incoming moves until every label weighs ``<= max_w`` (or no move into it is left).
 
@@ -104,7 +104,9 @@ def commit_moves(labels: IdArray, nodes: IdArray, targets: IdArray, gains: IdArr
     received a move is over, so a feasible start stays feasible.
 
     Returns:
-        ``(labels, label_w)``: new copies, of the dtypes given.
+        ``(labels, label_w)``: new copies, of the dtypes given; with ``inplace``, the
+        arrays given, updated (``label_w`` contiguous): a caller that owns them saves a
+        copy of each per-node array per commit.
 
     Example:
         >>> commit_moves(np.array([0, 1, 1]), np.array([1, 2]), np.array([0, 0]),
@@ -115,11 +117,13 @@ def commit_moves(labels: IdArray, nodes: IdArray, targets: IdArray, gains: IdArr
     nw = node_w.reshape(-1, 1) if flat else node_w
     limit = np.ascontiguousarray(np.broadcast_to(np.asarray(max_w, dtype=np.int64),
                                                  (nw.shape[1],)))
-    src = labels[nodes]
-    wt = np.ascontiguousarray(nw[nodes])
     m = len(label_w)
-    w = label_w.reshape(m, -1).copy()
-    _move_weights(w, src, targets, wt)
+    w = label_w.reshape(m, -1)
+    if not inplace or not w.flags.c_contiguous:
+        w = w.copy()
+    # the kernels read each move's source label and weights through ``nodes``: no
+    # per-move copies of them (the moves of a clustering round are half the nodes)
+    _move_weights(w, labels, nodes, targets, nw)
     # moves grouped by target (counting sort), each group in node order (ties of gain)
     by_node = None if len(nodes) < 2 or bool((nodes[1:] >= nodes[:-1]).all()) else \
         np.argsort(nodes, kind="stable")
@@ -128,9 +132,11 @@ def commit_moves(labels: IdArray, nodes: IdArray, targets: IdArray, gains: IdArr
     if by_node is not None:
         order = by_node[order]
     keep = np.ones(len(nodes), dtype=np.bool_)
-    _revert_overloads(w, src, targets, gains, wt, limit, order, count, keep)
-    out = labels.copy()
+    _revert_overloads(w, labels, nodes, targets, gains, nw, limit, order, count, keep)
+    out = labels if inplace else labels.copy()
     out[nodes[keep]] = targets[keep]
+    if inplace:
+        return out, label_w if np.shares_memory(w, label_w) else w.reshape(label_w.shape)
     return out, (w[:, 0].copy() if flat else w)
 
 
@@ -144,7 +150,7 @@ def counting_order(targets, count):  # pragma: no cover - compiled
         count[targets[i] + 1] += 1
     for t in range(num_labels):
         count[t + 1] += count[t]
-    order = np.empty(targets.shape[0], np.int64)
+    order = np.empty(targets.shape[0], count.dtype)  # positions: they fit count's type
     for i in range(targets.shape[0]):
         t = targets[i]
         order[count[t]] = i
@@ -172,7 +178,7 @@ def _sort_group_by_gain(order, lo, hi, gains):  # pragma: no cover - compiled
 
 
 @kernel
-def _revert_overloads(w, src, targets, gains, wt, limit, order, ends, keep
+def _revert_overloads(w, labels, nodes, targets, gains, node_w, limit, order, ends, keep
                       ):  # pragma: no cover - compiled
     """Revert, per label over its limit in a column, its lowest-gain kept incoming moves
     (``order``: moves grouped by target, node order inside a group; ``ends``: the end of
@@ -185,7 +191,11 @@ def _revert_overloads(w, src, targets, gains, wt, limit, order, ends, keep
     a pass costs its reverts, not a scan of every label's weights (benchmarks/TUNING.md)."""
     n = order.shape[0]
     num_cols = w.shape[1]
-    starts = np.empty(n + 1, np.int64)
+    num_groups = 0
+    for j in range(n):  # counted first: a group per target, not an entry per move
+        if j == 0 or targets[order[j]] != targets[order[j - 1]]:
+            num_groups += 1
+    starts = np.empty(num_groups + 1, np.int64)
     num_groups = 0
     for j in range(n):
         if j == 0 or targets[order[j]] != targets[order[j - 1]]:
@@ -198,16 +208,16 @@ def _revert_overloads(w, src, targets, gains, wt, limit, order, ends, keep
     group_target = np.empty(num_groups, targets.dtype)
     for g in range(num_groups):
         group_target[g] = targets[order[starts[g]]]
-    moved_w = np.empty((n, num_cols), wt.dtype)
-    moved_src = np.empty(n, src.dtype)
+    moved_w = np.empty((n, num_cols), node_w.dtype)
+    moved_src = np.empty(n, labels.dtype)
     for j in range(n):
-        i = order[j]
-        moved_src[j] = src[i]
+        u = nodes[order[j]]
+        moved_src[j] = labels[u]
         for c in range(num_cols):
-            moved_w[j, c] = wt[i, c]
+            moved_w[j, c] = node_w[u, c]
     kept = np.ones(n, np.bool_)
     dirty = np.ones((num_cols, n), np.bool_)  # by the position where a group starts
-    rev = np.empty(n, np.int64)
+    rev = np.empty(n, order.dtype)
     rev_target = np.empty(n, targets.dtype)
     while True:
         reverted = False
@@ -252,13 +262,15 @@ def _revert_overloads(w, src, targets, gains, wt, limit, order, ends, keep
 
 
 @kernel
-def _move_weights(label_w, src, dst, weights):  # pragma: no cover - compiled
-    """Move ``weights[i]`` (one row of columns) from label ``src[i]`` to ``dst[i]``, in
-    place: work in the moves, not in the labels (a clustering has one label a node)."""
-    for i in range(src.shape[0]):
+def _move_weights(label_w, labels, nodes, dst, node_w):  # pragma: no cover - compiled
+    """Move node ``nodes[i]``'s weights (one row of columns) from its label to ``dst[i]``,
+    in place: work in the moves, not in the labels (a clustering has one label a node)."""
+    for i in range(nodes.shape[0]):
+        u = nodes[i]
+        s = labels[u]
         for c in range(label_w.shape[1]):
-            label_w[src[i], c] -= weights[i, c]
-            label_w[dst[i], c] += weights[i, c]
+            label_w[s, c] -= node_w[u, c]
+            label_w[dst[i], c] += node_w[u, c]
 
 
 @kernel

@@ -64,8 +64,9 @@ def coarsen(level: ShardedGraph, ex: Executor, params: LpParams, *, max_cluster:
              rounds: int, depth: int) -> tuple[IdArray, int]:
     """Cluster ``level`` (``max_cluster``: a cluster's weight limit per constraint);
     returns (fine node -> coarse ID, number of clusters)."""
-    labels: np.ndarray = np.arange(level.num_nodes, dtype=label_dtype(level.num_nodes))
-    labels, _, _ = label_rounds(level, ex, labels, level.node_weights.copy(), max_cluster,
+    labels, _, _ = label_rounds(level, ex, np.arange(level.num_nodes,
+                                                     dtype=label_dtype(level.num_nodes)),
+                                level.node_weights.copy(), max_cluster,
                                 seed=params.seed, step0=depth * 1000, rounds=rounds,
                                 strict=False, min_moved=params.cluster_min_moved,
                                 norm=params.cluster_norm, max_row=params.cluster_max_row)

@@ -41,6 +41,17 @@ def compact_ints(values: IdArray) -> IdArray:
     return values.astype(np.int32 if fits else np.int64, copy=False)
 
 
+def count_dtype(total: int) -> type:
+    """int32 when counts that sum to at most ``total`` fit it (as :func:`compact_ints`
+    would keep them), else int64: per-node arrays are born compact, not copied to it.
+
+    Example:
+        >>> count_dtype(10**9).__name__, count_dtype(2**31).__name__
+        ('int32', 'int64')
+    """
+    return np.int32 if total < 2**31 - 1 else np.int64
+
+
 def type_offsets(meta: ChunkedMeta) -> dict[str, int]:
     """Homogeneous ID of the first node of every node type (types in declared order).
 
@@ -65,8 +76,9 @@ def _homogeneous_chunks(meta: ChunkedMeta
     src, dst)`` with homogeneous int64 IDs."""
     off = type_offsets(meta)
     for et in meta.num_edges:
-        for ch in iter_edge_chunks(meta, et):
-            yield et, ch.index, ch.offset, ch.src + off[et[0]], ch.dst + off[et[2]]
+        for ch in iter_edge_chunks(meta, et):  # no shifted copies of type 0's IDs
+            yield (et, ch.index, ch.offset, ch.src + off[et[0]] if off[et[0]] else ch.src,
+                   ch.dst + off[et[2]] if off[et[2]] else ch.dst)
 
 
 def _build_shards(pieces: list[str], bounds: IdArray, num_nodes: int, node_w: IdArray,
@@ -85,7 +97,8 @@ def _build_shards(pieces: list[str], bounds: IdArray, num_nodes: int, node_w: Id
             os.remove(path)
     else:  # ... or keep it for the next level's files to be written over
         pool.release(merged)
-    deg = np.concatenate(degrees) if degrees else np.zeros(0, np.int64)
+    deg = np.concatenate(degrees, dtype=count_dtype(sum(int(d.sum()) for d in degrees))) \
+        if degrees else np.zeros(0, np.int64)
     return ShardedGraph(directory, bounds, compact_ints(node_w), compact_ints(deg))
 
 
@@ -104,8 +117,8 @@ def level0_degrees(meta: ChunkedMeta) -> Level0Degrees:
     """Stream every edge chunk once (checked) and count :class:`Level0Degrees`; GIL-free
     but for the reads, so it can run on a thread while Ray starts."""
     n = sum(meta.num_nodes.values())
-    deg = np.zeros(n, dtype=np.int64)
-    indeg = np.zeros(n, dtype=np.int64)
+    deg: IdArray = np.zeros(n, dtype=count_dtype(2 * sum(meta.num_edges.values())))
+    indeg = np.zeros(n, dtype=deg.dtype)
     chunks = []
     for et, index, offset, src, dst in _homogeneous_chunks(meta):
         accumulate_degrees(deg, indeg, src, dst)
@@ -147,10 +160,11 @@ def level0_from_chunks(meta: ChunkedMeta, directory: Path | str, budget: int,
     bounds = shard_bounds(first.degrees, budget)
     ex.map(chunk_piece, [(*c, bounds, _folder(pool)) for c in calls])
     pieces = [c[0] for c in calls]
-    node_w = np.ones((n, 2 if edge_weighted else 1), dtype=np.int64)
+    node_w: IdArray = np.ones((n, 2 if edge_weighted else 1),
+                     dtype=count_dtype(max(n, sum(meta.num_edges.values()))))
     if edge_weighted:
         node_w[:, 1] = first.in_degrees
-    del first
+    del first, degrees
     return _build_shards(pieces, bounds, n, node_w, directory, ex, pool,
                          unit_weights=True)
 

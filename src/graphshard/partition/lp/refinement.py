@@ -100,7 +100,9 @@ def label_rounds(level: ShardedGraph, ex: Executor, labels: IdArray, label_w: Id
     (refinement).  Rows with more than ``max_row`` entries (if > 0) stay where they are.
     With ``decay`` (how much the next round is expected to gain, as a fraction of the
     last one's) it also stops once that prediction falls below ``min_gain``.
-    Returns new ``(labels, label_w)`` and the last round's :class:`RoundStats`."""
+    ``labels`` and ``label_w`` are updated in place (a caller that needs them passes
+    copies; the driver's largest arrays are these, one of each is all it holds) and
+    returned, with the last round's :class:`RoundStats`."""
     num_sub = SUBROUNDS if level.num_shards > 1 else 1
     shards = [level.shard(b) for b in range(level.num_shards)]
     stats = RoundStats()
@@ -118,7 +120,7 @@ def label_rounds(level: ShardedGraph, ex: Executor, labels: IdArray, label_w: Id
             del res
             before = labels[nodes]
             labels, label_w = commit_moves(labels, nodes, targets, gains,
-                                           level.node_weights, label_w, max_w)
+                                           level.node_weights, label_w, max_w, inplace=True)
             done = (labels[nodes] == targets) & (before != targets)
             moved += int(np.count_nonzero(done))
             gained += int(gains[done].sum())
@@ -151,7 +153,10 @@ def refine(g: ShardedGraph, ex: Executor, parts: IdArray, k: int, max_part: IdAr
     Returns ``(parts, gain, decay)``: ``gain`` is the fraction of the cut that the
     relaxed rounds removed (0 when they did not run), ``decay`` this level's ratio of
     the second round's gain to the first's (``coarser_decay`` when it ran one)."""
+    given = parts
     parts = rebalance(g, ex, parts, k, max_part, seed=seed + depth, warn=False)
+    if parts is given:  # label_rounds updates its labels in place; the caller's stay
+        parts = parts.copy()
     step0 = 10**6 + depth * 1000
     pw = weight_sums(parts, g.node_weights, k)
     costly = work_share >= RELAX_COSTLY_SHARE
@@ -168,7 +173,7 @@ def refine(g: ShardedGraph, ex: Executor, parts: IdArray, k: int, max_part: IdAr
     relaxed[0] += int(RELAX * pw[:, 0].sum() / k)
     cut0 = best_cut
     for r in range(RELAXED_ROUNDS):
-        parts, pw, _ = label_rounds(g, ex, best, pw, relaxed, seed=seed,
+        parts, pw, _ = label_rounds(g, ex, best.copy(), pw, relaxed, seed=seed,
                                     step0=step0 + 100 + r, rounds=RELAXED_SWEEPS,
                                     strict=True, min_moved=REFINE_MIN_MOVED)
         parts = rebalance(g, ex, parts, k, max_part, seed=seed + depth + r, warn=False)

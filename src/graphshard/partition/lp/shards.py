@@ -52,6 +52,7 @@ from .kernels.levels import (
     contract_entries,
     group_keys,
     keep_heavy,
+    range_cuts,
     sort_rows,
     weight_histogram,
 )
@@ -185,13 +186,9 @@ def shard_bounds(sizes: IdArray, budget: int) -> IdArray:
         >>> shard_bounds(np.array([3, 3, 3, 3, 0]), 6).tolist()
         [0, 2, 4, 5]
     """
-    n = len(sizes)
-    if n == 0:
+    if len(sizes) == 0:
         return np.zeros(2, dtype=np.int64)
-    before = np.cumsum(sizes) - sizes
-    group = before // max(1, int(budget))
-    cuts = np.flatnonzero(np.diff(group)) + 1
-    return np.concatenate([[0], cuts, [n]]).astype(np.int64)
+    return range_cuts(np.asarray(sizes), np.int64(max(1, int(budget))))
 
 
 def write_piece(prefix: str, u: IdArray, v: IdArray, w: IdArray | None, num_nodes: int,
@@ -433,7 +430,9 @@ def sweep_task(prefix: str, lo: int, *, labels: IdArray, node_w: IdArray, label_
     if snapshot is not None:
         _scratch_arrays.__dict__["snapshot"] = (snapshot, live.shape, lw.shape)
     moved = np.flatnonzero(new != labels[lo:lo + len(new)])
-    return moved + lo, new[moved], gains[moved], int(external)
+    nodes = cast(IdArray, (moved + lo).astype(np.int32 if len(labels) <= _INT32_MAX
+                                               else np.int64))
+    return nodes, new[moved], gains[moved], int(external)
 
 
 def rebalance_task(prefix: str, lo: int, *, labels: IdArray, node_w: IdArray,

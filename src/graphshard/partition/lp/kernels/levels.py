@@ -30,6 +30,37 @@ def accumulate_degrees(deg, indeg, u, v):  # pragma: no cover - compiled
 
 
 @kernel
+def range_cuts(sizes, budget):  # pragma: no cover - compiled
+    """Where rows of ``sizes`` entries start a new range of ``budget`` entries: row ``i``
+    belongs to range ``(entries before it) // budget``; returns ``[0, cuts..., n]``
+    (two passes, nothing per row: a per-node prefix sum cost the driver 24 bytes a node)."""
+    n = sizes.shape[0]
+    count = 0
+    before = 0
+    group = 0
+    for i in range(n):
+        g = before // budget
+        if i > 0 and g != group:
+            count += 1
+        group = g
+        before += sizes[i]
+    out = np.empty(count + 2, dtype=np.int64)
+    out[0] = 0
+    out[count + 1] = n
+    j = 1
+    before = 0
+    group = 0
+    for i in range(n):
+        g = before // budget
+        if i > 0 and g != group:
+            out[j] = i
+            j += 1
+        group = g
+        before += sizes[i]
+    return out
+
+
+@kernel
 def group_keys(keys, lo, num_nodes, weights, num_rows, marker, out_c, out_w
                ):  # pragma: no cover - compiled
     """Entries ``keys[i] = row * num_nodes + col`` (rows ``lo .. lo + num_rows``) of
