@@ -97,6 +97,20 @@ def test_kaminpar_k_way_on_add20(add20, k):
     assert np.unique(parts).size == k
 
 
+@needs("kaminpar")
+@pytest.mark.parametrize("preset", backends.KAMINPAR_PRESETS)
+def test_every_listed_kaminpar_preset_partitions_and_a_crashing_one_is_refused(add20, preset):
+    """Every listed preset runs in this process (one that crashed would end the test run);
+    "terapart", which ends the process with a segmentation fault, is refused first."""
+    parts = backends.kaminpar_partition(add20, 2, MethodOptions(seed=0, threads=1),
+                                        preset=preset)
+    _check_valid_balanced(add20, parts, 2, 0.03)
+    with pytest.raises(ValidationError, match=r"terapart.*crashes") as err:
+        backends.kaminpar_partition(add20, 2, MethodOptions(seed=0, threads=1),
+                                    preset="terapart")
+    assert err.value.field == "preset"
+
+
 @needs("mtkahypar")
 def test_mtkahypar_volume_objective_uses_hypergraph(add20):
     cut_opts = MethodOptions(imbalance=0.03, seed=0, threads=1)
