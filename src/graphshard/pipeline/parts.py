@@ -13,7 +13,7 @@ from ..partition.files import write_part
 from ..partition.local_graphs import LocalGraph, assemble_local_graph, one_hop_local_graph
 from ..ragged import Ragged
 from ..storage import fsys
-from ..storage.files import load_npy
+from ..storage.files import gather_npy, load_npy
 from ..storage.pieces import finish_piece, finished_summary
 from ..storage.tensorfile import release_pages
 from ..typing import IdArray
@@ -165,8 +165,10 @@ def _build_part(plan: Plan, p: int, out: Path, node_ranges: np.ndarray,
         node_feats.update(_trainer_ids(plan, p, node_ranges, new2orig))
     orig_ids = (_orig_ids(plan, p, node_ranges, new2orig, orig, etypes) if save_orig_ids
                 else None)
-    node_orig = np.asarray(new2orig[local.nodes])
-    release_pages([new2orig])  # a gather over the whole map: its pages are not needed again
+    release_pages([new2orig])  # the owned ranges read above are not needed again
+    # the part's nodes (HALO nodes too) are spread over the whole map: read in blocks,
+    # not through the map, whose pages would all count in this task's resident set
+    node_orig = gather_npy(plan.new2orig_file(), local.nodes)
     rel, records = write_part(
         out, p, local, node_part=np.searchsorted(part_bounds[1:], local.nodes, side="right"),
         node_orig=node_orig, node_type=node_type.astype(np.int32, copy=False),

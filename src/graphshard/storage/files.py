@@ -484,3 +484,54 @@ def load_npy(path: str | os.PathLike[str], *,
             MemoryError, TypeError) as exc:
         raise FormatError(f"{path}: not a readable .npy/.npz file ({exc})",
                           path=str(path)) from exc
+
+
+def gather_npy(path: str | os.PathLike[str], index: Any, *, block: int = 1 << 20) -> Any:
+    """``np.load(path)[index]`` for a 1-D ``.npy``, read in blocks of ``block`` entries with
+    plain reads (only the blocks that hold an index): nothing of the file is mapped, so a
+    gather spread over a large file adds no file pages to this process's resident set (a
+    part build gathering its nodes' original IDs from the whole new->orig map did).
+
+    Raises:
+        FormatError: the file is not a readable 1-D ``.npy`` (named), or an index is
+            outside it.
+
+    Example:
+        >>> import tempfile, pathlib, numpy as np
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "a.npy"
+        >>> np.save(p, np.arange(100) * 10)
+        >>> gather_npy(p, np.array([99, 3, 3, 50]), block=8).tolist()
+        [990, 30, 30, 500]
+    """
+    import numpy as np
+
+    from ..errors import FormatError
+
+    index = np.asarray(index, dtype=np.int64)
+    arr = load_npy(path, mmap_mode="r")  # checks the header and the file's size
+    if arr.ndim != 1:
+        raise FormatError(f"{path}: gather_npy reads 1-D arrays, found shape {arr.shape}",
+                          path=str(path))
+    n, dtype, start = len(arr), arr.dtype, int(arr.offset)
+    del arr
+    out = np.empty(len(index), dtype=dtype)
+    if len(index) == 0:
+        return out
+    order = None if bool((index[1:] >= index[:-1]).all()) else np.argsort(index, kind="stable")
+    wanted = index if order is None else index[order]
+    if int(wanted[0]) < 0 or int(wanted[-1]) >= n:
+        raise FormatError(f"{path}: index {int(wanted[0] if wanted[0] < 0 else wanted[-1])} "
+                          f"outside its {n} entries", path=str(path))
+    got = out if order is None else np.empty_like(out)
+    blocks = wanted // block
+    firsts = np.flatnonzero(np.r_[True, blocks[1:] != blocks[:-1]])
+    ends = np.r_[firsts[1:], len(wanted)]
+    with open(path, "rb") as handle:
+        for lo, hi in zip(firsts.tolist(), ends.tolist(), strict=True):
+            first, last = int(wanted[lo]), int(wanted[hi - 1])
+            handle.seek(start + first * dtype.itemsize)
+            data = np.fromfile(handle, dtype=dtype, count=last - first + 1)
+            got[lo:hi] = data[wanted[lo:hi] - first]
+    if order is not None:
+        out[order] = got
+    return out
