@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..._util.progress import progress_bar
 from ...io.chunked import ChunkedMeta, iter_edge_chunks
 from ...runtime.executor import Executor
 from ...storage import fsys
@@ -120,9 +121,12 @@ def level0_degrees(meta: ChunkedMeta) -> Level0Degrees:
     deg: IdArray = np.zeros(n, dtype=count_dtype(2 * sum(meta.num_edges.values())))
     indeg = np.zeros(n, dtype=deg.dtype)
     chunks = []
-    for et, index, offset, src, dst in _homogeneous_chunks(meta):
-        accumulate_degrees(deg, indeg, src, dst)
-        chunks.append((et, index, offset))
+    with progress_bar(desc="lp: counting degrees", total=sum(meta.num_edges.values()),
+                      unit="edge") as bar:
+        for et, index, offset, src, dst in _homogeneous_chunks(meta):
+            accumulate_degrees(deg, indeg, src, dst)
+            chunks.append((et, index, offset))
+            bar.update(len(src))
     return Level0Degrees(deg, indeg, chunks)
 
 
