@@ -5,8 +5,9 @@ The same code runs on a local :class:`~graphshard.graph.Graph`, on a
 :class:`~graphshard.distributed.DistGraph`, or from the path of a partition config with one or
 several trainers (Ray actors on the partitions' servers, gradients all-reduced by torch DDP
 on gloo: :class:`~graphshard.train.ddp.RayTeam`).  The models are in
-:mod:`~graphshard.train._hetero_model` (per-type input maps, PyG ``RGCNConv`` or
-``HGTConv`` layers, a linear head); a trainer is
+:mod:`~graphshard.train._hetero_model` (per-type input maps, R-GCN layers with PyG
+``RGCNConv``'s parameters computed as per-relation sparse means, or PyG ``HGTConv`` layers,
+a linear head); a trainer is
 :class:`~graphshard.train.hetero_trainer.HeteroTrainer`.
 
 Single-label data (class IDs) trains with softmax + cross-entropy; multi-label data (a 0/1
@@ -177,7 +178,9 @@ def train_hetero(store_or_config: Any, *, target: str | None = None, model: str 
         store_or_config: A Graph, a GraphStore (a DistGraph), or the path of a partition
             config JSON (a DistGraph is started and closed here).
         target: The node type to classify (default: the only node type holding ``label``).
-        model: ``"rgcn"`` (PyG ``RGCNConv``) or ``"hgt"`` (PyG ``HGTConv``).
+        model: ``"rgcn"`` (R-GCN: PyG ``RGCNConv``'s parameters and math, each
+            relation's mean one sparse product on the layer's trimmed block) or ``"hgt"``
+            (PyG ``HGTConv``).
         feat: Node feature with the inputs, on any subset of node types (widths may differ:
             each type has its own linear map to ``hidden``); types without it get a
             learnable embedding per node.

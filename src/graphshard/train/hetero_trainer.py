@@ -154,7 +154,10 @@ class HeteroTrainer(TrainerBase):
         x = {nt: batch[nt].x for nt in self.spec["in_dims"]}
         n_id = {nt: batch[nt].n_id for nt in self.spec["ntypes"]}
         edges = {et: batch[et].edge_index for et in batch.edge_types}
-        return net(x, n_id, edges, int(batch[self.target].batch_size))
+        # the sampler's per-hop counts: R-GCN computes each layer's nodes only
+        hops = ({nt: batch[nt].num_sampled_nodes for nt in batch.node_types},
+                {et: batch[et].num_sampled_edges for et in batch.edge_types})
+        return net(x, n_id, edges, int(batch[self.target].batch_size), hops)
 
     def _loss(self, logits: Any, seeds: Any) -> Any:
         f = self.torch.nn.functional
