@@ -30,33 +30,34 @@ def accumulate_degrees(deg, indeg, u, v):  # pragma: no cover - compiled
 
 
 @kernel
-def range_cuts(sizes, budget):  # pragma: no cover - compiled
-    """Where rows of ``sizes`` entries start a new range of ``budget`` entries: row ``i``
-    belongs to range ``(entries before it) // budget``; returns ``[0, cuts..., n]``
-    (two passes, nothing per row: a per-node prefix sum cost the driver 24 bytes a node)."""
-    n = sizes.shape[0]
+def _scan_cuts(sizes, budget, out):  # pragma: no cover - compiled
+    """Rows where :func:`range_cuts` starts a range, written to ``out[1:]`` when ``out``
+    has room (an empty ``out``: only counted); returns how many."""
     count = 0
     before = 0
     group = 0
-    for i in range(n):
+    for i in range(sizes.shape[0]):
         g = before // budget
         if i > 0 and g != group:
+            if out.shape[0] > 0:
+                out[count + 1] = i
             count += 1
         group = g
         before += sizes[i]
+    return count
+
+
+@kernel
+def range_cuts(sizes, budget):  # pragma: no cover - compiled
+    """Where rows of ``sizes`` entries start a new range of ``budget`` entries: row ``i``
+    belongs to range ``(entries before it) // budget``; returns ``[0, cuts..., n]``
+    (counted, then written: nothing per row, where a per-node prefix sum cost the
+    driver 24 bytes a node)."""
+    count = _scan_cuts(sizes, budget, np.empty(0, dtype=np.int64))
     out = np.empty(count + 2, dtype=np.int64)
     out[0] = 0
-    out[count + 1] = n
-    j = 1
-    before = 0
-    group = 0
-    for i in range(n):
-        g = before // budget
-        if i > 0 and g != group:
-            out[j] = i
-            j += 1
-        group = g
-        before += sizes[i]
+    out[count + 1] = sizes.shape[0]
+    _scan_cuts(sizes, budget, out)
     return out
 
 
