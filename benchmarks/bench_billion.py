@@ -27,8 +27,16 @@ it goes:
    ``--reference-scale`` the same on a graph of that scale (Graph500's scale 19: 8.4M edges),
    and the ratio.
 
-Prints one table of the figures beside the issue's goals.  DGL's own pipeline runs apart
-(``benchmarks/bench_dgl_pipeline.py``: its ``--input`` can be this run's chunked folder).
+7. with ``--dgl-scale`` (default 22, the largest DGL 2.1's world-size-1 pipeline completes in
+   24 GiB; 0 skips it): after the phases above, and after removing this run's rerun copy
+   when the disk needs the room, DGL's own pipeline (``random_partition.py`` and
+   ``data_proc_pipeline.py``, through ``bench_dgl_pipeline.py``) and ours (``assign -m
+   random`` and ``dispatch``) on the same chunked R-MAT of that scale, one after the other:
+   seconds, memory and output bytes per edge of both, then a projection from the measured
+   per-edge costs to 10B edges on 16 machines.  Skipped with a row saying why when DGL's
+   tools or its Python are absent (``--dgl-tools``, ``--dgl-python``).
+
+Prints one table of the figures beside the issue's goals.
 """
 
 from __future__ import annotations
@@ -253,6 +261,93 @@ def pipeline_rows(rows: Rows, w: Watch, report: dict, edges: int, input_bytes: i
                  "<= 0.97x random at <= 1.05"))
 
 
+def folder_bytes(folder: Path) -> int:
+    """Bytes of every file under ``folder`` (0 when it is absent)."""
+    return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
+
+
+def dgl_rows(rows: Rows, work: Path, env: dict[str, str], args: argparse.Namespace,
+             ours: dict[str, float]) -> None:
+    """DGL's pipeline and ours on one chunked R-MAT of ``--dgl-scale``; per-edge costs of
+    both; the projection to 10B edges on 16 machines from ours at ``--scale``."""
+    here = Path(__file__).resolve().parent
+    sys.path.insert(0, str(here))
+    from bench_dgl_pipeline import missing_peer
+
+    why = missing_peer(argparse.Namespace(dgl_tools=args.dgl_tools,
+                                          dgl_python=args.dgl_python))
+    if why:
+        rows.append(("DGL's pipeline", f"SKIPPED: {why}", "beside ours, same run"))
+        return
+    chunked, _ = generate(work, args.dgl_scale, 8, env)
+    edges = 16 << args.dgl_scale
+    dgl_work = work / f"dgl{args.dgl_scale}"
+    shutil.rmtree(dgl_work, ignore_errors=True)
+    jsonl = dgl_work / "runs.jsonl"
+    dgl_work.mkdir(parents=True)
+    cmd = [sys.executable, str(here / "bench_dgl_pipeline.py"), "--dgl-tools",
+           str(args.dgl_tools), "--dgl-python", args.dgl_python, "--graph", str(chunked),
+           "--parts", str(args.parts), "--world-sizes", "1", "--no-probe", "--no-check",
+           "--timeout", "7200", "--workdir", str(dgl_work), "--jsonl", str(jsonl)]
+    print(f"[{time.strftime('%H:%M:%S')}] DGL's pipeline and ours at scale {args.dgl_scale}",
+          file=sys.stderr, flush=True)
+    subprocess.run(cmd, env=env, check=True)
+    runs = {r["name"]: r for r in map(json.loads, jsonl.read_text().splitlines())}
+    dgl_steps = ["DGL random_partition.py", "DGL dispatch ws=1"]
+    our_steps = ["ours assign -m random", "ours dispatch, own assign"]
+    failed = [n for n in dgl_steps + our_steps if runs[n]["returncode"]]
+    if failed:
+        rows.append(("DGL's pipeline", f"FAILED: {', '.join(failed)} (logs in {dgl_work})",
+                     "beside ours, same run"))
+        return
+    cost = {}
+    for side, steps, parts in (("DGL", dgl_steps, dgl_work / "parts-dgl-ws1"),
+                               ("ours", our_steps, dgl_work / "parts-ours")):
+        seconds = sum(runs[n]["seconds"] for n in steps)
+        cost[side] = {"s": seconds, "mem": max(runs[n]["peak_total_mb"] for n in steps),
+                      "one": max(runs[n]["peak_process_mb"] for n in steps),
+                      "out": folder_bytes(parts)}
+    d, o = cost["DGL"], cost["ours"]
+    rows.append((f"DGL 2.1's pipeline, scale {args.dgl_scale} ({edges / 1e6:.1f}M edges, random,"
+                 " world size 1)",
+                 f"DGL {d['s']:.0f} s, {d['mem']:,.0f} MiB ({d['one']:,.0f} MiB one process);"
+                 f" ours {o['s']:.1f} s, {o['mem']:,.0f} MiB ({o['one']:,.0f} MiB one process):"
+                 f" DGL/ours {d['s'] / o['s']:.1f}x the time, {d['mem'] / o['mem']:.1f}x the "
+                 "memory", "beside ours, same run"))
+    per_edge = [f"{name} {c['s'] / e * 1e6:.2f} us, {c['mem'] * 2**20 / e:,.0f} B of memory, "
+                f"{c['out'] / e:.0f} B of output"
+                for name, c, e in (("DGL", d, edges), (f"ours {args.dgl_scale}", o, edges))]
+    if ours:
+        per_edge.append(f"ours {args.scale} lp {ours['s_per_edge'] * 1e6:.2f} us, "
+                        f"{ours['mem_per_edge']:,.0f} B of memory, "
+                        f"{ours['disk_per_edge']:.0f} B of disk")
+    rows.append(("per edge (seconds on 2 cores, peak memory, bytes)", "; ".join(per_edge),
+                 "reported"))
+    if ours:
+        rows.append(("projection: 10B edges on 16 machines", project(ours, d, edges),
+                     "in the note"))
+
+
+def project(ours: dict[str, float], dgl: dict[str, float], dgl_edges: int) -> str:
+    """10B edges over 16 machines of this one's size, from the measured per-edge costs.
+
+    Each machine takes 1/16 of the edges; S3 transfer is not measured here and is left out,
+    so the times are the compute floor.  lp's driver holds per-node arrays for the whole
+    graph on one machine (``driver_per_node`` bytes each, at edge factor 16).
+    """
+    edges, machines = 10e9, 16
+    each = edges / machines
+    ours_h = each * ours["s_per_edge"] / 3600
+    dgl_h = each * dgl["s"] / dgl_edges / 3600
+    dgl_mem = each * dgl["mem"] * 2**20 / dgl_edges / 2**30
+    driver = edges / 16 * ours["driver_per_node"] / 2**30
+    return (f"ours {ours_h:.1f} h per machine (+ S3 transfer), "
+            f"{each * ours['disk_per_edge'] / 2**30:,.0f} GiB of disk and <= "
+            f"{ours['largest'] / 2**30:.1f} GiB per process, but lp's driver "
+            f"{driver:,.0f} GiB ({ours['driver_per_node']:.0f} B per node; random/hash need "
+            f"none); DGL {dgl_h:.1f} h and {dgl_mem:,.0f} GiB of memory per machine")
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scale", type=int, default=26)
@@ -267,6 +362,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--reuse", action="store_true",
                     help="keep an earlier run's partitions: measure serving, sampling and the "
                     "kill test only")
+    ap.add_argument("--dgl-scale", type=int, default=22,
+                    help="scale of DGL's pipeline beside ours, after our phases (0: skip)")
+    ap.add_argument("--dgl-tools", type=Path, default=Path("/tmp/dgl-tools"),
+                    help="DGL's tools/ folder (bench_dgl_pipeline.py's --dgl-tools)")
+    ap.add_argument("--dgl-python", default="/tmp/venv-dgl/bin/python",
+                    help="a Python that imports DGL 2.1 (bench_dgl_pipeline.py's)")
     ap.add_argument("--progress", action="store_true",
                     help="let each command draw its progress bars (on stderr)")
     args = ap.parse_args(argv)
@@ -298,10 +399,14 @@ def main(argv: list[str] | None = None) -> None:
               file=sys.stderr)
         report = {"config": str(out / "rmat.json")}
         w = None
+        ours: dict[str, float] = {}
     else:
         w = Watch(pipeline_cmd(chunked, out, args), env, work, exclude=chunked).run()
         report = json.loads(w.stdout)
         pipeline_rows(rows, w, report, edges, input_bytes, need, chunked, args)
+        ours = {"s_per_edge": w.seconds / edges, "mem_per_edge": w.peak_sum / edges,
+                "disk_per_edge": w.peak_disk / edges, "largest": w.peak_one,
+                "driver_per_node": w.peak_root / (1 << args.scale)}
 
     big = sample(Path(report["config"]), args.batches, [25, 10])
     rows.append(("server start (all parts), RSS per server",
@@ -338,6 +443,12 @@ def main(argv: list[str] | None = None) -> None:
                      f"{'byte-identical' if same else 'DIFFERENT: ' + ', '.join(differ[:5])};"
                      f" killed after {k.seconds:.0f} s, rerun {r.seconds:.0f} s"
                      + (f" vs {w.seconds:.0f} s" if w else ""), "identical, reused"))
+    if args.dgl_scale:
+        room = 300 * (16 << args.dgl_scale)  # DGL's copy, work and output, and ours
+        if args.kill_test and shutil.disk_usage(work).free < room:
+            print(f"removing {again} (compared) to make room for DGL's run", file=sys.stderr)
+            shutil.rmtree(again)
+        dgl_rows(rows, work, env, args, ours)
 
     print(f"\nR-MAT scale {args.scale}: {1 << args.scale:,} nodes, {edges:,} edges, "
           f"{args.parts} parts, {chunks} chunks, engine {args.engine}, "
