@@ -75,3 +75,29 @@ def test_an_earlier_output_counts_as_space(chunked, tmp_path, monkeypatch):
 def test_a_uri_output_is_not_checked_here(chunked):
     need = disk.check_disk(load_chunked_meta(chunked), "lp", "s3://bucket/parts")
     assert need.output > 0 and os.path.exists(chunked)
+
+
+def test_a_killed_runs_scratch_counts_as_space(chunked, tmp_path, monkeypatch):
+    """kill -9 leaves a run's scratch folder (lp's shards among it); the rerun removes it
+    before it checks the free space, so a rerun that fits only without it is not refused."""
+    import socket
+    import subprocess
+    import sys
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    work = tmp_path / "work"
+    dead = work / f"graphshard-scratch-{socket.gethostname()}-{gone}-abc"
+    dead.mkdir(parents=True)
+    left = 4 << 20
+    (dead / "shard.npy").write_bytes(b"\0" * left)
+    meta = load_chunked_meta(chunked)
+    need = disk.estimate_disk(meta, "lp")
+    # the file system's free space: short of the estimate while the dead folder holds its bytes
+    free = lambda p: Usage(10**12, 0, need.total - left // 2 + (0 if dead.exists() else left))  # noqa: E731
+    monkeypatch.setattr(disk.shutil, "disk_usage", free)
+    assert disk.check_disk(meta, "lp", tmp_path / "out", work) == need
+    assert not dead.exists()
+    monkeypatch.setattr(disk.shutil, "disk_usage", lambda p: Usage(10**12, 0, need.total - 1))
+    with pytest.raises(ValidationError, match="free"):  # still refused when it cannot fit
+        disk.check_disk(meta, "lp", tmp_path / "out", work)

@@ -28,6 +28,7 @@ from pathlib import Path
 from ..errors import ValidationError
 from ..io.chunked import ChunkedMeta
 from ..storage import fsys
+from ..storage.scratch import remove_dead_scratch
 
 __all__ = [
     "OUTPUT_EDGE_BYTES",
@@ -122,6 +123,8 @@ def check_disk(meta: ChunkedMeta, method: str, out_dir: str | os.PathLike[str],
     """Refuse a run whose output, work and scratch files cannot fit in the free space of
     the file systems they go to (``out_dir``; ``scratch_dir``, default the temporary
     folder), before any work.  A URI output is not checked (its work is local scratch).
+    An earlier run's files in ``out_dir`` count as free (they are reused or replaced), and
+    the scratch folders that killed runs left in ``scratch_dir`` are removed first.
 
     Raises:
         ValidationError: naming the estimate, each part of it and the free space.
@@ -131,6 +134,9 @@ def check_disk(meta: ChunkedMeta, method: str, out_dir: str | os.PathLike[str],
         return need
     import tempfile
 
+    # a killed run's scratch (lp's shards among it) is removed by the rerun in any case:
+    # remove it first, so that its space counts as free
+    remove_dead_scratch(scratch_dir)
     out_free, out_dev = _free(Path(out_dir))
     out_free += _bytes_under(Path(out_dir))  # an earlier run's files: replaced or reused
     scratch_free, scratch_dev = _free(Path(scratch_dir or tempfile.gettempdir()))

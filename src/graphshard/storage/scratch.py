@@ -43,8 +43,8 @@ import numpy as np
 
 from .._util.process import process_running
 
-__all__ = ["REUSE_MIN_BYTES", "ScratchPool", "claim_scratch", "make_work_dir", "save_npy",
-           "scratch_folder"]
+__all__ = ["REUSE_MIN_BYTES", "ScratchPool", "claim_scratch", "make_work_dir",
+           "remove_dead_scratch", "save_npy", "scratch_folder"]
 
 #: files smaller than this are neither kept in a pool nor written over one: their pages
 #: cost little, and they would cut a big freed file down to their size
@@ -136,12 +136,37 @@ def scratch_folder(parent: str | os.PathLike[str] | None = None, kind: str = "sc
         (True, True)
     """
     base = Path(parent) if parent is not None else Path(tempfile.gettempdir())
+    remove_dead_scratch(base, kind)
     prefix = f"graphshard-{kind}-{socket.gethostname()}-"
+    return Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=base))
+
+
+def remove_dead_scratch(parent: str | os.PathLike[str] | None = None, kind: str = "scratch"
+                        ) -> int:
+    """Remove the :func:`scratch_folder` folders of ``kind`` under ``parent`` (default: the
+    system's temporary folder) whose process, on this host, no longer runs; return the
+    bytes they held.  A run killed with ``kill -9`` leaves its folder behind; its rerun
+    calls this before it checks the free space, so that space counts as free.
+
+    Example:
+        >>> import tempfile
+        >>> base = tempfile.mkdtemp()
+        >>> mine = scratch_folder(base)
+        >>> remove_dead_scratch(base), mine.is_dir()  # this process runs: its folder stays
+        (0, True)
+    """
+    base = Path(parent) if parent is not None else Path(tempfile.gettempdir())
+    prefix = f"graphshard-{kind}-{socket.gethostname()}-"
+    freed = 0
     for old in base.glob(prefix + "*"):
         pid = old.name[len(prefix):].split("-", 1)[0]
         if pid.isdigit() and not process_running(int(pid)):
+            for root, _, names in os.walk(old):
+                for name in names:
+                    with contextlib.suppress(OSError):
+                        freed += os.lstat(os.path.join(root, name)).st_size
             shutil.rmtree(old, ignore_errors=True)
-    return Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=base))
+    return freed
 
 
 def claim_scratch(pool: str | os.PathLike[str], need: int,
