@@ -14,7 +14,6 @@ Example:
 
 from __future__ import annotations
 
-import os
 from types import SimpleNamespace
 from typing import Any
 
@@ -26,10 +25,7 @@ _BACKENDS: dict[str, Any] = {}
 
 
 def _cpu() -> Any:
-    # Idle OpenMP workers spin by default and, on a shared or oversubscribed machine, steal
-    # the core of the thread still working, so 2 threads ran slower than 1 (benchmarks/
-    # TUNING.md).  Passive waiting keeps 2 threads ahead of 1; an explicit user setting wins.
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    # numba's OpenMP threads wait passively: `import graphshard` chose so (_util/openmp.py)
     from .kernels import block, gather, pairs, weighted
     from .kernels import neighbors as nbr
     from .kernels import walks as walk
