@@ -19,9 +19,9 @@ the full test set.  With ``--dgl-python`` (the DGL 2.1 venv of ``../shared/bench
 R-GCN also runs as DGL's mini-batch R-GCN (``benchmarks/dgl_rgcn.py``: HeteroGraphConv of
 GraphConv per relation) with the same fanouts, width, batch, optimiser settings, epochs and
 seeds, in its own process with the same torch thread count and the environment the
-benchmark started with (DGL as its users run it: without the ``OMP_WAIT_POLICY=PASSIVE``
-that ``import graphshard`` sets for our side), each seed right after ours (interleaved, so
-both see the same load), with the ratio ours / DGL.  Both sides evaluate the
+benchmark started with (DGL as its users run it: without the ``GOMP_SPINCOUNT`` that
+``import graphshard`` sets for our side), each seed right after ours (interleaved, so both
+see the same load), with the ratio ours / DGL.  Both sides evaluate the
 validation and test nodes after every epoch with full neighbourhoods (ours:
 ``eval_fanouts=[-1, -1]``), as DGL's example and the published numbers do.  Scores: test
 Macro-/Micro-F1 (%) at the epoch of best validation Macro-F1, mean +/- sd over seeds; epoch

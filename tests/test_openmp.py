@@ -1,5 +1,6 @@
-"""``import graphshard`` makes OpenMP's idle threads wait passively, before torch loads libgomp;
-a user's own ``OMP_WAIT_POLICY`` wins, and peers get the environment without our choice."""
+"""``import graphshard`` shortens OpenMP's idle spinning (``GOMP_SPINCOUNT``) before torch
+loads libgomp; a user's own ``OMP_WAIT_POLICY`` or ``GOMP_SPINCOUNT`` wins, and peers get the
+environment without our choice."""
 
 from __future__ import annotations
 
@@ -16,34 +17,43 @@ import graphshard
 from graphshard._util.openmp import peer_environ
 libc = ctypes.CDLL(None)
 libc.getenv.restype = ctypes.c_char_p
-value = libc.getenv(b"OMP_WAIT_POLICY")  # what libgomp reads when torch loads it
-print(json.dumps({"torch_loaded_by_graphshard": "torch" in sys.modules,
-                  "c_environ": value.decode() if value else None,
-                  "peer": peer_environ().get("OMP_WAIT_POLICY")}))
+seen = {}  # what libgomp reads when torch loads it
+for name in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT"):
+    value = libc.getenv(name.encode())
+    seen[name] = value.decode() if value else None
+peer = peer_environ()
+print(json.dumps({"torch_loaded_by_graphshard": "torch" in sys.modules, "c_environ": seen,
+                  "peer": {n: peer.get(n) for n in seen}}))
 """
 
 
-def _probe(policy: str | None) -> dict:
-    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
-    if policy is not None:
-        env["OMP_WAIT_POLICY"] = policy
-    done = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True,
-                          text=True, check=True)
+def _clean_env(**settings: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    return {**env, **settings}
+
+
+def _probe(**settings: str) -> dict:
+    done = subprocess.run([sys.executable, "-c", PROBE], env=_clean_env(**settings),
+                          capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def test_import_sets_passive_wait_before_torch_loads_and_peers_do_not_inherit_it() -> None:
-    out = _probe(None)
+def test_import_sets_a_short_spin_before_torch_loads_and_peers_do_not_inherit_it() -> None:
+    out = _probe()
     assert out["torch_loaded_by_graphshard"] is False  # so the setting precedes libgomp
-    assert out["c_environ"] == "PASSIVE"
-    assert out["peer"] is None
+    assert out["c_environ"] == {"OMP_WAIT_POLICY": None, "GOMP_SPINCOUNT": "1000"}
+    assert out["peer"] == {"OMP_WAIT_POLICY": None, "GOMP_SPINCOUNT": None}
 
 
-@pytest.mark.parametrize("policy", ["ACTIVE", "passive"])
-def test_a_users_wait_policy_wins_and_reaches_peers(policy: str) -> None:
-    out = _probe(policy)
-    assert out["c_environ"] == policy
-    assert out["peer"] == policy
+@pytest.mark.parametrize("setting", [{"OMP_WAIT_POLICY": "ACTIVE"},
+                                     {"OMP_WAIT_POLICY": "passive"},
+                                     {"GOMP_SPINCOUNT": "50000"}])
+def test_a_users_own_setting_wins_and_reaches_peers(setting: dict[str, str]) -> None:
+    out = _probe(**setting)
+    expected = {"OMP_WAIT_POLICY": None, "GOMP_SPINCOUNT": None, **setting}
+    assert out["c_environ"] == expected  # nothing added beside it
+    assert out["peer"] == expected
 
 
 IDLE = r"""
@@ -63,14 +73,11 @@ print(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
 def test_torch_threads_sleep_when_idle_under_graphshard_and_spin_when_told_to() -> None:
     pytest.importorskip("torch")
 
-    def idle_cpu(policy: str | None) -> float:
-        env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
-        if policy:
-            env["OMP_WAIT_POLICY"] = policy
-        done = subprocess.run([sys.executable, "-c", IDLE], env=env, capture_output=True,
-                              text=True, check=True)
+    def idle_cpu(**settings: str) -> float:
+        done = subprocess.run([sys.executable, "-c", IDLE], env=_clean_env(**settings),
+                              capture_output=True, text=True, check=True)
         return float(done.stdout.strip().splitlines()[-1])
 
     # the sleeping main thread uses no CPU: what is counted is torch's idle OpenMP thread
-    assert idle_cpu(None) < 0.05
-    assert idle_cpu("ACTIVE") > 0.1  # spinning: the control that shows the probe can see it
+    assert idle_cpu() < 0.05
+    assert idle_cpu(OMP_WAIT_POLICY="ACTIVE") > 0.1  # the control: the probe sees spinning

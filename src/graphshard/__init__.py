@@ -9,7 +9,7 @@ Example:
 
 from __future__ import annotations
 
-from ._util import openmp as _openmp  # noqa: F401  (OMP_WAIT_POLICY before torch loads)
+from ._util import openmp as _openmp  # noqa: F401  (OpenMP spin count before torch loads)
 from ._util.lazy import lazy_exports
 from .errors import (
     ConfigError,

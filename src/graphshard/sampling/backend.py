@@ -25,7 +25,7 @@ _BACKENDS: dict[str, Any] = {}
 
 
 def _cpu() -> Any:
-    # numba's OpenMP threads wait passively: `import graphshard` chose so (_util/openmp.py)
+    # numba's idle OpenMP threads spin briefly: `import graphshard` chose so (_util/openmp.py)
     from .kernels import block, gather, pairs, weighted
     from .kernels import neighbors as nbr
     from .kernels import walks as walk
